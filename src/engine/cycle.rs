@@ -1,0 +1,1 @@
+//! One scheduling cycle.

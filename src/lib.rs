@@ -1,0 +1,6 @@
+//! schedscope: replays kube-scheduler v1.35's scheduling framework for one pod and
+//! shows why it lands where it does, or nowhere.
+
+pub mod engine;
+pub mod model;
+pub mod trace;

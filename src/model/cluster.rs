@@ -1,0 +1,242 @@
+//! The one cluster model that snapshots and live watches both feed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::policy::v1 as policy;
+use k8s_openapi::api::scheduling::v1 as scheduling;
+use k8s_openapi::api::storage::v1 as storage;
+
+use super::node::{Node, NodeInfo};
+use super::pod::{Pod, PodKey};
+
+/// How many nodes list an image, and its size (first recorded), as the scheduler
+/// cache's `ImageStateSummary`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImageState {
+    pub size_bytes: i64,
+    pub num_nodes: usize,
+}
+
+/// A PodGroup of scheduler-plugins' coscheduling (`scheduling.x-k8s.io/v1alpha1`).
+#[derive(Clone, Debug, Default)]
+pub struct PodGroup {
+    pub namespace: String,
+    pub name: String,
+    pub min_member: i32,
+    pub schedule_timeout_seconds: Option<i32>,
+    pub min_resources: BTreeMap<String, String>,
+    pub creation_timestamp: Option<k8s_openapi::jiff::Timestamp>,
+}
+
+/// Everything kube-scheduler would see. Iteration order is always by name, never by
+/// hash, so outputs are stable.
+#[derive(Clone, Debug, Default)]
+pub struct Cluster {
+    /// Sorted by node name.
+    nodes: Vec<NodeInfo>,
+    node_index: HashMap<String, usize>,
+    /// Every non-terminal pod, bound or pending.
+    pods: BTreeMap<PodKey, Arc<Pod>>,
+    /// Pending pods by `status.nominatedNodeName`, in key order.
+    nominated: BTreeMap<String, BTreeMap<PodKey, Arc<Pod>>>,
+    image_states: HashMap<String, ImageState>,
+    pub persistent_volumes: BTreeMap<String, core::PersistentVolume>,
+    /// Keyed `namespace/name`.
+    pub persistent_volume_claims: BTreeMap<String, core::PersistentVolumeClaim>,
+    pub storage_classes: BTreeMap<String, storage::StorageClass>,
+    pub csi_nodes: BTreeMap<String, storage::CSINode>,
+    pub csi_drivers: BTreeMap<String, storage::CSIDriver>,
+    pub volume_attachments: BTreeMap<String, storage::VolumeAttachment>,
+    pub namespaces: BTreeMap<String, core::Namespace>,
+    pub pod_disruption_budgets: BTreeMap<String, policy::PodDisruptionBudget>,
+    pub priority_classes: BTreeMap<String, scheduling::PriorityClass>,
+    pub services: BTreeMap<String, core::Service>,
+    pub replica_sets: BTreeMap<String, apps::ReplicaSet>,
+    pub stateful_sets: BTreeMap<String, apps::StatefulSet>,
+    pub replication_controllers: BTreeMap<String, core::ReplicationController>,
+    pub pod_groups: BTreeMap<String, PodGroup>,
+}
+
+impl Cluster {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.node_index.get(name).map(|&i| &self.nodes[i])
+    }
+
+    pub fn node_position(&self, name: &str) -> Option<usize> {
+        self.node_index.get(name).copied()
+    }
+
+    pub fn pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods.values()
+    }
+
+    pub fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
+        self.pods.get(key)
+    }
+
+    pub fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Pods without a node, in key order.
+    pub fn pending_pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods.values().filter(|p| !p.is_bound())
+    }
+
+    /// Pending pods nominated to `node`, in key order.
+    pub fn nominated_pods(&self, node: &str) -> impl Iterator<Item = &Arc<Pod>> {
+        self.nominated.get(node).into_iter().flat_map(|m| m.values())
+    }
+
+    pub fn image_state(&self, name: &str) -> Option<&ImageState> {
+        self.image_states.get(name)
+    }
+
+    /// Add or replace a node, keeping the pods already bound to it.
+    pub fn upsert_node(&mut self, node: Node) {
+        let node = Arc::new(node);
+        match self.node_index.get(&node.name) {
+            Some(&i) => {
+                self.remove_node_images(i);
+                self.nodes[i].node = node;
+                self.add_node_images(i);
+            }
+            None => {
+                let pos = self
+                    .nodes
+                    .binary_search_by(|n| n.node.name.as_str().cmp(&node.name))
+                    .unwrap_err();
+                let mut info = NodeInfo::new(node);
+                // Bound pods that arrived before their node.
+                for p in self.pods.values() {
+                    if p.node_name.as_deref() == Some(info.name()) {
+                        info.add_pod(p.clone());
+                    }
+                }
+                self.nodes.insert(pos, info);
+                self.rebuild_index();
+                self.add_node_images(pos);
+            }
+        }
+    }
+
+    pub fn delete_node(&mut self, name: &str) -> bool {
+        let Some(&i) = self.node_index.get(name) else {
+            return false;
+        };
+        self.remove_node_images(i);
+        self.nodes.remove(i);
+        self.rebuild_index();
+        true
+    }
+
+    /// Add or replace a pod (by `namespace/name`). Terminal pods are dropped, as the
+    /// scheduler ignores them.
+    pub fn upsert_pod(&mut self, pod: Pod) {
+        let key = pod.key();
+        self.delete_pod(&key);
+        if pod.is_terminal() {
+            return;
+        }
+        let pod = Arc::new(pod);
+        if !pod.is_bound()
+            && let Some(n) = &pod.nominated_node_name
+        {
+            self.nominated
+                .entry(n.clone())
+                .or_default()
+                .insert(key.clone(), pod.clone());
+        }
+        if let Some(node) = pod.node_name.as_deref()
+            && let Some(&i) = self.node_index.get(node)
+        {
+            self.nodes[i].add_pod(pod.clone());
+        }
+        self.pods.insert(key, pod);
+    }
+
+    pub fn delete_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
+        let old = self.pods.remove(key)?;
+        if let Some(n) = &old.nominated_node_name
+            && let Some(m) = self.nominated.get_mut(n)
+        {
+            m.remove(key);
+            if m.is_empty() {
+                self.nominated.remove(n);
+            }
+        }
+        if let Some(node) = old.node_name.as_deref()
+            && let Some(&i) = self.node_index.get(node)
+        {
+            self.nodes[i].remove_pod(&old.uid);
+        }
+        Some(old)
+    }
+
+    fn rebuild_index(&mut self) {
+        self.node_index = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.node.name.clone(), i))
+            .collect();
+    }
+
+    fn add_node_images(&mut self, i: usize) {
+        for img in &self.nodes[i].node.images {
+            for name in &img.names {
+                let st = self
+                    .image_states
+                    .entry(name.clone())
+                    .or_insert_with(|| ImageState {
+                        size_bytes: img.size_bytes,
+                        num_nodes: 0,
+                    });
+                st.num_nodes += 1;
+            }
+        }
+    }
+
+    fn remove_node_images(&mut self, i: usize) {
+        for img in &self.nodes[i].node.images {
+            for name in &img.names {
+                if let Some(st) = self.image_states.get_mut(name) {
+                    st.num_nodes -= 1;
+                    if st.num_nodes == 0 {
+                        self.image_states.remove(name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Labels of a namespace (`kubernetes.io/metadata.name` is always present, as the
+    /// API server sets it).
+    pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
+        let mut labels = self
+            .namespaces
+            .get(name)
+            .and_then(|ns| ns.metadata.labels.clone())
+            .unwrap_or_default();
+        labels
+            .entry("kubernetes.io/metadata.name".into())
+            .or_insert_with(|| name.to_string());
+        labels
+    }
+
+    pub fn pvc(&self, namespace: &str, name: &str) -> Option<&core::PersistentVolumeClaim> {
+        self.persistent_volume_claims
+            .get(&format!("{namespace}/{name}"))
+    }
+}

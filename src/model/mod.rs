@@ -1,0 +1,15 @@
+//! The cluster model: nodes, pods and the objects scheduling reads.
+
+pub mod cluster;
+pub mod labels;
+pub mod node;
+pub mod pod;
+pub mod quantity;
+pub mod resource;
+pub mod testing;
+
+pub use cluster::{Cluster, ImageState, PodGroup};
+pub use node::{Node, NodeInfo};
+pub use pod::{FieldError, HostPort, Pod, PodKey, PreemptionPolicy};
+pub use quantity::Quantity;
+pub use resource::Resource;

@@ -1,0 +1,227 @@
+//! Nodes and the per-node aggregate the scheduler cache keeps (`framework.NodeInfo`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+
+use super::pod::{FieldError, HostPort, Pod};
+use super::quantity::Quantity;
+use super::resource::{is_scalar_resource_name, Resource, CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
+
+#[derive(Clone, Debug, Default)]
+pub struct ImageEntry {
+    pub names: Vec<String>,
+    pub size_bytes: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Node {
+    pub name: String,
+    pub uid: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<core::Taint>,
+    pub unschedulable: bool,
+    pub allocatable: Resource,
+    pub capacity: Resource,
+    pub images: Vec<ImageEntry>,
+    pub ready: Option<bool>,
+}
+
+impl Node {
+    /// Convert a manifest, applying the defaulting the API server and kubelet would:
+    /// allocatable = capacity where allocatable is missing.
+    pub fn from_k8s(n: &core::Node) -> Result<Node, FieldError> {
+        let name = n
+            .metadata
+            .name
+            .clone()
+            .ok_or_else(|| FieldError::missing("metadata.name"))?;
+        let spec = n.spec.as_ref();
+        let status = n.status.as_ref();
+        let capacity = resource_list(status.and_then(|s| s.capacity.as_ref()), "status.capacity")?;
+        let allocatable = match status.and_then(|s| s.allocatable.as_ref()) {
+            Some(a) => {
+                let mut r = resource_list(Some(a), "status.allocatable")?;
+                // A resource listed in capacity but not in allocatable defaults to capacity.
+                for name in [CPU, MEMORY, EPHEMERAL_STORAGE, PODS] {
+                    if !a.contains_key(name) {
+                        r.set(name, capacity.get(name));
+                    }
+                }
+                for (k, v) in &capacity.scalar {
+                    r.scalar.entry(k.clone()).or_insert(*v);
+                }
+                r
+            }
+            None => capacity.clone(),
+        };
+        let images = status
+            .and_then(|s| s.images.as_ref())
+            .map(|imgs| {
+                imgs.iter()
+                    .map(|i| ImageEntry {
+                        names: i.names.clone().unwrap_or_default(),
+                        size_bytes: i.size_bytes.unwrap_or(0),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ready = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            .map(|c| c.status == "True");
+        Ok(Node {
+            name,
+            uid: n.metadata.uid.clone().unwrap_or_default(),
+            labels: n.metadata.labels.clone().unwrap_or_default(),
+            taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
+            unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+            allocatable,
+            capacity,
+            images,
+            ready,
+        })
+    }
+}
+
+fn resource_list(
+    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    path: &str,
+) -> Result<Resource, FieldError> {
+    let mut r = Resource::default();
+    for (k, v) in list.into_iter().flatten() {
+        let q = Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        match k.as_str() {
+            CPU => r.milli_cpu = q.milli_value(),
+            MEMORY => r.memory = q.value(),
+            EPHEMERAL_STORAGE => r.ephemeral_storage = q.value(),
+            PODS => r.allowed_pod_number = q.value(),
+            other if is_scalar_resource_name(other) => {
+                r.scalar.insert(other.to_string(), q.value());
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Aggregated state of one node, as kube-scheduler's cache keeps it.
+#[derive(Clone, Debug, Default)]
+pub struct NodeInfo {
+    pub node: Arc<Node>,
+    pub pods: Vec<Arc<Pod>>,
+    /// Indices into `pods` of pods with pod (anti-)affinity.
+    pub pods_with_affinity: Vec<usize>,
+    /// Indices into `pods` of pods with required anti-affinity.
+    pub pods_with_required_anti_affinity: Vec<usize>,
+    pub requested: Resource,
+    /// cpu and memory with per-container defaults (scoring).
+    pub non_zero_requested: Resource,
+    /// Host ports in use, with the number of pods using each.
+    pub used_ports: BTreeMap<HostPort, u32>,
+    /// `namespace/claim` → number of pods on the node using it.
+    pub pvc_ref_counts: BTreeMap<String, u32>,
+}
+
+impl NodeInfo {
+    pub fn new(node: Arc<Node>) -> Self {
+        NodeInfo {
+            node,
+            ..Default::default()
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.node.name
+    }
+
+    pub fn add_pod(&mut self, pod: Arc<Pod>) {
+        self.requested.add(&pod.requests);
+        self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu;
+        self.non_zero_requested.memory += pod.non_zero_memory;
+        for hp in &pod.host_ports {
+            *self.used_ports.entry(hp.clone()).or_insert(0) += 1;
+        }
+        for claim in pvc_names(&pod) {
+            *self.pvc_ref_counts.entry(claim).or_insert(0) += 1;
+        }
+        let idx = self.pods.len();
+        if pod.has_pod_affinity() {
+            self.pods_with_affinity.push(idx);
+        }
+        if pod.has_required_anti_affinity() {
+            self.pods_with_required_anti_affinity.push(idx);
+        }
+        self.pods.push(pod);
+    }
+
+    /// Remove by uid; returns whether the pod was on this node.
+    pub fn remove_pod(&mut self, uid: &str) -> bool {
+        let Some(idx) = self.pods.iter().position(|p| p.uid == uid) else {
+            return false;
+        };
+        let pod = self.pods.remove(idx);
+        self.requested.sub(&pod.requests);
+        self.non_zero_requested.milli_cpu -= pod.non_zero_milli_cpu;
+        self.non_zero_requested.memory -= pod.non_zero_memory;
+        for hp in &pod.host_ports {
+            if let Some(c) = self.used_ports.get_mut(hp) {
+                *c -= 1;
+                if *c == 0 {
+                    self.used_ports.remove(hp);
+                }
+            }
+        }
+        for claim in pvc_names(&pod) {
+            if let Some(c) = self.pvc_ref_counts.get_mut(&claim) {
+                *c -= 1;
+                if *c == 0 {
+                    self.pvc_ref_counts.remove(&claim);
+                }
+            }
+        }
+        self.reindex();
+        true
+    }
+
+    fn reindex(&mut self) {
+        self.pods_with_affinity.clear();
+        self.pods_with_required_anti_affinity.clear();
+        for (i, p) in self.pods.iter().enumerate() {
+            if p.has_pod_affinity() {
+                self.pods_with_affinity.push(i);
+            }
+            if p.has_required_anti_affinity() {
+                self.pods_with_required_anti_affinity.push(i);
+            }
+        }
+    }
+
+    pub fn pods_with_affinity(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods_with_affinity.iter().map(|&i| &self.pods[i])
+    }
+
+    pub fn pods_with_required_anti_affinity(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods_with_required_anti_affinity
+            .iter()
+            .map(|&i| &self.pods[i])
+    }
+}
+
+/// `namespace/claim` for each PVC-backed volume (including generic ephemeral volumes,
+/// whose claim is named `<pod>-<volume>`).
+pub fn pvc_names(pod: &Pod) -> Vec<String> {
+    pod.volumes
+        .iter()
+        .filter_map(|v| {
+            if let Some(pvc) = &v.persistent_volume_claim {
+                Some(format!("{}/{}", pod.namespace, pvc.claim_name))
+            } else if v.ephemeral.is_some() {
+                Some(format!("{}/{}-{}", pod.namespace, pod.name, v.name))
+            } else {
+                None
+            }
+        })
+        .collect()
+}

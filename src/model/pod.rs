@@ -1,0 +1,463 @@
+//! The scheduler's view of a pod: the fields kube-scheduler reads, with API-server
+//! defaulting applied and requests precomputed once.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::jiff::Timestamp;
+
+use super::quantity::{Quantity, QuantityError};
+use super::resource::{
+    is_scalar_resource_name, Resource, CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST,
+    EPHEMERAL_STORAGE, MEMORY,
+};
+
+/// `namespace/name`, the key users type and outputs print.
+pub type PodKey = String;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PreemptionPolicy {
+    #[default]
+    PreemptLowerPriority,
+    Never,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostPort {
+    pub ip: String,
+    pub protocol: String,
+    pub port: i32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Pod {
+    pub uid: String,
+    pub namespace: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub owner_references: Vec<OwnerReference>,
+    pub creation_timestamp: Option<Timestamp>,
+    pub deletion_timestamp: Option<Timestamp>,
+    /// `spec.nodeName`: set for running (bound) pods.
+    pub node_name: Option<String>,
+    pub scheduler_name: String,
+    pub priority_class_name: Option<String>,
+    pub priority: i32,
+    pub preemption_policy: PreemptionPolicy,
+    pub nominated_node_name: Option<String>,
+    pub phase: String,
+    pub start_time: Option<Timestamp>,
+    /// `DisruptionTarget=True` with reason `PreemptionByScheduler`.
+    pub preemption_in_progress: bool,
+    pub host_network: bool,
+    /// Filter-time requests (§6: containers, init containers, sidecars, pod-level
+    /// requests, overhead); for a bound pod, the resize-aware effective requests.
+    pub requests: Resource,
+    /// cpu/memory with the 100m / 200Mi per-container defaults (node NonZeroRequested).
+    pub non_zero_milli_cpu: i64,
+    pub non_zero_memory: i64,
+    /// The request NodeResourcesFit scores with: container aggregate with the
+    /// per-container cpu/memory defaults, plus overhead; pod-level requests ignored.
+    pub score_requests: Resource,
+    pub overhead: Resource,
+    pub host_ports: Vec<HostPort>,
+    pub tolerations: Vec<core::Toleration>,
+    pub node_selector: Option<BTreeMap<String, String>>,
+    pub affinity: Option<core::Affinity>,
+    pub topology_spread_constraints: Vec<core::TopologySpreadConstraint>,
+    pub scheduling_gates: Vec<String>,
+    pub volumes: Vec<core::Volume>,
+    /// Images of init containers then regular containers, as ImageLocality counts them.
+    pub init_images: Vec<String>,
+    pub images: Vec<String>,
+    pub resource_claims: Vec<core::PodResourceClaim>,
+    pub readiness_gates: usize,
+}
+
+impl Pod {
+    pub fn key(&self) -> PodKey {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    pub fn is_bound(&self) -> bool {
+        self.node_name.as_deref().is_some_and(|n| !n.is_empty())
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.phase == "Succeeded" || self.phase == "Failed"
+    }
+
+    pub fn has_required_anti_affinity(&self) -> bool {
+        self.affinity
+            .as_ref()
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+            .is_some_and(|t| !t.is_empty())
+    }
+
+    /// Pods with any pod affinity or anti-affinity (NodeInfo.PodsWithAffinity).
+    pub fn has_pod_affinity(&self) -> bool {
+        self.affinity
+            .as_ref()
+            .is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
+    }
+
+    /// Convert a manifest into the scheduler's view, applying the API server's
+    /// defaulting. Errors name the field path.
+    pub fn from_k8s(p: &core::Pod) -> Result<Pod, FieldError> {
+        let meta = &p.metadata;
+        let spec = p.spec.as_ref().ok_or_else(|| FieldError::missing("spec"))?;
+        let status = p.status.as_ref();
+        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+        let name = meta
+            .name
+            .clone()
+            .ok_or_else(|| FieldError::missing("metadata.name"))?;
+        let uid = meta
+            .uid
+            .clone()
+            .unwrap_or_else(|| format!("{namespace}/{name}"));
+
+        let host_network = spec.host_network.unwrap_or(false);
+        let requests = compute_requests(spec, status, RequestMode::Filter)?;
+        let score_requests = compute_requests(spec, None, RequestMode::ScoreIncoming)?;
+        let non_zero = compute_requests(spec, status, RequestMode::NonZero)?;
+        let overhead = quantities_to_resource(&parse_list(
+            spec.overhead.as_ref(),
+            "spec.overhead",
+        )?);
+
+        let mut host_ports = Vec::new();
+        let sidecars = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+        for c in spec.containers.iter().chain(sidecars) {
+            for port in c.ports.iter().flatten() {
+                // API defaulting: hostNetwork pods publish their container ports.
+                let host_port = match port.host_port {
+                    Some(hp) if hp != 0 => hp,
+                    _ if host_network => port.container_port,
+                    _ => 0,
+                };
+                if host_port <= 0 {
+                    continue;
+                }
+                let ip = port.host_ip.clone().filter(|s| !s.is_empty());
+                host_ports.push(HostPort {
+                    ip: ip.unwrap_or_else(|| "0.0.0.0".into()),
+                    protocol: port
+                        .protocol
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| "TCP".into()),
+                    port: host_port,
+                });
+            }
+        }
+
+        let preemption_in_progress = status
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.type_ == "DisruptionTarget"
+                        && c.status == "True"
+                        && c.reason.as_deref() == Some("PreemptionByScheduler")
+                })
+            });
+
+        Ok(Pod {
+            uid,
+            namespace,
+            name,
+            labels: meta.labels.clone().unwrap_or_default(),
+            annotations: BTreeMap::new(),
+            owner_references: meta.owner_references.clone().unwrap_or_default(),
+            creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
+            deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
+            node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
+            scheduler_name: spec
+                .scheduler_name
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "default-scheduler".into()),
+            priority_class_name: spec.priority_class_name.clone().filter(|s| !s.is_empty()),
+            priority: spec.priority.unwrap_or(0),
+            preemption_policy: match spec.preemption_policy.as_deref() {
+                Some("Never") => PreemptionPolicy::Never,
+                _ => PreemptionPolicy::PreemptLowerPriority,
+            },
+            nominated_node_name: status
+                .and_then(|s| s.nominated_node_name.clone())
+                .filter(|n| !n.is_empty()),
+            phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
+            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
+            preemption_in_progress,
+            host_network,
+            non_zero_milli_cpu: non_zero.milli_cpu,
+            non_zero_memory: non_zero.memory,
+            requests,
+            score_requests,
+            overhead,
+            host_ports,
+            tolerations: spec.tolerations.clone().unwrap_or_default(),
+            node_selector: spec.node_selector.clone(),
+            affinity: spec.affinity.clone(),
+            topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
+            scheduling_gates: spec
+                .scheduling_gates
+                .iter()
+                .flatten()
+                .map(|g| g.name.clone())
+                .collect(),
+            volumes: spec.volumes.clone().unwrap_or_default(),
+            init_images: spec
+                .init_containers
+                .iter()
+                .flatten()
+                .map(|c| c.image.clone().unwrap_or_default())
+                .collect(),
+            images: spec
+                .containers
+                .iter()
+                .map(|c| c.image.clone().unwrap_or_default())
+                .collect(),
+            resource_claims: spec.resource_claims.clone().unwrap_or_default(),
+            readiness_gates: spec.readiness_gates.as_ref().map_or(0, |g| g.len()),
+        })
+    }
+}
+
+/// A field-level problem in a manifest: `path` is the JSON path inside the object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn missing(path: &str) -> Self {
+        FieldError {
+            path: path.into(),
+            message: "required field is missing".into(),
+        }
+    }
+    pub fn quantity(path: String, e: QuantityError) -> Self {
+        FieldError {
+            path,
+            message: e.to_string(),
+        }
+    }
+}
+
+type Quantities = BTreeMap<String, Quantity>;
+
+fn parse_list(
+    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    path: &str,
+) -> Result<Quantities, FieldError> {
+    let mut out = Quantities::new();
+    for (k, v) in list.into_iter().flatten() {
+        let q = Quantity::parse(&v.0)
+            .map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        out.insert(k.clone(), q);
+    }
+    Ok(out)
+}
+
+/// Container requests after API defaulting: each limit without a request becomes it.
+fn container_requests(
+    c: &core::Container,
+    path: &str,
+) -> Result<Quantities, FieldError> {
+    let res = c.resources.as_ref();
+    let mut req = parse_list(
+        res.and_then(|r| r.requests.as_ref()),
+        &format!("{path}.resources.requests"),
+    )?;
+    let limits = parse_list(
+        res.and_then(|r| r.limits.as_ref()),
+        &format!("{path}.resources.limits"),
+    )?;
+    for (k, v) in limits {
+        req.entry(k).or_insert(v);
+    }
+    Ok(req)
+}
+
+fn max_into(acc: &mut Quantities, other: &Quantities) {
+    for (k, v) in other {
+        let e = acc.entry(k.clone()).or_default();
+        if *v > *e {
+            *e = *v;
+        }
+    }
+}
+
+fn add_into(acc: &mut Quantities, other: &Quantities) {
+    for (k, v) in other {
+        *acc.entry(k.clone()).or_default() += *v;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RequestMode {
+    /// Real requests, pod-level honoured, resize-aware for bound pods.
+    Filter,
+    /// Per-container cpu/memory defaults, pod-level honoured.
+    NonZero,
+    /// Per-container defaults, pod-level ignored (NodeResourcesFit scoring quirk).
+    ScoreIncoming,
+}
+
+fn apply_non_zero_defaults(q: &mut Quantities) {
+    q.entry(CPU.into())
+        .or_insert(Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST));
+    q.entry(MEMORY.into())
+        .or_insert(Quantity::from_units(DEFAULT_MEMORY_REQUEST));
+}
+
+/// Resize-aware request of a bound container: max(spec, status.resources,
+/// status.allocatedResources) per resource.
+fn with_status_resources(
+    mut req: Quantities,
+    name: &str,
+    statuses: Option<&Vec<core::ContainerStatus>>,
+    path: &str,
+) -> Result<Quantities, FieldError> {
+    let Some(cs) = statuses.and_then(|s| s.iter().find(|s| s.name == name)) else {
+        return Ok(req);
+    };
+    let actual = parse_list(
+        cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
+        &format!("{path}.resources.requests"),
+    )?;
+    let allocated = parse_list(
+        cs.allocated_resources.as_ref(),
+        &format!("{path}.allocatedResources"),
+    )?;
+    max_into(&mut req, &actual);
+    max_into(&mut req, &allocated);
+    Ok(req)
+}
+
+fn compute_requests(
+    spec: &core::PodSpec,
+    status: Option<&core::PodStatus>,
+    mode: RequestMode,
+) -> Result<Resource, FieldError> {
+    let defaults = mode != RequestMode::Filter;
+    let status_aware = mode != RequestMode::ScoreIncoming;
+    let mut sum = Quantities::new();
+    for (i, c) in spec.containers.iter().enumerate() {
+        let path = format!("spec.containers[{i}]");
+        let mut r = container_requests(c, &path)?;
+        if status_aware {
+            r = with_status_resources(
+                r,
+                &c.name,
+                status.and_then(|s| s.container_statuses.as_ref()),
+                &format!("status.containerStatuses[{}]", c.name),
+            )?;
+        }
+        if defaults {
+            apply_non_zero_defaults(&mut r);
+        }
+        add_into(&mut sum, &r);
+    }
+    let mut restartable = Quantities::new();
+    let mut init_max = Quantities::new();
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        let path = format!("spec.initContainers[{i}]");
+        let mut r = container_requests(c, &path)?;
+        if status_aware && c.restart_policy.as_deref() == Some("Always") {
+            r = with_status_resources(
+                r,
+                &c.name,
+                status.and_then(|s| s.init_container_statuses.as_ref()),
+                &format!("status.initContainerStatuses[{}]", c.name),
+            )?;
+        }
+        if defaults {
+            apply_non_zero_defaults(&mut r);
+        }
+        if c.restart_policy.as_deref() == Some("Always") {
+            add_into(&mut sum, &r);
+            add_into(&mut restartable, &r);
+            max_into(&mut init_max, &restartable);
+        } else {
+            let mut t = r.clone();
+            add_into(&mut t, &restartable);
+            max_into(&mut init_max, &t);
+        }
+    }
+    max_into(&mut sum, &init_max);
+
+    if mode != RequestMode::ScoreIncoming {
+        apply_pod_level(spec, &mut sum, defaults)?;
+    }
+    let overhead = parse_list(spec.overhead.as_ref(), "spec.overhead")?;
+    add_into(&mut sum, &overhead);
+    Ok(quantities_to_resource(&sum))
+}
+
+fn pod_level_supported(name: &str) -> bool {
+    name == CPU || name == MEMORY || name.starts_with("hugepages-")
+}
+
+/// Pod-level requests replace the container aggregate (PodLevelResources, Beta, on).
+fn apply_pod_level(
+    spec: &core::PodSpec,
+    sum: &mut Quantities,
+    non_zero: bool,
+) -> Result<(), FieldError> {
+    let Some(res) = spec.resources.as_ref() else {
+        return Ok(());
+    };
+    let mut pod_req = parse_list(res.requests.as_ref(), "spec.resources.requests")?;
+    let pod_lim = parse_list(res.limits.as_ref(), "spec.resources.limits")?;
+    pod_req.retain(|k, _| pod_level_supported(k));
+    if !pod_lim.is_empty() {
+        // API defaulting: cpu/memory from the containers, then anything from limits.
+        for (k, v) in &pod_lim {
+            if !pod_level_supported(k) || pod_req.contains_key(k) {
+                continue;
+            }
+            if (k == CPU || k == MEMORY) && sum.contains_key(k) {
+                continue;
+            }
+            pod_req.insert(k.clone(), *v);
+        }
+    }
+    if pod_req.is_empty() {
+        return Ok(());
+    }
+    for (k, v) in pod_req {
+        sum.insert(k, v);
+    }
+    if non_zero {
+        apply_non_zero_defaults(sum);
+    }
+    Ok(())
+}
+
+pub fn quantities_to_resource(q: &Quantities) -> Resource {
+    let mut r = Resource::default();
+    for (k, v) in q {
+        match k.as_str() {
+            CPU => r.milli_cpu = v.milli_value(),
+            MEMORY => r.memory = v.value(),
+            EPHEMERAL_STORAGE => r.ephemeral_storage = v.value(),
+            "pods" => r.allowed_pod_number = v.value(),
+            other if is_scalar_resource_name(other) => {
+                r.scalar.insert(other.to_string(), v.value());
+            }
+            _ => {}
+        }
+    }
+    r
+}
