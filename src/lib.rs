@@ -1,6 +1,7 @@
 //! schedscope: replays kube-scheduler v1.35's scheduling framework for one pod and
 //! shows why it lands where it does, or nowhere.
 
+pub mod config;
 pub mod engine;
 pub mod model;
 pub mod trace;

@@ -267,7 +267,13 @@ pub trait PermitPlugin {
 
 pub trait PreBindPlugin {
     /// `PreBindPreFlight`: Skip when PreBind has nothing to do for this pod.
-    fn pre_bind_pre_flight(&self, _cx: &Ctx, _state: &CycleState, _pod: &Pod, _node: &str) -> Status {
+    fn pre_bind_pre_flight(
+        &self,
+        _cx: &Ctx,
+        _state: &CycleState,
+        _pod: &Pod,
+        _node: &str,
+    ) -> Status {
         Status::success()
     }
     fn pre_bind(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod, node: &str) -> Status;
@@ -354,7 +360,9 @@ impl Framework {
             if state.skip_filter_plugins.contains(p.name()) {
                 continue;
             }
-            let Some(pf) = p.as_pre_filter() else { continue };
+            let Some(pf) = p.as_pre_filter() else {
+                continue;
+            };
             if !pf.has_extensions() {
                 continue;
             }
@@ -383,7 +391,9 @@ impl Framework {
             if state.skip_filter_plugins.contains(p.name()) {
                 continue;
             }
-            let Some(pf) = p.as_pre_filter() else { continue };
+            let Some(pf) = p.as_pre_filter() else {
+                continue;
+            };
             if !pf.has_extensions() {
                 continue;
             }

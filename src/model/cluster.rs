@@ -96,7 +96,10 @@ impl Cluster {
 
     /// Pending pods nominated to `node`, in key order.
     pub fn nominated_pods(&self, node: &str) -> impl Iterator<Item = &Arc<Pod>> {
-        self.nominated.get(node).into_iter().flat_map(|m| m.values())
+        self.nominated
+            .get(node)
+            .into_iter()
+            .flat_map(|m| m.values())
     }
 
     pub fn image_state(&self, name: &str) -> Option<&ImageState> {

@@ -39,7 +39,11 @@ impl Requirement {
                 let (Ok(v), Ok(bound)) = (v.parse::<i64>(), bound.parse::<i64>()) else {
                     return false;
                 };
-                if self.op == Op::Gt { v > bound } else { v < bound }
+                if self.op == Op::Gt {
+                    v > bound
+                } else {
+                    v < bound
+                }
             }
         }
     }
@@ -224,7 +228,11 @@ pub struct NodeSelector {
 impl NodeSelector {
     pub fn parse(s: &core::NodeSelector) -> NodeSelector {
         NodeSelector {
-            terms: s.node_selector_terms.iter().filter_map(NodeTerm::parse).collect(),
+            terms: s
+                .node_selector_terms
+                .iter()
+                .filter_map(NodeTerm::parse)
+                .collect(),
         }
     }
     pub fn matches(&self, node_name: &str, labels: &Labels) -> bool {
@@ -237,7 +245,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -269,6 +280,10 @@ mod tests {
     fn nil_selector_matches_nothing_empty_matches_all() {
         let l = labels(&[("a", "1")]);
         assert!(!label_selector(None).unwrap().matches(&l));
-        assert!(label_selector(Some(&LabelSelector::default())).unwrap().matches(&l));
+        assert!(
+            label_selector(Some(&LabelSelector::default()))
+                .unwrap()
+                .matches(&l)
+        );
     }
 }

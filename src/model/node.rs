@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1 as core;
 
 use super::pod::{FieldError, HostPort, Pod};
 use super::quantity::Quantity;
-use super::resource::{is_scalar_resource_name, Resource, CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
+use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_resource_name};
 
 #[derive(Clone, Debug, Default)]
 pub struct ImageEntry {
@@ -91,7 +91,8 @@ fn resource_list(
 ) -> Result<Resource, FieldError> {
     let mut r = Resource::default();
     for (k, v) in list.into_iter().flatten() {
-        let q = Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        let q =
+            Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
         match k.as_str() {
             CPU => r.milli_cpu = q.milli_value(),
             MEMORY => r.memory = q.value(),

@@ -9,8 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::quantity::{Quantity, QuantityError};
 use super::resource::{
-    is_scalar_resource_name, Resource, CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST,
-    EPHEMERAL_STORAGE, MEMORY,
+    CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, EPHEMERAL_STORAGE, MEMORY, Resource,
+    is_scalar_resource_name,
 };
 
 /// `namespace/name`, the key users type and outputs print.
@@ -93,7 +93,10 @@ impl Pod {
         self.affinity
             .as_ref()
             .and_then(|a| a.pod_anti_affinity.as_ref())
-            .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
             .is_some_and(|t| !t.is_empty())
     }
 
@@ -124,10 +127,8 @@ impl Pod {
         let requests = compute_requests(spec, status, RequestMode::Filter)?;
         let score_requests = compute_requests(spec, None, RequestMode::ScoreIncoming)?;
         let non_zero = compute_requests(spec, status, RequestMode::NonZero)?;
-        let overhead = quantities_to_resource(&parse_list(
-            spec.overhead.as_ref(),
-            "spec.overhead",
-        )?);
+        let overhead =
+            quantities_to_resource(&parse_list(spec.overhead.as_ref(), "spec.overhead")?);
 
         let mut host_ports = Vec::new();
         let sidecars = spec
@@ -206,7 +207,10 @@ impl Pod {
             tolerations: spec.tolerations.clone().unwrap_or_default(),
             node_selector: spec.node_selector.clone(),
             affinity: spec.affinity.clone(),
-            topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
+            topology_spread_constraints: spec
+                .topology_spread_constraints
+                .clone()
+                .unwrap_or_default(),
             scheduling_gates: spec
                 .scheduling_gates
                 .iter()
@@ -262,18 +266,15 @@ fn parse_list(
 ) -> Result<Quantities, FieldError> {
     let mut out = Quantities::new();
     for (k, v) in list.into_iter().flatten() {
-        let q = Quantity::parse(&v.0)
-            .map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        let q =
+            Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
         out.insert(k.clone(), q);
     }
     Ok(out)
 }
 
 /// Container requests after API defaulting: each limit without a request becomes it.
-fn container_requests(
-    c: &core::Container,
-    path: &str,
-) -> Result<Quantities, FieldError> {
+fn container_requests(c: &core::Container, path: &str) -> Result<Quantities, FieldError> {
     let res = c.resources.as_ref();
     let mut req = parse_list(
         res.and_then(|r| r.requests.as_ref()),

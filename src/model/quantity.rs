@@ -112,7 +112,9 @@ impl Quantity {
             .checked_mul(bin_mul)
             .ok_or_else(|| err("too large"))?;
         let nanos = if exp >= 0 {
-            let p = 10i128.checked_pow(exp as u32).ok_or_else(|| err("too large"))?;
+            let p = 10i128
+                .checked_pow(exp as u32)
+                .ok_or_else(|| err("too large"))?;
             base.checked_mul(p).ok_or_else(|| err("too large"))?
         } else {
             let p = 10i128

@@ -10,6 +10,12 @@ use super::framework::Plugin;
 
 pub mod not_modelled;
 
+/// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
+/// entry) and validates them. `path` is the field path of the args object, e.g.
+/// `profiles[0].pluginConfig[1].args`; errors are rendered with [`crate::config::field`].
+pub type DefaultArgs =
+    fn(user: Option<&serde_json::Value>, path: &str) -> Result<serde_json::Value, Vec<String>>;
+
 /// Builds a plugin from its (already defaulted) args; `Value::Null` when the plugin
 /// has no args kind.
 pub type NewPlugin = fn(&serde_json::Value) -> Result<Arc<dyn Plugin>, String>;
@@ -18,28 +24,32 @@ pub type NewPlugin = fn(&serde_json::Value) -> Result<Arc<dyn Plugin>, String>;
 pub struct PluginFactory {
     pub name: &'static str,
     pub new: NewPlugin,
-    /// Whether the plugin has an args kind (its defaults are materialised in config).
-    pub has_args: bool,
+    /// The plugin's args kind, when it has one (its defaults are materialised in config).
+    pub args: Option<DefaultArgs>,
     /// Out-of-tree (scheduler-plugins) rather than kube-scheduler's own.
     pub out_of_tree: bool,
 }
 
 pub type Registry = BTreeMap<&'static str, PluginFactory>;
 
-const fn in_tree(name: &'static str, new: NewPlugin, has_args: bool) -> PluginFactory {
+const fn in_tree(name: &'static str, new: NewPlugin, args: Option<DefaultArgs>) -> PluginFactory {
     PluginFactory {
         name,
         new,
-        has_args,
+        args,
         out_of_tree: false,
     }
 }
 
-const fn out_of_tree(name: &'static str, new: NewPlugin, has_args: bool) -> PluginFactory {
+const fn out_of_tree(
+    name: &'static str,
+    new: NewPlugin,
+    args: Option<DefaultArgs>,
+) -> PluginFactory {
     PluginFactory {
         name,
         new,
-        has_args,
+        args,
         out_of_tree: true,
     }
 }
@@ -47,33 +57,65 @@ const fn out_of_tree(name: &'static str, new: NewPlugin, has_args: bool) -> Plug
 /// Every plugin schedscope can build, by name.
 pub fn registry() -> Registry {
     let all = [
-        in_tree("PrioritySort", not_modelled::priority_sort, false),
-        in_tree("SchedulingGates", not_modelled::scheduling_gates, false),
-        in_tree("NodeUnschedulable", not_modelled::node_unschedulable, false),
-        in_tree("NodeName", not_modelled::node_name, false),
-        in_tree("TaintToleration", not_modelled::taint_toleration, false),
-        in_tree("NodeAffinity", not_modelled::node_affinity, true),
-        in_tree("NodePorts", not_modelled::node_ports, false),
-        in_tree("NodeResourcesFit", not_modelled::node_resources_fit, true),
-        in_tree("VolumeRestrictions", not_modelled::volume_restrictions, false),
-        in_tree("NodeVolumeLimits", not_modelled::node_volume_limits, false),
-        in_tree("VolumeBinding", not_modelled::volume_binding, true),
-        in_tree("VolumeZone", not_modelled::volume_zone, false),
-        in_tree("PodTopologySpread", not_modelled::pod_topology_spread, true),
-        in_tree("InterPodAffinity", not_modelled::inter_pod_affinity, true),
-        in_tree("DynamicResources", not_modelled::dynamic_resources, true),
-        in_tree("DefaultPreemption", not_modelled::default_preemption, true),
+        in_tree("PrioritySort", not_modelled::priority_sort, None),
+        in_tree("SchedulingGates", not_modelled::scheduling_gates, None),
+        in_tree("NodeUnschedulable", not_modelled::node_unschedulable, None),
+        in_tree("NodeName", not_modelled::node_name, None),
+        in_tree("TaintToleration", not_modelled::taint_toleration, None),
+        in_tree(
+            "NodeAffinity",
+            not_modelled::node_affinity,
+            Some(not_modelled::any_args),
+        ),
+        in_tree("NodePorts", not_modelled::node_ports, None),
+        in_tree(
+            "NodeResourcesFit",
+            not_modelled::node_resources_fit,
+            Some(not_modelled::any_args),
+        ),
+        in_tree(
+            "VolumeRestrictions",
+            not_modelled::volume_restrictions,
+            None,
+        ),
+        in_tree("NodeVolumeLimits", not_modelled::node_volume_limits, None),
+        in_tree(
+            "VolumeBinding",
+            not_modelled::volume_binding,
+            Some(not_modelled::any_args),
+        ),
+        in_tree("VolumeZone", not_modelled::volume_zone, None),
+        in_tree(
+            "PodTopologySpread",
+            not_modelled::pod_topology_spread,
+            Some(not_modelled::any_args),
+        ),
+        in_tree(
+            "InterPodAffinity",
+            not_modelled::inter_pod_affinity,
+            Some(not_modelled::any_args),
+        ),
+        in_tree(
+            "DynamicResources",
+            not_modelled::dynamic_resources,
+            Some(not_modelled::any_args),
+        ),
+        in_tree(
+            "DefaultPreemption",
+            not_modelled::default_preemption,
+            Some(not_modelled::any_args),
+        ),
         in_tree(
             "NodeResourcesBalancedAllocation",
             not_modelled::node_resources_balanced_allocation,
-            true,
+            Some(not_modelled::any_args),
         ),
-        in_tree("ImageLocality", not_modelled::image_locality, false),
-        in_tree("DefaultBinder", not_modelled::default_binder, false),
+        in_tree("ImageLocality", not_modelled::image_locality, None),
+        in_tree("DefaultBinder", not_modelled::default_binder, None),
         out_of_tree(
             "NodeResourcesAllocatable",
             not_modelled::node_resources_allocatable,
-            true,
+            Some(not_modelled::any_args),
         ),
     ];
     all.into_iter().map(|f| (f.name, f)).collect()

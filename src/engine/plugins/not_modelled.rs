@@ -31,7 +31,10 @@ pub struct NotModelled {
 
 impl NotModelled {
     fn status(&self) -> Status {
-        Status::error(format!("plugin {} is not modelled by schedscope yet", self.name))
+        Status::error(format!(
+            "plugin {} is not modelled by schedscope yet",
+            self.name
+        ))
     }
 }
 
@@ -172,4 +175,14 @@ stand_in!(default_preemption, "DefaultPreemption", { pre_enqueue, post_filter })
 stand_in!(node_resources_balanced_allocation, "NodeResourcesBalancedAllocation", { pre_score, score });
 stand_in!(image_locality, "ImageLocality", { score });
 stand_in!(default_binder, "DefaultBinder", { bind });
-stand_in!(node_resources_allocatable, "NodeResourcesAllocatable", { score });
+stand_in!(node_resources_allocatable, "NodeResourcesAllocatable", {
+    score
+});
+
+/// Args of a stand-in: accepted as given (`{}` when absent).
+pub fn any_args(
+    user: Option<&serde_json::Value>,
+    _path: &str,
+) -> Result<serde_json::Value, Vec<String>> {
+    Ok(user.cloned().unwrap_or_else(|| serde_json::json!({})))
+}
