@@ -4,4 +4,6 @@
 pub mod config;
 pub mod engine;
 pub mod model;
+pub mod theme;
 pub mod trace;
+pub mod tui;
