@@ -484,7 +484,7 @@ impl App {
         let idx = self
             .selected_pod
             .as_ref()
-            .and_then(|k| self.pods.iter().position(|r| &r.key == k));
+            .and_then(|k| self.pods.iter().position(|r| r.is(k)));
         match idx {
             Some(i) => self.pods_cur.selected = i,
             None => {
@@ -492,12 +492,17 @@ impl App {
             }
         }
         self.pods_cur.clamp(self.pods.len());
-        self.selected_pod = self.pods.get(self.pods_cur.selected).map(|r| r.key.clone());
+        self.selected_pod = self.pods.get(self.pods_cur.selected).map(|r| r.key());
     }
 
     fn pod_moved(&mut self) {
-        let key = self.pods.get(self.pods_cur.selected).map(|r| r.key.clone());
-        if key != self.selected_pod {
+        let same = match (self.pods.get(self.pods_cur.selected), &self.selected_pod) {
+            (Some(r), Some(k)) => r.is(k),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            let key = self.pods.get(self.pods_cur.selected).map(|r| r.key());
             self.selected_pod = key;
             self.sync_trace();
         }

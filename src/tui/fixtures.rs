@@ -482,13 +482,11 @@ pub fn trace_for(fw: &Framework, p: &Pod) -> Trace {
     if key == "team-a/job-1"
         && let Some(ph) = t.binding.iter_mut().find(|p| p.point == "Permit")
     {
-        {
-            ph.plugins = vec![res(
-                "Coscheduling",
-                Code::Wait,
-                &["waiting for 3 more pods of team-a/job"],
-            )];
-        }
+        ph.plugins = vec![res(
+            "Coscheduling",
+            Code::Wait,
+            &["waiting for 3 more pods of team-a/job"],
+        )];
     }
     t.profile = fw.profile_name.clone();
     t.priority = p.priority;

@@ -79,7 +79,7 @@ fn open_pod(f: &mut Fixture, pod: &str) {
 #[test]
 fn pods_in_queue_order_with_pipeline() {
     let mut f = fixture();
-    let keys_in_order: Vec<&str> = f.app.pods.iter().map(|r| r.key.as_str()).collect();
+    let keys_in_order: Vec<String> = f.app.pods.iter().map(|r| r.key()).collect();
     assert_eq!(
         keys_in_order,
         [

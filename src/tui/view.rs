@@ -95,13 +95,29 @@ impl PodState {
     }
 }
 
+/// One row of the pods list. Text (key, reason) is made at draw time for visible rows
+/// only, so rebuilding the list at 150,000 pods allocates nothing per pod.
 #[derive(Clone, Debug)]
 pub struct PodRow {
     pub pod: Arc<Pod>,
-    pub key: String,
     pub state: PodState,
-    /// Short reason (the countdown of a waiting pod is added at draw time).
-    pub reason: String,
+}
+
+impl PodRow {
+    pub fn key(&self) -> String {
+        self.pod.key()
+    }
+    /// Whether this is the pod `namespace/name`, without allocating.
+    pub fn is(&self, key: &str) -> bool {
+        is_key(&self.pod, key)
+    }
+}
+
+pub fn is_key(pod: &Pod, key: &str) -> bool {
+    key.len() == pod.namespace.len() + 1 + pod.name.len()
+        && key.starts_with(pod.namespace.as_str())
+        && key.as_bytes().get(pod.namespace.len()) == Some(&b'/')
+        && key.ends_with(pod.name.as_str())
 }
 
 /// `0/5 nodes are available: 3 Insufficient cpu.` → `3 Insufficient cpu.`
@@ -114,63 +130,86 @@ pub fn short_fit_message(msg: &str) -> &str {
     msg
 }
 
-pub fn pod_state(pod: &Pod, waiting: &[WaitingPod]) -> (PodState, String) {
-    let key = pod.key();
-    if let Some(w) = waiting.iter().find(|w| w.pod == key) {
-        return (PodState::Waiting, format!("at Permit on {}", w.node));
-    }
-    if pod.is_bound() {
-        return (
-            PodState::Bound,
-            format!("on {}", pod.node_name.as_deref().unwrap_or_default()),
-        );
-    }
-    if !pod.scheduling_gates.is_empty() {
-        return (
-            PodState::Gated,
-            format!(
-                "waiting for scheduling gates: [{}]",
-                pod.scheduling_gates.join(" ")
-            ),
-        );
-    }
-    if let Some(n) = &pod.nominated_node_name {
-        return (PodState::Nominated, format!("nominated to {n}"));
-    }
-    if let Some((reason, msg)) = &pod.not_scheduled
-        && (reason == "Unschedulable" || reason == "SchedulerError")
+pub fn pod_state(pod: &Pod, waiting: &[WaitingPod]) -> PodState {
+    if waiting.iter().any(|w| is_key(pod, &w.pod)) {
+        PodState::Waiting
+    } else if pod.is_bound() {
+        PodState::Bound
+    } else if !pod.scheduling_gates.is_empty() {
+        PodState::Gated
+    } else if pod.nominated_node_name.is_some() {
+        PodState::Nominated
+    } else if pod
+        .not_scheduled
+        .as_ref()
+        .is_some_and(|(r, _)| r == "Unschedulable" || r == "SchedulerError")
     {
-        let short = short_fit_message(msg);
-        let text = if short.is_empty() {
-            reason.as_str()
-        } else {
-            short
-        };
-        return (PodState::Unschedulable, text.to_string());
+        PodState::Unschedulable
+    } else {
+        PodState::Pending
     }
-    (PodState::Pending, String::new())
 }
 
-/// PrioritySort order (priority, then age) for pending pods; bound pods after them by
-/// key. Queue timestamps are not in a snapshot, so creation time stands for them.
+/// The short reason of the list (a waiting pod's countdown is added at draw time).
+pub fn pod_reason(pod: &Pod, state: PodState, waiting: &[WaitingPod]) -> String {
+    match state {
+        PodState::Waiting => waiting
+            .iter()
+            .find(|w| is_key(pod, &w.pod))
+            .map(|w| format!("Permit on {}", w.node))
+            .unwrap_or_default(),
+        PodState::Bound => format!("on {}", pod.node_name.as_deref().unwrap_or_default()),
+        PodState::Gated => format!(
+            "waiting for scheduling gates: [{}]",
+            pod.scheduling_gates.join(" ")
+        ),
+        PodState::Nominated => format!(
+            "nominated to {}",
+            pod.nominated_node_name.as_deref().unwrap_or_default()
+        ),
+        PodState::Unschedulable => match &pod.not_scheduled {
+            Some((reason, msg)) => {
+                let short = short_fit_message(msg);
+                if short.is_empty() { reason } else { short }.to_string()
+            }
+            None => String::new(),
+        },
+        PodState::Pending => String::new(),
+    }
+}
+
+/// Case-insensitive substring test; `needle` is already lowercase.
+pub fn contains_ci(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    if hay.is_ascii() && needle.is_ascii() {
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        return h
+            .windows(n.len())
+            .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
+    }
+    hay.to_lowercase().contains(needle)
+}
+
+/// PrioritySort order (priority, then age) for pending pods; bound pods after them.
+/// Queue timestamps are not in a snapshot, so creation time stands for them. The sort
+/// is stable over the cluster's key order, so ties stay in key order.
 pub fn queue_order(a: &PodRow, b: &PodRow) -> std::cmp::Ordering {
     let bound = |r: &PodRow| r.state == PodState::Bound;
-    bound(a)
-        .cmp(&bound(b))
-        .then_with(|| {
-            if bound(a) {
-                return std::cmp::Ordering::Equal;
+    bound(a).cmp(&bound(b)).then_with(|| {
+        if bound(a) {
+            return std::cmp::Ordering::Equal;
+        }
+        b.pod.priority.cmp(&a.pod.priority).then_with(|| {
+            match (a.pod.creation_timestamp, b.pod.creation_timestamp) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
             }
-            b.pod.priority.cmp(&a.pod.priority).then_with(|| {
-                match (a.pod.creation_timestamp, b.pod.creation_timestamp) {
-                    (Some(x), Some(y)) => x.cmp(&y),
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    (None, Some(_)) => std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                }
-            })
         })
-        .then_with(|| a.key.cmp(&b.key))
+    })
 }
 
 pub struct PodQuery<'a> {
@@ -185,24 +224,25 @@ pub fn pod_rows(cluster: &Cluster, waiting: &[WaitingPod], q: &PodQuery) -> Vec<
     let needle = q.filter.to_lowercase();
     let mut rows: Vec<PodRow> = cluster
         .pods()
-        .filter(|p| q.all || !p.is_bound() || waiting.iter().any(|w| w.pod == p.key()))
         .filter(|p| q.namespace.is_none_or(|ns| p.namespace == ns))
         .filter_map(|p| {
-            let (state, reason) = pod_state(p, waiting);
-            let key = p.key();
+            let state = pod_state(p, waiting);
+            if !q.all && state == PodState::Bound {
+                return None;
+            }
             if !needle.is_empty() {
-                let hit = key.to_lowercase().contains(&needle)
+                let hit = contains_ci(&p.name, &needle)
+                    || contains_ci(&p.namespace, &needle)
+                    || (needle.contains('/') && contains_ci(&p.key(), &needle))
                     || state.label().contains(&needle)
-                    || reason.to_lowercase().contains(&needle);
+                    || contains_ci(&pod_reason(p, state, waiting), &needle);
                 if !hit {
                     return None;
                 }
             }
             Some(PodRow {
                 pod: p.clone(),
-                key,
                 state,
-                reason,
             })
         })
         .collect();

@@ -143,7 +143,7 @@ fn detail_title(app: &App) -> Line<'static> {
     let mut spans = vec![Span::styled(" ", t.title)];
     match app.selected_pod() {
         Some(row) => {
-            spans.push(Span::styled(row.key.clone(), t.title));
+            spans.push(Span::styled(row.key(), t.title));
             spans.push(Span::styled(
                 format!(" · priority {}", row.pod.priority),
                 t.dim,

@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Row};
 use super::super::action::Focus;
 use super::super::app::{App, Hit};
 use super::super::format;
-use super::super::view::PodState;
+use super::super::view::{PodState, pod_reason};
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note, virtual_table};
 use crate::theme::Theme;
@@ -103,34 +103,23 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         |i| {
             let r = &pods[i];
             let st = state_style(&t, r.state);
-            let reason = match r.state {
-                PodState::Waiting => {
-                    let w = waiting.iter().find(|w| w.pod == r.key);
-                    match w.and_then(|w| w.next_deadline().map(|d| (w, d))) {
-                        Some((w, d)) => {
-                            let (txt, secs) = countdown(d, now);
-                            let style = if secs < 10 {
-                                t.countdown_urgent
-                            } else {
-                                t.countdown
-                            };
-                            return row(
-                                wide,
-                                r,
-                                st,
-                                Line::from(vec![
-                                    Span::styled(format!("Permit on {} ", w.node), st),
-                                    Span::styled(txt, style),
-                                ]),
-                                &t,
-                            );
-                        }
-                        None => Line::from(Span::styled(r.reason.clone(), st)),
-                    }
-                }
-                _ => Line::from(Span::styled(r.reason.clone(), reason_style(&t, r.state))),
-            };
-            row(wide, r, st, reason, &t)
+            let reason = pod_reason(&r.pod, r.state, waiting);
+            let mut line = Line::from(Span::styled(reason, reason_style(&t, r.state)));
+            if r.state == PodState::Waiting
+                && let Some(d) = waiting
+                    .iter()
+                    .find(|w| r.is(&w.pod))
+                    .and_then(|w| w.next_deadline())
+            {
+                let (txt, secs) = countdown(d, now);
+                let style = if secs < super::waiting::URGENT_SECS {
+                    t.countdown_urgent
+                } else {
+                    t.countdown
+                };
+                line.spans.push(Span::styled(format!(" {txt}"), style));
+            }
+            row(wide, r, st, line, &t)
         },
     );
     app.hits.push((rows_area, Hit::PodsRows));
@@ -139,7 +128,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
 
 fn reason_style(t: &Theme, s: PodState) -> Style {
     match s {
-        PodState::Pending | PodState::Bound => t.dim,
+        PodState::Pending | PodState::Bound | PodState::Waiting => t.dim,
         other => state_style(t, other),
     }
 }
@@ -163,11 +152,6 @@ fn row<'a>(
             Cell::from(reason),
         ])
     } else {
-        Row::new(vec![
-            sym,
-            Cell::from(r.key.clone()),
-            prio,
-            Cell::from(reason),
-        ])
+        Row::new(vec![sym, Cell::from(r.key()), prio, Cell::from(reason)])
     }
 }
