@@ -5,4 +5,5 @@ pub mod config;
 pub mod engine;
 pub mod model;
 pub mod render;
+pub mod synthetic;
 pub mod trace;
