@@ -4,6 +4,8 @@
 pub mod config;
 pub mod engine;
 pub mod model;
+pub mod render;
+pub mod synthetic;
 pub mod theme;
 pub mod trace;
 pub mod tui;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::engine::Framework;
+use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::model::{Cluster, Pod};
 use crate::trace::Trace;
 
@@ -27,6 +28,24 @@ where
     fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace {
         self(fw, cluster, pod, now)
     }
+}
+
+/// The engine's own cycle, with every filter run on every node: the Filters matrix
+/// shows each plugin's answer, not only the first rejection.
+pub fn engine_runner() -> Arc<dyn CycleRunner> {
+    Arc::new(
+        |fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp| {
+            run_cycle(
+                fw,
+                cluster,
+                pod,
+                &CycleOptions {
+                    all_filters: true,
+                    now,
+                },
+            )
+        },
+    )
 }
 
 /// What a trace depends on: the pod, the profile it ran with, and the cluster version.

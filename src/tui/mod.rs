@@ -30,7 +30,7 @@ use std::sync::mpsc::Receiver;
 
 pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
-pub use engine::{CycleRunner, TraceJob, TraceKey};
+pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
 pub use waiting::{Clock, SystemClock, WaitingList, WaitingPod, WaitingPods};
 
 use crate::engine::Framework;
@@ -53,6 +53,22 @@ pub struct TuiOptions {
     pub waiting: Option<Box<dyn WaitingPods>>,
     /// Cluster replacements from a data source (reload, live watch).
     pub updates: Option<Receiver<DataUpdate>>,
+}
+
+impl TuiOptions {
+    /// A snapshot in the TUI with the engine's cycle and the default theme.
+    pub fn new(cluster: Cluster, profiles: Vec<Framework>, source: impl Into<String>) -> Self {
+        TuiOptions {
+            cluster,
+            profiles,
+            runner: engine_runner(),
+            source: source.into(),
+            theme: None,
+            pod: None,
+            waiting: None,
+            updates: None,
+        }
+    }
 }
 
 fn env_var(k: &str) -> Option<String> {

@@ -630,6 +630,55 @@ fn mouse_selects_and_scrolls() {
     assert_eq!(f.app.node.as_deref(), Some("n2"));
 }
 
+#[test]
+fn real_engine_cycle_drives_the_panes() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut f = Fixture {
+        app: App::new(AppInit {
+            cluster: Arc::new(cluster()),
+            profiles: config.profiles.clone(),
+            runner: super::engine::engine_runner(),
+            clock: clock.clone(),
+            waiting: Box::new(super::waiting::WaitingList::default()),
+            theme: Theme::builtin("dark").expect("dark"),
+            theme_loader: Box::new(|_| {
+                Err(crate::theme::ThemeError::NotFound {
+                    name: String::new(),
+                    builtins: String::new(),
+                    searched: String::new(),
+                })
+            }),
+            source: "real engine".into(),
+            pod: Some("default/web".into()),
+        }),
+        clock,
+    };
+    f.settle();
+    assert_eq!(f.app.status, TraceStatus::Ready);
+    let cur = f.app.current.clone().expect("trace");
+    assert_eq!(cur.trace.nodes_total, 5);
+    assert!(
+        cur.trace.filter_all.is_some(),
+        "the TUI asks for every filter"
+    );
+    // n5 is tainted and web does not tolerate it.
+    let n5 = cur.trace.verdict("n5").expect("n5 evaluated");
+    assert_eq!(n5.plugin.as_deref(), Some("TaintToleration"));
+    for tab in Tab::ALL {
+        f.app.update(Action::SelectTab(tab));
+        let s = screen(&mut f.app, 130, 30);
+        assert!(!s.contains("replaying the scheduling cycle"), "{s}");
+    }
+    // The gated pod stops at PreEnqueue.
+    open_pod(&mut f, "team-a/gated");
+    let cur = f.app.current.clone().expect("trace");
+    assert!(matches!(
+        cur.trace.outcome,
+        crate::trace::Outcome::Gated { .. }
+    ));
+}
+
 /// Frame time at scale: 5,000 nodes, 150,000 pods, a 5,000-node all-filters trace,
 /// drawn into a 200x50 `TestBackend`. Run with
 /// `cargo test --release --lib frame_time -- --ignored --nocapture`.
