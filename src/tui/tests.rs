@@ -761,3 +761,91 @@ fn frame_time_5000_nodes() {
         report.join("\n")
     );
 }
+
+/// The same at scale with the engine's real cycle: the synthetic 5,000-node /
+/// 150,000-pod cluster, the default profile, every filter on every node. Run with
+/// `cargo test --release --lib frame_time_real -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn frame_time_real_engine_5000_nodes() {
+    use crate::synthetic::{ANTI_AFFINITY_POD, PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
+    use std::time::Instant;
+    let text = synthetic_cluster_json(&SyntheticSpec::default());
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut c = Cluster::new();
+    let items = v["items"].as_array().expect("items");
+    for it in items.iter().filter(|i| i["kind"] == "Node") {
+        let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(it.clone()).expect("node");
+        c.upsert_node(crate::model::Node::from_k8s(&n).expect("node"));
+    }
+    for it in items.iter().filter(|i| i["kind"] == "Pod") {
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(it.clone()).expect("pod");
+        c.upsert_pod(Pod::from_k8s(&p).expect("pod"));
+    }
+    drop(v);
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut app = App::new(AppInit {
+        cluster: Arc::new(c),
+        profiles: config.profiles.clone(),
+        runner: super::engine::engine_runner(),
+        clock,
+        waiting: Box::new(super::waiting::WaitingList::default()),
+        theme: Theme::builtin("dark").expect("dark"),
+        theme_loader: Box::new(|_| {
+            Err(crate::theme::ThemeError::NotFound {
+                name: String::new(),
+                builtins: String::new(),
+                searched: String::new(),
+            })
+        }),
+        source: "synthetic".into(),
+        pod: Some(PLAIN_POD.into()),
+    });
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).expect("terminal");
+    for pod in [PLAIN_POD, ANTI_AFFINITY_POD] {
+        app.update(Action::StartCommand);
+        for ch in format!("pod {pod}").chars() {
+            app.update(Action::InputChar(ch));
+        }
+        app.update(Action::InputSubmit);
+        let start = Instant::now();
+        while let Some(job) = app.take_job() {
+            let (k, t, v) = job.run_with_view();
+            app.trace_ready(k, t, v);
+        }
+        let cycle = start.elapsed();
+        let cur = app.current.clone().expect("trace");
+        let mut report = Vec::new();
+        for (label, tab, summary) in [
+            ("filters matrix", Tab::Filters, false),
+            ("filters summary", Tab::Filters, true),
+            ("scores", Tab::Scores, false),
+            ("node detail", Tab::Node, false),
+        ] {
+            app.update(Action::SelectTab(tab));
+            app.filters.summary = summary;
+            let frames = 100;
+            let t = Instant::now();
+            for i in 0..frames {
+                app.update(if i % 2 == 0 {
+                    Action::PageDown
+                } else {
+                    Action::Down
+                });
+                terminal.draw(|f| app.draw(f)).expect("draw");
+            }
+            report.push(format!(
+                "  {label:16} {:>10.2?}/frame",
+                t.elapsed() / frames
+            ));
+        }
+        println!(
+            "{pod}: cycle (all filters) + view {cycle:.2?}; {} feasible of {}; {}\n{}",
+            cur.trace.feasible.len(),
+            cur.trace.nodes_total,
+            cur.view.headline,
+            report.join("\n")
+        );
+    }
+}
