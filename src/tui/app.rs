@@ -421,15 +421,16 @@ impl App {
                 std::mem::swap(&mut self.compare.a, &mut self.compare.b);
             }
             Action::Allow => self.allow(),
-            Action::Reject => {
-                if let Some(w) = self.waiting.get(self.waiting_cur.selected) {
+            Action::Reject => match self.waiting.get(self.waiting_cur.selected) {
+                Some(w) => {
                     self.prompt = Some(Prompt {
                         kind: PromptKind::Reject { pod: w.pod.clone() },
                         text: String::new(),
                         before: String::new(),
-                    });
+                    })
                 }
-            }
+                None => self.flash("no waiting pod selected", true),
+            },
             Action::Mouse { kind, column, row } => self.mouse(kind, column, row),
             Action::Resize(..) => {}
             Action::Tick => {
@@ -912,7 +913,6 @@ impl App {
                 let max = c.trace.scores.len() + 1;
                 self.scores.column = self.scores.column.saturating_add_signed(delta).min(max);
             }
-            Tab::Preemption | Tab::Pipeline | Tab::Node | Tab::Compare | Tab::Profile => {}
             _ => {}
         }
     }

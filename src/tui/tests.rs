@@ -281,6 +281,8 @@ fn pod_without_profile_and_bound_pod() {
     assert_eq!(f.app.status, TraceStatus::Bound("n1".into()));
     keys(&mut f, "4");
     assert_eq!(f.app.node.as_deref(), Some("n1"));
+    // Its node, without counting it twice.
+    assert_snapshot!("node_of_bound_pod", screen(&mut f.app, 130, 24));
 }
 
 // ----- flows -----

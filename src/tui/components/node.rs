@@ -33,7 +33,10 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         );
         return;
     };
-    let pod = traced_pod(app).or_else(|| app.selected_pod().map(|r| r.pod.clone()));
+    // A bound pod is already counted on its node; only a pending one adds its request.
+    let pod = traced_pod(app)
+        .or_else(|| app.selected_pod().map(|r| r.pod.clone()))
+        .filter(|p| !p.is_bound());
     let cur = app.current.clone();
     let (left, right) = node_lines(&t, info, pod.as_deref(), cur.as_ref(), area.width);
     app.hits.push((area, Hit::DetailPane));
@@ -58,7 +61,10 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
 
 pub fn verdict_line(t: &Theme, cur: Option<&Current>, node: &str) -> Line<'static> {
     let Some(c) = cur else {
-        return Line::from(Span::styled("no trace for the selected pod", t.dim));
+        return Line::from(Span::styled(
+            "no replay for the selected pod (only pending pods are replayed)",
+            t.dim,
+        ));
     };
     let Some(&row) = c.view.row_of.get(node) else {
         return Line::from(Span::styled("· not evaluated in this cycle", t.not_run));
