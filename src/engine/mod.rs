@@ -2,6 +2,7 @@
 //! clock or files here.
 
 pub mod cycle;
+pub mod fit_error;
 pub mod framework;
 pub mod plugins;
 pub mod status;
