@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::framework::Plugin;
 
+pub mod default_preemption;
 pub mod not_modelled;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
@@ -102,8 +103,8 @@ pub fn registry() -> Registry {
         ),
         in_tree(
             "DefaultPreemption",
-            not_modelled::default_preemption,
-            Some(not_modelled::any_args),
+            default_preemption::new,
+            Some(default_preemption::default_args),
         ),
         in_tree(
             "NodeResourcesBalancedAllocation",
