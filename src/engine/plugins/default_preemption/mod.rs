@@ -360,7 +360,8 @@ pub struct Pdb {
     pub disrupted_pods: BTreeSet<String>,
 }
 
-/// All PDBs of the cluster, parsed once per preemption attempt.
+/// All PDBs of the cluster, parsed once per preemption attempt, sorted by namespace
+/// (the order of budgets does not change the split).
 pub fn pod_disruption_budgets(cluster: &Cluster) -> Vec<Pdb> {
     let mut out = Vec::new();
     for (key, pdb) in &cluster.pod_disruption_budgets {
@@ -388,12 +389,14 @@ pub fn pod_disruption_budgets(cluster: &Cluster) -> Vec<Pdb> {
                 .unwrap_or_default(),
         });
     }
+    out.sort_by(|a, b| a.namespace.cmp(&b.namespace));
     out
 }
 
 /// `filterPodsWithPDBViolation`: splits `pods` (order kept) into those whose eviction
 /// would exceed a matching budget's `disruptionsAllowed`, walking them in order and
-/// spending the budgets as it goes, and the rest.
+/// spending the budgets as it goes, and the rest. `pdbs` must be sorted by namespace,
+/// as [`pod_disruption_budgets`] returns them.
 pub fn filter_pods_with_pdb_violation(
     pods: &[Arc<Pod>],
     pdbs: &[Pdb],
@@ -405,8 +408,11 @@ pub fn filter_pods_with_pdb_violation(
         let mut violated = false;
         // A pod without labels matches no budget.
         if !pod.labels.is_empty() {
-            for (i, pdb) in pdbs.iter().enumerate() {
-                if pdb.namespace != pod.namespace || !pdb.selector.matches(&pod.labels) {
+            // `pdbs` is sorted by namespace: only the pod's namespace's slice.
+            let start = pdbs.partition_point(|p| p.namespace < pod.namespace);
+            let end = start + pdbs[start..].partition_point(|p| p.namespace == pod.namespace);
+            for (i, pdb) in pdbs.iter().enumerate().take(end).skip(start) {
+                if !pdb.selector.matches(&pod.labels) {
                     continue;
                 }
                 // Already being disrupted through the eviction API: budget spent.
