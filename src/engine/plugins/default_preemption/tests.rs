@@ -1179,3 +1179,34 @@ fn more_important_pod_order() {
     assert!(more_important_pod(&b, &d, now()));
     assert!(!more_important_pod(&a, &a, now()));
 }
+
+// ---------- through the config layer ----------
+
+#[test]
+fn config_defaults_and_errors_end_to_end() {
+    use crate::config::{ConfigError, SchedulerConfig};
+    let header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    let c = SchedulerConfig::defaults();
+    let fw = c.profile("default-scheduler").unwrap();
+    assert_eq!(
+        fw.plugin_args["DefaultPreemption"],
+        json!({"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100})
+    );
+    assert!(fw.post_filter.iter().any(|p| p.name() == NAME));
+
+    let body = "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args:\n      \
+                minCandidateNodesPercentage: 0\n      minCandidateNodesAbsolute: 0\n";
+    match SchedulerConfig::from_str(&format!("{header}{body}"), "t.yaml") {
+        Err(ConfigError::Invalid { errors, .. }) => assert_eq!(
+            errors,
+            vec![
+                "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 0: \
+                 cannot be zero at the same time as minCandidateNodesAbsolute",
+                "profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: 0: \
+                 cannot be zero at the same time as minCandidateNodesPercentage",
+            ]
+        ),
+        Err(e) => panic!("expected validation errors, got {e}"),
+        Ok(_) => panic!("expected validation errors"),
+    }
+}
