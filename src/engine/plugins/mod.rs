@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::framework::Plugin;
 
 pub mod default_binder;
+pub mod default_preemption;
 pub mod dynamic_resources;
 pub mod image_locality;
 pub mod node_affinity;
@@ -115,8 +116,8 @@ pub fn registry() -> Registry {
         ),
         in_tree(
             "DefaultPreemption",
-            not_modelled::default_preemption,
-            Some(not_modelled::any_args),
+            default_preemption::new,
+            Some(default_preemption::default_args),
         ),
         in_tree(
             "NodeResourcesBalancedAllocation",
