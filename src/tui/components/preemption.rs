@@ -120,14 +120,16 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             lines.push(Line::from(Span::styled(format!("  {l}"), t.text)));
         }
     }
-    let n = pf.victims.len();
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
-        format!(
-            "kube-scheduler would evict {n} pod{} and retry the pod later; this replay only shows the plan.",
-            plural(n)
-        ),
-        t.dim,
-    )));
+    if pf.nominated_node.is_some() {
+        let n = pf.victims.len();
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            format!(
+                "kube-scheduler would evict {n} pod{} and retry the pod later; this replay only shows the plan.",
+                plural(n)
+            ),
+            t.dim,
+        )));
+    }
     scroll_text(f, area, &t, lines, &mut app.preemption);
 }
