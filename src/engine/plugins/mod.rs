@@ -8,7 +8,13 @@ use std::sync::Arc;
 
 use super::framework::Plugin;
 
+pub mod csi_translation;
+pub mod node_volume_limits;
 pub mod not_modelled;
+pub mod volume_binding;
+pub mod volume_restrictions;
+pub mod volume_util;
+pub mod volume_zone;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
 /// entry) and validates them. `path` is the field path of the args object, e.g.
@@ -73,18 +79,14 @@ pub fn registry() -> Registry {
             not_modelled::node_resources_fit,
             Some(not_modelled::any_args),
         ),
-        in_tree(
-            "VolumeRestrictions",
-            not_modelled::volume_restrictions,
-            None,
-        ),
-        in_tree("NodeVolumeLimits", not_modelled::node_volume_limits, None),
+        in_tree("VolumeRestrictions", volume_restrictions::new, None),
+        in_tree("NodeVolumeLimits", node_volume_limits::new, None),
         in_tree(
             "VolumeBinding",
-            not_modelled::volume_binding,
-            Some(not_modelled::any_args),
+            volume_binding::new,
+            Some(volume_binding::default_args),
         ),
-        in_tree("VolumeZone", not_modelled::volume_zone, None),
+        in_tree("VolumeZone", volume_zone::new, None),
         in_tree(
             "PodTopologySpread",
             not_modelled::pod_topology_spread,
