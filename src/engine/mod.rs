@@ -8,3 +8,61 @@ pub mod status;
 
 pub use framework::{Ctx, CycleState, Framework};
 pub use status::{Code, Status};
+pub mod fit_error;
+
+/// Go's `time.Duration.String()` for whole and fractional seconds: `10s`, `1m0s`,
+/// `15m0s`, `1.5s`, `500ms`, `0s`.
+pub fn go_duration(d: std::time::Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000_000_000 {
+        return if nanos % 1_000_000 == 0 {
+            format!("{}ms", nanos / 1_000_000)
+        } else if nanos % 1_000 == 0 {
+            format!("{}µs", nanos / 1_000)
+        } else {
+            format!("{nanos}ns")
+        };
+    }
+    let total_secs = d.as_secs();
+    let frac = d.subsec_nanos();
+    let h = total_secs / 3600;
+    let m = (total_secs % 3600) / 60;
+    let s = total_secs % 60;
+    let mut secs = s.to_string();
+    if frac != 0 {
+        let f = format!("{frac:09}");
+        secs.push('.');
+        secs.push_str(f.trim_end_matches('0'));
+    }
+    if h > 0 {
+        format!("{h}h{m}m{secs}s")
+    } else if m > 0 {
+        format!("{m}m{secs}s")
+    } else {
+        format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn go_duration_strings() {
+        let cases = [
+            (Duration::from_secs(10), "10s"),
+            (Duration::from_secs(60), "1m0s"),
+            (Duration::from_secs(900), "15m0s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_millis(500), "500ms"),
+            (Duration::ZERO, "0s"),
+            (Duration::from_secs(3661), "1h1m1s"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(super::go_duration(d), want);
+        }
+    }
+}
