@@ -139,7 +139,11 @@ pub fn translate_pv(pv: &core::PersistentVolume) -> Result<Option<TranslatedPv>,
             handle
         }
         InTreePlugin::Cinder => {
-            let handle = spec.cinder.as_ref().map_or("", |s| &s.volume_id).to_string();
+            let handle = spec
+                .cinder
+                .as_ref()
+                .map_or("", |s| &s.volume_id)
+                .to_string();
             topology_in_tree_to_csi(
                 &mut affinity,
                 &labels,
@@ -327,7 +331,9 @@ fn gce_region_from_zones(zones: &[&str]) -> Result<String, String> {
     Ok(regions.into_iter().next().unwrap_or_default())
 }
 
-fn terms_mut(affinity: &mut Option<core::VolumeNodeAffinity>) -> Option<&mut Vec<core::NodeSelectorTerm>> {
+fn terms_mut(
+    affinity: &mut Option<core::VolumeNodeAffinity>,
+) -> Option<&mut Vec<core::NodeSelectorTerm>> {
     let terms = &mut affinity.as_mut()?.required.as_mut()?.node_selector_terms;
     (!terms.is_empty()).then_some(terms)
 }
@@ -337,12 +343,9 @@ fn has_key(affinity: &Option<core::VolumeNodeAffinity>, key: &str) -> bool {
         .as_ref()
         .and_then(|a| a.required.as_ref())
         .is_some_and(|r| {
-            r.node_selector_terms.iter().any(|t| {
-                t.match_expressions
-                    .iter()
-                    .flatten()
-                    .any(|e| e.key == key)
-            })
+            r.node_selector_terms
+                .iter()
+                .any(|t| t.match_expressions.iter().flatten().any(|e| e.key == key))
         })
 }
 
@@ -520,8 +523,10 @@ mod tests {
 
     #[test]
     fn gce_pd_handles_by_zone_labels() {
-        let zonal = pv(json!({"metadata": {"name": "p", "labels": {LABEL_ZONE: "us-central1-a"}},
-            "spec": {"gcePersistentDisk": {"pdName": "d"}}}));
+        let zonal = pv(
+            json!({"metadata": {"name": "p", "labels": {LABEL_ZONE: "us-central1-a"}},
+            "spec": {"gcePersistentDisk": {"pdName": "d"}}}),
+        );
         let t = translate_pv(&zonal).unwrap().unwrap();
         assert_eq!(t.driver, "pd.csi.storage.gke.io");
         assert_eq!(t.handle, "projects/UNSPECIFIED/zones/us-central1-a/disks/d");
@@ -565,7 +570,10 @@ mod tests {
         assert_eq!(
             keys(&t),
             vec![
-                ("topology.ebs.csi.aws.com/zone".into(), vec!["us-east-1a".into()]),
+                (
+                    "topology.ebs.csi.aws.com/zone".into(),
+                    vec!["us-east-1a".into()]
+                ),
                 (LABEL_REGION.into(), vec!["us-east-1".into()]),
             ]
         );
@@ -634,8 +642,10 @@ mod tests {
 
     #[test]
     fn vsphere_adds_zone_and_region_from_labels() {
-        let p = pv(json!({"metadata": {"name": "p", "labels": {LABEL_ZONE: "z1", LABEL_REGION: "r1"}},
-            "spec": {"vsphereVolume": {"volumePath": "[ds] v.vmdk"}}}));
+        let p = pv(
+            json!({"metadata": {"name": "p", "labels": {LABEL_ZONE: "z1", LABEL_REGION: "r1"}},
+            "spec": {"vsphereVolume": {"volumePath": "[ds] v.vmdk"}}}),
+        );
         let t = translate_pv(&p).unwrap().unwrap();
         assert_eq!(t.handle, "[ds] v.vmdk");
         assert_eq!(

@@ -3,6 +3,7 @@
 //! must not exceed the CSINode's allocatable count. In-tree volumes count under the
 //! CSI driver they migrate to, as v1.35 does.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -11,8 +12,7 @@ use k8s_openapi::api::storage::v1::CSINode;
 
 use super::csi_translation::{InTreePlugin, translate_inline, translate_pv};
 use super::volume_util::{
-    ephemeral_claim_name, lookup_pvc, pvc_class, pvc_name, pvc_namespace, pvc_not_found,
-    pvc_volume_name, volume_is_for_pod,
+    ephemeral_claim_name, lookup_pvc, pvc_class, pvc_not_found, pvc_volume_name, volume_is_for_pod,
 };
 use crate::engine::framework::{
     Ctx, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
@@ -29,14 +29,14 @@ pub const ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: &str = "node(s) exceed max volum
 /// handles: a claim gets the same handle in every pod, and never a real one.
 const UNBOUND_HANDLE_PREFIX: &str = "\u{0}unbound";
 
-/// `<driver>/<handle>` → driver.
-type VolumeMap = BTreeMap<String, String>;
+/// A volume's identity, `<driver>/<handle>` upstream; borrowed from the cluster
+/// except for unbound claims and translated in-tree volumes.
+type Key<'a> = (Cow<'a, str>, Cow<'a, str>);
 
-/// VolumeAttachments by node: `<attacher>/<handle>` → attacher. Built once per cycle
-/// rather than listing every attachment for every node.
+/// Per cycle: VolumeAttachments by node, `(attacher, handle)` of each.
 #[derive(Clone, Debug, Default)]
 struct State {
-    attachments: Arc<BTreeMap<String, VolumeMap>>,
+    attachments: Arc<BTreeMap<String, Vec<(String, String)>>>,
 }
 
 pub struct NodeVolumeLimits;
@@ -59,8 +59,8 @@ impl Plugin for NodeVolumeLimits {
 
 /// `isCSIMigrationOn`: a node with a CSINode object counts these in-tree plugins under
 /// their CSI driver (their migration is GA; Portworx's gate is locked on in 1.35).
-fn csi_migration_on(csi_node: Option<&CSINode>, plugin: InTreePlugin) -> bool {
-    csi_node.is_some()
+fn csi_migration_on(has_csi_node: bool, plugin: InTreePlugin) -> bool {
+    has_csi_node
         && matches!(
             plugin,
             InTreePlugin::AwsEbs
@@ -71,25 +71,9 @@ fn csi_migration_on(csi_node: Option<&CSINode>, plugin: InTreePlugin) -> bool {
         )
 }
 
-/// Why a pod's volumes could not be listed.
-enum ListError {
-    /// The new pod's claim is missing: it cannot run until the claim exists.
-    NotFound(String),
-    Other(String),
-}
-
-impl ListError {
-    fn status(self) -> Status {
-        match self {
-            ListError::NotFound(m) => Status::unresolvable(m),
-            ListError::Other(m) => Status::error(m),
-        }
-    }
-}
-
-/// `VolumeAttachment`s of every node, keyed like pod volumes.
-fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, VolumeMap> {
-    let mut out: BTreeMap<String, VolumeMap> = BTreeMap::new();
+/// `VolumeAttachment`s of every node whose PV is a CSI volume.
+fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for va in cluster.volume_attachments.values() {
         let spec = &va.spec;
         if spec.attacher.is_empty() {
@@ -106,122 +90,171 @@ fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, VolumeMap> {
         else {
             continue;
         };
-        out.entry(spec.node_name.clone()).or_default().insert(
-            format!("{}/{}", spec.attacher, csi.volume_handle),
-            spec.attacher.clone(),
-        );
+        out.entry(spec.node_name.clone())
+            .or_default()
+            .push((spec.attacher.clone(), csi.volume_handle.clone()));
+    }
+    for v in out.values_mut() {
+        v.sort();
+        v.dedup();
     }
     out
 }
 
-struct Lister<'c> {
+/// `getCSIDriverInfo`: the volume a claim uses, falling back to its storage class
+/// when it is unbound or its PV is missing. `None`: not counted.
+fn claim_key<'c>(
     cluster: &'c Cluster,
-    csi_node: Option<&'c CSINode>,
-    buf: String,
-}
-
-impl<'c> Lister<'c> {
-    /// `filterAttachableVolumes`: the CSI volumes of `pod` into `out`. For an existing
-    /// pod a missing claim is skipped; for the new pod it is fatal.
-    fn attachable(&mut self, pod: &Pod, new_pod: bool, out: &mut VolumeMap) -> Result<(), ListError> {
-        for v in &pod.volumes {
-            let (claim, ephemeral) = if let Some(c) = &v.persistent_volume_claim {
-                (c.claim_name.clone(), false)
-            } else if v.ephemeral.is_some() {
-                (ephemeral_claim_name(pod, v), true)
-            } else {
-                self.inline(v, pod, out)?;
-                continue;
-            };
-            if claim.is_empty() {
-                return Err(ListError::Other("PersistentVolumeClaim had no name".into()));
-            }
-            let Some(pvc) = lookup_pvc(self.cluster, &mut self.buf, &pod.namespace, &claim) else {
-                if new_pod {
-                    return Err(ListError::NotFound(format!(
-                        "looking up PVC {}/{claim}: {}",
-                        pod.namespace,
-                        pvc_not_found(&claim)
-                    )));
-                }
-                continue;
-            };
-            if ephemeral {
-                volume_is_for_pod(pod, pvc).map_err(ListError::Other)?;
-            }
-            if let Some((driver, handle)) = self.driver_info(pvc) {
-                out.insert(format!("{driver}/{handle}"), driver);
-            }
-        }
-        Ok(())
-    }
-
-    /// `checkAttachableInlineVolume`: a migratable in-tree inline volume counts under
-    /// its CSI driver when migration is on for the node.
-    fn inline(&self, v: &core::Volume, pod: &Pod, out: &mut VolumeMap) -> Result<(), ListError> {
-        let Some(plugin) = InTreePlugin::of_inline(v) else {
-            return Ok(());
-        };
-        if !csi_migration_on(self.csi_node, plugin) {
-            return Ok(());
-        }
-        match translate_inline(v, &pod.namespace) {
-            Ok(Some((driver, handle))) => {
-                out.insert(format!("{driver}/{handle}"), driver.to_string());
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(e) => Err(ListError::Other(format!(
-                "converting volume({}) from inline to csi: {e}",
-                v.name
-            ))),
-        }
-    }
-
-    /// `getCSIDriverInfo`: driver and handle of a claim's volume; falls back to the
-    /// storage class when the claim is unbound or its PV is missing.
-    fn driver_info(&self, pvc: &core::PersistentVolumeClaim) -> Option<(String, String)> {
-        let pv_name = pvc_volume_name(pvc);
-        if pv_name.is_empty() {
-            return self.driver_info_from_class(pvc);
-        }
-        let Some(pv) = self.cluster.persistent_volumes.get(pv_name) else {
-            return self.driver_info_from_class(pvc);
-        };
+    pvc: &'c core::PersistentVolumeClaim,
+    has_csi_node: bool,
+) -> Option<Key<'c>> {
+    let pv_name = pvc_volume_name(pvc);
+    let pv = (!pv_name.is_empty())
+        .then(|| cluster.persistent_volumes.get(pv_name))
+        .flatten();
+    if let Some(pv) = pv {
         if let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) {
-            return Some((csi.driver.clone(), csi.volume_handle.clone()));
+            return Some((
+                Cow::Borrowed(csi.driver.as_str()),
+                Cow::Borrowed(csi.volume_handle.as_str()),
+            ));
         }
         let plugin = InTreePlugin::of_pv(pv)?;
-        if !csi_migration_on(self.csi_node, plugin) {
+        if !csi_migration_on(has_csi_node, plugin) {
             return None;
         }
         // A PV that cannot be translated is not counted.
         let t = translate_pv(pv).ok()??;
-        Some((t.driver.to_string(), t.handle))
+        return Some((Cow::Borrowed(t.driver), Cow::Owned(t.handle)));
     }
+    // `getCSIDriverInfoFromSC`. Without a class the claim binds immediately, so it is
+    // bound before the pod schedules; not counting it is safe.
+    let class_name = pvc_class(pvc);
+    if class_name.is_empty() {
+        return None;
+    }
+    let class = cluster.storage_classes.get(class_name)?;
+    let handle = Cow::Owned(format!(
+        "{UNBOUND_HANDLE_PREFIX}-{}/{}",
+        pvc.metadata.namespace.as_deref().unwrap_or(""),
+        pvc.metadata.name.as_deref().unwrap_or("")
+    ));
+    match InTreePlugin::from_in_tree_name(&class.provisioner) {
+        Some(p) if !csi_migration_on(has_csi_node, p) => None,
+        Some(p) => Some((Cow::Borrowed(p.csi_driver()), handle)),
+        None => Some((Cow::Borrowed(class.provisioner.as_str()), handle)),
+    }
+}
 
-    fn driver_info_from_class(&self, pvc: &core::PersistentVolumeClaim) -> Option<(String, String)> {
-        let class_name = pvc_class(pvc);
-        // Without a class the claim binds immediately, so it is bound before the pod
-        // schedules; not counting it is safe.
-        if class_name.is_empty() {
-            return None;
-        }
-        let class = self.cluster.storage_classes.get(class_name)?;
-        let handle = format!(
-            "{UNBOUND_HANDLE_PREFIX}-{}/{}",
-            pvc_namespace(pvc),
-            pvc_name(pvc)
-        );
-        let provisioner = &class.provisioner;
-        if let Some(plugin) = InTreePlugin::from_in_tree_name(provisioner) {
-            if !csi_migration_on(self.csi_node, plugin) {
-                return None;
-            }
-            return Some((plugin.csi_driver().to_string(), handle));
-        }
-        Some((provisioner.clone(), handle))
+/// `checkAttachableInlineVolume`: a migratable in-tree inline volume counts under its
+/// CSI driver when migration is on for the node.
+fn inline_key(
+    v: &core::Volume,
+    pod: &Pod,
+    has_csi_node: bool,
+) -> Result<Option<Key<'static>>, String> {
+    let Some(plugin) = InTreePlugin::of_inline(v) else {
+        return Ok(None);
+    };
+    if !csi_migration_on(has_csi_node, plugin) {
+        return Ok(None);
     }
+    match translate_inline(v, &pod.namespace) {
+        Ok(Some((driver, handle))) => Ok(Some((Cow::Borrowed(driver), Cow::Owned(handle)))),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!(
+            "converting volume({}) from inline to csi: {e}",
+            v.name
+        )),
+    }
+}
+
+/// A pod volume that names a claim: its name and whether it is a generic ephemeral
+/// volume.
+fn claim_of<'p>(pod: &Pod, v: &'p core::Volume) -> Option<(Cow<'p, str>, bool)> {
+    if let Some(c) = &v.persistent_volume_claim {
+        Some((Cow::Borrowed(c.claim_name.as_str()), false))
+    } else if v.ephemeral.is_some() {
+        Some((Cow::Owned(ephemeral_claim_name(pod, v)), true))
+    } else {
+        None
+    }
+}
+
+/// The incoming pod's volumes (`filterAttachableVolumes` with `newPod`): a missing
+/// claim is fatal (UnschedulableAndUnresolvable), other problems are errors.
+fn new_pod_volumes<'c>(
+    cluster: &'c Cluster,
+    pod: &Pod,
+    has_csi_node: bool,
+) -> Result<Vec<Key<'c>>, Status> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for v in &pod.volumes {
+        let Some((claim, ephemeral)) = claim_of(pod, v) else {
+            match inline_key(v, pod, has_csi_node) {
+                Ok(Some(k)) => out.push(k),
+                Ok(None) => {}
+                Err(e) => return Err(Status::error(e)),
+            }
+            continue;
+        };
+        if claim.is_empty() {
+            return Err(Status::error("PersistentVolumeClaim had no name"));
+        }
+        let Some(pvc) = lookup_pvc(cluster, &mut buf, &pod.namespace, &claim) else {
+            return Err(Status::unresolvable(format!(
+                "looking up PVC {}/{claim}: {}",
+                pod.namespace,
+                pvc_not_found(&claim)
+            )));
+        };
+        if ephemeral {
+            volume_is_for_pod(pod, pvc).map_err(Status::error)?;
+        }
+        if let Some(k) = claim_key(cluster, pvc, has_csi_node) {
+            out.push(k);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The volumes of the pods on the node (`filterAttachableVolumes` of existing pods):
+/// claims that do not exist are skipped.
+fn attached_volumes<'c>(
+    cluster: &'c Cluster,
+    node: &NodeInfo,
+    has_csi_node: bool,
+) -> Result<Vec<Key<'c>>, String> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for pod in &node.pods {
+        for v in &pod.volumes {
+            let Some((claim, ephemeral)) = claim_of(pod, v) else {
+                if let Some(k) = inline_key(v, pod, has_csi_node)? {
+                    out.push(k);
+                }
+                continue;
+            };
+            if claim.is_empty() {
+                return Err("PersistentVolumeClaim had no name".into());
+            }
+            let Some(pvc) = lookup_pvc(cluster, &mut buf, &pod.namespace, &claim) else {
+                continue;
+            };
+            if ephemeral {
+                volume_is_for_pod(pod, pvc)?;
+            }
+            if let Some(k) = claim_key(cluster, pvc, has_csi_node) {
+                out.push(k);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// Allocatable volume counts per driver from the CSINode.
@@ -262,15 +295,11 @@ impl FilterPlugin for NodeVolumeLimits {
             return Status::success();
         }
         let csi_node = cx.cluster.csi_nodes.get(node.name());
-        let mut lister = Lister {
-            cluster: cx.cluster,
-            csi_node,
-            buf: String::new(),
+        let has_csi_node = csi_node.is_some();
+        let mut new_volumes = match new_pod_volumes(cx.cluster, pod, has_csi_node) {
+            Ok(v) => v,
+            Err(st) => return st,
         };
-        let mut new_volumes = VolumeMap::new();
-        if let Err(e) = lister.attachable(pod, true, &mut new_volumes) {
-            return e.status();
-        }
         if new_volumes.is_empty() {
             return Status::success();
         }
@@ -279,20 +308,17 @@ impl FilterPlugin for NodeVolumeLimits {
             return Status::success();
         }
 
-        let mut attached = VolumeMap::new();
-        for existing in &node.pods {
-            if let Err(e) = lister.attachable(existing, false, &mut attached) {
-                return Status::error(match e {
-                    ListError::NotFound(m) | ListError::Other(m) => m,
-                });
-            }
-        }
+        let attached = match attached_volumes(cx.cluster, node, has_csi_node) {
+            Ok(a) => a,
+            Err(e) => return Status::error(e),
+        };
         let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for (unique, driver) in &attached {
-            // A volume shared with a pod already on the node is attached only once.
-            new_volumes.remove(unique);
+        for (driver, _) in &attached {
             *attached_count.entry(driver).or_default() += 1;
         }
+        // A volume shared with a pod already on the node is attached only once.
+        new_volumes.retain(|k| attached.binary_search(k).is_err());
+        // Without PreFilter state, compute what it would hold.
         let computed;
         let attachments = match state.read::<State>(STATE_KEY) {
             Some(s) => &s.attachments,
@@ -301,16 +327,15 @@ impl FilterPlugin for NodeVolumeLimits {
                 &computed
             }
         };
-        if let Some(vas) = attachments.get(node.name()) {
-            for (unique, driver) in vas {
-                if !attached.contains_key(unique) {
-                    *attached_count.entry(driver).or_default() += 1;
-                }
+        for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
+            let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
+            if attached.binary_search(&key).is_err() {
+                *attached_count.entry(attacher).or_default() += 1;
             }
         }
 
         let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for driver in new_volumes.values() {
+        for (driver, _) in &new_volumes {
             *new_count.entry(driver).or_default() += 1;
         }
         for (driver, count) in new_count {
@@ -390,8 +415,10 @@ mod tests {
         if let Some(sc) = class {
             v["spec"]["storageClassName"] = json!(sc);
         }
-        c.persistent_volume_claims
-            .insert(format!("default/{name}"), serde_json::from_value(v).unwrap());
+        c.persistent_volume_claims.insert(
+            format!("default/{name}"),
+            serde_json::from_value(v).unwrap(),
+        );
     }
 
     fn class(c: &mut Cluster, name: &str, provisioner: &str) {
@@ -440,14 +467,22 @@ mod tests {
         for i in 1..=4 {
             bound(&mut c, i, EBS);
         }
-        c.csi_nodes.insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
-        c.csi_nodes.insert("n2".into(), csi_node("n2", &[(EBS, Some(1))], None));
-        c.csi_nodes.insert("n3".into(), csi_node("n3", &[(EBS, Some(5))], None));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        c.csi_nodes
+            .insert("n2".into(), csi_node("n2", &[(EBS, Some(1))], None));
+        c.csi_nodes
+            .insert("n3".into(), csi_node("n3", &[(EBS, Some(5))], None));
         let p = pod(pod_json("new", None, pvc_volumes(&["c4"])));
         let got = run(&c, &p).unwrap();
         assert_eq!(
             got,
-            vec![exceeded(), Status::success(), Status::success(), Status::success()]
+            vec![
+                exceeded(),
+                Status::success(),
+                Status::success(),
+                Status::success()
+            ]
         );
         assert_eq!(got[0].code, Code::Unschedulable);
 
@@ -473,7 +508,8 @@ mod tests {
         for i in 1..=3 {
             bound(&mut c, i, EBS);
         }
-        c.csi_nodes.insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
         let va = |name: &str, pv: &str| -> k8s_openapi::api::storage::v1::VolumeAttachment {
             serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
                 "attacher": EBS, "nodeName": "n1", "source": {"persistentVolumeName": pv}}}))
@@ -507,12 +543,17 @@ mod tests {
         claim(&mut c, "pending2", None, Some("sc"));
         claim(&mut c, "noclass", None, None);
         claim(&mut c, "missing-pv", Some("ghost"), Some("sc"));
-        c.csi_nodes.insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
         // The same unbound claim in two pods is one volume: 1 + 1 ≤ 2.
         let p = pod(pod_json("new", None, pvc_volumes(&["pending2"])));
         assert!(run(&c, &p).unwrap()[0].is_success());
         // A claim bound to a missing PV falls back to its class: 1 + 2 > 2.
-        let p = pod(pod_json("new", None, pvc_volumes(&["pending2", "missing-pv"])));
+        let p = pod(pod_json(
+            "new",
+            None,
+            pvc_volumes(&["pending2", "missing-pv"]),
+        ));
         assert_eq!(run(&c, &p).unwrap()[0], exceeded());
         // A claim without class is not counted.
         let p = pod(pod_json("new", None, pvc_volumes(&["noclass"])));
@@ -538,7 +579,8 @@ mod tests {
         claim(&mut c, "intree", Some("intree"), None);
         class(&mut c, "gp2", "kubernetes.io/aws-ebs");
         claim(&mut c, "dyn", None, Some("gp2"));
-        c.csi_nodes.insert("n1".into(), csi_node("n1", &[(EBS, Some(1))], None));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(1))], None));
         // n2 has no CSINode: migration is off there and nothing is limited.
         let cases: [(Value, Status); 5] = [
             // inline EBS vs the running inline EBS volume: 1 + 1 > 1.
@@ -582,6 +624,12 @@ mod tests {
                 "looking up PVC default/nope: persistentvolumeclaim \"nope\" not found"
             )
         );
+        // A claim volume without a claim name.
+        let p = pod(pod_json("new", None, pvc_volumes(&[""])));
+        assert_eq!(
+            run(&c, &p).unwrap()[0],
+            Status::error("PersistentVolumeClaim had no name")
+        );
         // Ephemeral volume whose claim is not owned by the pod: an error.
         claim(&mut c, "new-eph", None, Some("sc"));
         let p = pod(pod_json(
@@ -591,7 +639,9 @@ mod tests {
         ));
         assert_eq!(
             run(&c, &p).unwrap()[0],
-            Status::error("PVC default/new-eph was not created for pod default/new (pod is not owner)")
+            Status::error(
+                "PVC default/new-eph was not created for pod default/new (pod is not owner)"
+            )
         );
         // Ephemeral claim not created yet.
         let p = pod(pod_json(
@@ -613,9 +663,18 @@ mod tests {
         let cases = [
             (json!([]), true),
             (json!([{"name": "s", "secret": {"secretName": "s"}}]), true),
-            (json!([{"name": "g", "gcePersistentDisk": {"pdName": "d"}}]), false),
-            (json!([{"name": "f", "azureFile": {"secretName": "s", "shareName": "x"}}]), false),
-            (json!([{"name": "i", "iscsi": {"iqn": "q", "lun": 0, "targetPortal": "p"}}]), true),
+            (
+                json!([{"name": "g", "gcePersistentDisk": {"pdName": "d"}}]),
+                false,
+            ),
+            (
+                json!([{"name": "f", "azureFile": {"secretName": "s", "shareName": "x"}}]),
+                false,
+            ),
+            (
+                json!([{"name": "i", "iscsi": {"iqn": "q", "lun": 0, "targetPortal": "p"}}]),
+                true,
+            ),
             (pvc_volumes(&["x"]), false),
         ];
         for (vols, skip) in cases {

@@ -7,13 +7,13 @@
 //! With `StorageCapacityScoring` off (1.35 default) there is no scorer, so PreScore
 //! always skips.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1 as core;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::csi_translation::{InTreePlugin, translate_pv};
 use super::volume_util::{
@@ -35,7 +35,8 @@ pub const NAME: &str = "VolumeBinding";
 const STATE_KEY: &str = "VolumeBinding";
 
 pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) didn't match PersistentVolume's node affinity";
-pub const ERR_REASON_BIND_CONFLICT: &str = "node(s) didn't find available persistent volumes to bind";
+pub const ERR_REASON_BIND_CONFLICT: &str =
+    "node(s) didn't find available persistent volumes to bind";
 pub const ERR_REASON_NOT_ENOUGH_SPACE: &str = "node(s) did not have enough free storage";
 pub const ERR_REASON_PV_NOT_EXIST: &str =
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
@@ -272,6 +273,43 @@ struct Candidate {
     affinity: PvAffinity,
 }
 
+/// One allowedTopologies term: every key must have one of its values.
+type TopologyTerm = Vec<(String, Vec<String>)>;
+
+/// A claim's candidate PVs, indexed so that a node only looks at the PVs its labels
+/// can match (local PVs pinned to one host are the common case).
+#[derive(Debug, Default)]
+struct Candidates {
+    all: Vec<Candidate>,
+    /// Pre-bound candidates, in order.
+    prebound: Vec<usize>,
+    /// Others whose affinity has a single term with an `In` requirement: by that
+    /// requirement's key, then value.
+    by_label: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    /// Others, checked on every node.
+    scan: Vec<usize>,
+}
+
+impl Candidates {
+    fn new(all: Vec<Candidate>) -> Candidates {
+        let mut c = Candidates::default();
+        for (i, cand) in all.iter().enumerate() {
+            if cand.prebound {
+                c.prebound.push(i);
+            } else if let Some((key, values)) = cand.affinity.index_hint() {
+                let by_value = c.by_label.entry(key.to_string()).or_default();
+                for v in values {
+                    by_value.entry(v.clone()).or_default().push(i);
+                }
+            } else {
+                c.scan.push(i);
+            }
+        }
+        c.all = all;
+        c
+    }
+}
+
 /// How a claim without a matching PV would be provisioned (`checkVolumeProvisions`),
 /// minus the node-dependent checks.
 #[derive(Debug)]
@@ -283,7 +321,7 @@ enum Provisioning {
         provisioner: String,
         /// `None`: no allowedTopologies, any node. Terms that select nothing are
         /// dropped.
-        topology: Option<Vec<Vec<(String, Vec<String>)>>>,
+        topology: Option<Vec<TopologyTerm>>,
         /// `None`: capacity is not tracked for this claim.
         capacity: Option<Vec<Selector>>,
     },
@@ -294,7 +332,7 @@ struct DelayClaim {
     key: String,
     request: Quantity,
     selected_node: Option<String>,
-    candidates: Result<Vec<Candidate>, String>,
+    candidates: Result<Candidates, String>,
     provisioning: Provisioning,
 }
 
@@ -326,7 +364,10 @@ fn not_found() -> Status {
     Status::error("not found")
 }
 
-fn is_volume_bound_to_claim(pv: &core::PersistentVolume, pvc: &core::PersistentVolumeClaim) -> bool {
+fn is_volume_bound_to_claim(
+    pv: &core::PersistentVolume,
+    pvc: &core::PersistentVolumeClaim,
+) -> bool {
     let Some(r) = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()) else {
         return false;
     };
@@ -510,7 +551,7 @@ fn capacity_check(
 }
 
 /// `MatchTopologySelectorTerms`.
-fn topology_matches(terms: &[Vec<(String, Vec<String>)>], labels: &Labels) -> bool {
+fn topology_matches(terms: &[TopologyTerm], labels: &Labels) -> bool {
     terms.iter().any(|reqs| {
         reqs.iter()
             .all(|(k, vals)| labels.get(k).is_some_and(|v| vals.contains(v)))
@@ -533,7 +574,9 @@ fn pod_has_pvcs(cluster: &Cluster, pod: &Pod) -> Result<bool, String> {
         has = true;
         let Some(pvc) = lookup_pvc(cluster, &mut buf, &pod.namespace, &name) else {
             return Err(if ephemeral {
-                format!("waiting for ephemeral volume controller to create the persistentvolumeclaim {name:?}")
+                format!(
+                    "waiting for ephemeral volume controller to create the persistentvolumeclaim {name:?}"
+                )
             } else {
                 pvc_not_found(&name)
             });
@@ -620,9 +663,7 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
                     })
                     .map(|p| {
                         let t = translate_pv(pv)
-                            .map(|t| {
-                                PvAffinity::of(t.and_then(|t| t.node_affinity).as_ref())
-                            })
+                            .map(|t| PvAffinity::of(t.and_then(|t| t.node_affinity).as_ref()))
                             .map_err(|e| format!("could not translate pv: {e}"));
                         (p.in_tree_name(), t)
                     }),
@@ -648,7 +689,7 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
                 .as_ref()
                 .and_then(|a| a.get(ANN_SELECTED_NODE))
                 .cloned(),
-            candidates: candidates(cluster, pvc, &key, class, request),
+            candidates: candidates(cluster, pvc, &key, class, request).map(Candidates::new),
             provisioning: provisioning(cluster, pvc, &key, class),
             request,
             key,
@@ -660,20 +701,56 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
     ClaimsOutcome::Ok(claims)
 }
 
-/// The result of `FindPodVolumes` on one node.
-struct Found {
-    volumes: PodVolumes,
+/// The result of `FindPodVolumes` on one node, by claim index into
+/// `PodClaims::delay` (names are only materialised for the reserved node).
+struct Found<'c> {
+    static_bindings: Vec<(usize, &'c str)>,
+    dynamic_provisions: Vec<usize>,
     reasons: Vec<&'static str>,
 }
 
+impl Found<'_> {
+    fn pod_volumes(&self, claims: &PodClaims) -> PodVolumes {
+        PodVolumes {
+            static_bindings: self
+                .static_bindings
+                .iter()
+                .map(|&(i, pv)| StaticBinding {
+                    claim: claims.delay[i].key.clone(),
+                    pv: pv.to_string(),
+                })
+                .collect(),
+            dynamic_provisions: self
+                .dynamic_provisions
+                .iter()
+                .filter_map(|&i| match &claims.delay[i].provisioning {
+                    Provisioning::Possible {
+                        class, provisioner, ..
+                    } => Some(DynamicProvision {
+                        claim: claims.delay[i].key.clone(),
+                        storage_class: class.clone(),
+                        provisioner: provisioner.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// `FindPodVolumes`: `Err` aborts the cycle with an Error status.
-fn find_pod_volumes(cluster: &Cluster, claims: &PodClaims, node: &NodeInfo) -> Result<Found, String> {
+fn find_pod_volumes<'c>(
+    cluster: &Cluster,
+    claims: &'c PodClaims,
+    node: &NodeInfo,
+) -> Result<Found<'c>, String> {
     let labels = &node.node.labels;
     let mut bound_satisfied = true;
     let mut unbound_satisfied = true;
     let mut sufficient_storage = true;
     let mut pvs_found = true;
-    let mut volumes = PodVolumes::default();
+    let mut static_bindings = Vec::new();
+    let mut dynamic_provisions = Vec::new();
 
     'find: {
         if !claims.bound.is_empty() {
@@ -705,10 +782,7 @@ fn find_pod_volumes(cluster: &Cluster, claims: &PodClaims, node: &NodeInfo) -> R
                 match find_matching_volume(c, labels, &chosen)? {
                     Some(pv) => {
                         chosen.insert(pv);
-                        volumes.static_bindings.push(StaticBinding {
-                            claim: c.key.clone(),
-                            pv: pv.to_string(),
-                        });
+                        static_bindings.push((i, pv));
                     }
                     None => {
                         found_all = false;
@@ -723,7 +797,7 @@ fn find_pod_volumes(cluster: &Cluster, claims: &PodClaims, node: &NodeInfo) -> R
                 check_volume_provisions(claims, &to_provision, labels)?;
             unbound_satisfied = satisfied;
             sufficient_storage = sufficient;
-            volumes.dynamic_provisions = provisions;
+            dynamic_provisions = provisions;
         }
     }
 
@@ -740,7 +814,11 @@ fn find_pod_volumes(cluster: &Cluster, claims: &PodClaims, node: &NodeInfo) -> R
     if !pvs_found {
         reasons.push(ERR_REASON_PV_NOT_EXIST);
     }
-    Ok(Found { volumes, reasons })
+    Ok(Found {
+        static_bindings,
+        dynamic_provisions,
+        reasons,
+    })
 }
 
 /// `checkBoundClaims`: (node affinity satisfied, every PV exists).
@@ -749,7 +827,15 @@ fn check_bound_claims(
     bound: &[BoundClaim],
     node: &NodeInfo,
 ) -> Result<(bool, bool), String> {
-    let migrated = migrated_plugins(cluster.csi_nodes.get(node.name()));
+    // Only in-tree PVs need the node's migrated plugins.
+    let migrated = if bound
+        .iter()
+        .any(|c| c.pv.as_ref().is_some_and(|pv| pv.migrated.is_some()))
+    {
+        migrated_plugins(cluster.csi_nodes.get(node.name()))
+    } else {
+        Vec::new()
+    };
     for c in bound {
         let Some(pv) = &c.pv else {
             return Ok((true, false));
@@ -774,21 +860,36 @@ fn find_matching_volume<'c>(
     labels: &Labels,
     chosen: &BTreeSet<&str>,
 ) -> Result<Option<&'c str>, String> {
-    let candidates = claim.candidates.as_ref().map_err(Clone::clone)?;
-    let mut smallest: Option<&Candidate> = None;
-    for c in candidates {
-        if chosen.contains(c.name.as_str()) {
-            continue;
-        }
-        let fits = c.affinity.matches(labels);
-        if c.prebound {
-            return Ok(fits.then_some(c.name.as_str()));
-        }
-        if fits && smallest.is_none_or(|s| s.capacity > c.capacity) {
-            smallest = Some(c);
+    let cands = claim.candidates.as_ref().map_err(Clone::clone)?;
+    // The first pre-bound PV in listing order decides, whatever comes before it.
+    for &i in &cands.prebound {
+        let c = &cands.all[i];
+        if !chosen.contains(c.name.as_str()) {
+            return Ok(c.affinity.matches(labels).then_some(c.name.as_str()));
         }
     }
-    Ok(smallest.map(|c| c.name.as_str()))
+    // The smallest fitting PV; among equals the first listed.
+    let mut best: Option<usize> = None;
+    let mut consider = |i: usize| {
+        let c = &cands.all[i];
+        if chosen.contains(c.name.as_str()) || !c.affinity.matches(labels) {
+            return;
+        }
+        let better = best.is_none_or(|b| {
+            let bc = &cands.all[b];
+            c.capacity < bc.capacity || (c.capacity == bc.capacity && i < b)
+        });
+        if better {
+            best = Some(i);
+        }
+    };
+    cands.scan.iter().for_each(|&i| consider(i));
+    for (key, by_value) in &cands.by_label {
+        if let Some(list) = labels.get(key).and_then(|v| by_value.get(v)) {
+            list.iter().for_each(|&i| consider(i));
+        }
+    }
+    Ok(best.map(|i| cands.all[i].name.as_str()))
 }
 
 /// `checkVolumeProvisions`: (provisioning possible, storage sufficient, provisions).
@@ -796,7 +897,7 @@ fn check_volume_provisions(
     claims: &PodClaims,
     to_provision: &[usize],
     labels: &Labels,
-) -> Result<(bool, bool, Vec<DynamicProvision>), String> {
+) -> Result<(bool, bool, Vec<usize>), String> {
     let mut out = Vec::new();
     for &i in to_provision {
         let c = &claims.delay[i];
@@ -804,10 +905,7 @@ fn check_volume_provisions(
             Provisioning::Error(e) => return Err(e.clone()),
             Provisioning::Unsupported => return Ok((false, true, Vec::new())),
             Provisioning::Possible {
-                class,
-                provisioner,
-                topology,
-                capacity,
+                topology, capacity, ..
             } => {
                 if topology
                     .as_ref()
@@ -821,11 +919,7 @@ fn check_volume_provisions(
                 {
                     return Ok((true, false, Vec::new()));
                 }
-                out.push(DynamicProvision {
-                    claim: c.key.clone(),
-                    storage_class: class.clone(),
-                    provisioner: provisioner.clone(),
-                });
+                out.push(i);
             }
         }
     }
@@ -914,7 +1008,7 @@ impl ReservePlugin for VolumeBinding {
             find_pod_volumes(cx.cluster, claims, info)
                 .ok()
                 .filter(|f| f.reasons.is_empty())
-                .map(|f| (claims.delay.is_empty(), f.volumes))
+                .map(|f| (claims.delay.is_empty(), f.pod_volumes(claims)))
         });
         match found {
             // No volumes recorded for the node (the pod has no claims).
@@ -949,7 +1043,7 @@ impl PreBindPlugin for VolumeBinding {
         if s.all_bound {
             return Status::skip();
         }
-        if !s.reserved.as_ref().is_some_and(|(n, _)| n == node) {
+        if s.reserved.as_ref().is_none_or(|(n, _)| n != node) {
             return Status::error(format!("no pod volumes found for node {node:?}"));
         }
         Status::success()
@@ -998,6 +1092,7 @@ mod tests {
     use super::*;
     use crate::engine::status::Code;
     use crate::model::testing::{cluster, pod};
+    use serde_json::json;
 
     fn node(name: &str, extra: Value) -> Value {
         let mut labels = json!({"kubernetes.io/hostname": name});
@@ -1019,8 +1114,10 @@ mod tests {
             .iter()
             .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
             .collect();
-        pod(json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
-            "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": vols}}))
+        pod(
+            json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": vols}}),
+        )
     }
 
     fn add(c: &mut Cluster, objs: Vec<Value>) {
@@ -1028,8 +1125,10 @@ mod tests {
             let name = o["metadata"]["name"].as_str().unwrap().to_string();
             match o["kind"].as_str().unwrap() {
                 "PersistentVolumeClaim" => {
-                    c.persistent_volume_claims
-                        .insert(format!("default/{name}"), serde_json::from_value(o).unwrap());
+                    c.persistent_volume_claims.insert(
+                        format!("default/{name}"),
+                        serde_json::from_value(o).unwrap(),
+                    );
                 }
                 "PersistentVolume" => {
                     c.persistent_volumes
@@ -1043,7 +1142,8 @@ mod tests {
                     c.csi_nodes.insert(name, serde_json::from_value(o).unwrap());
                 }
                 "CSIDriver" => {
-                    c.csi_drivers.insert(name, serde_json::from_value(o).unwrap());
+                    c.csi_drivers
+                        .insert(name, serde_json::from_value(o).unwrap());
                 }
                 "CSIStorageCapacity" => {
                     c.csi_storage_capacities
@@ -1151,11 +1251,20 @@ mod tests {
         );
         let cases: [(&[&str], Status); 9] = [
             (&[], Status::skip()),
-            (&["nope"], Status::unresolvable("persistentvolumeclaim \"nope\" not found")),
+            (
+                &["nope"],
+                Status::unresolvable("persistentvolumeclaim \"nope\" not found"),
+            ),
             (&["imm"], Status::unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)),
             // A class that does not exist counts as Immediate.
-            (&["ghostclass"], Status::unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)),
-            (&["prebound"], Status::unresolvable(ERR_REASON_UNBOUND_IMMEDIATE)),
+            (
+                &["ghostclass"],
+                Status::unresolvable(ERR_REASON_UNBOUND_IMMEDIATE),
+            ),
+            (
+                &["prebound"],
+                Status::unresolvable(ERR_REASON_UNBOUND_IMMEDIATE),
+            ),
             (
                 &["nomode"],
                 Status::error("VolumeBindingMode not set for StorageClass \"nomode\""),
@@ -1186,9 +1295,11 @@ mod tests {
                 "metadata": {"name": "p-other", "namespace": "default"}, "spec": {}})],
         );
         let eph = |vol: &str| {
-            pod(json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+            pod(
+                json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
                 "spec": {"containers": [{"name": "c", "image": "i"}],
-                    "volumes": [{"name": vol, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]}}))
+                    "volumes": [{"name": vol, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]}}),
+            )
         };
         assert_eq!(
             prefilter(&c, &eph("scratch")).1,
@@ -1230,7 +1341,11 @@ mod tests {
         add(
             &mut c,
             vec![
-                class("local-wffc", NOT_SUPPORTED_PROVISIONER, "WaitForFirstConsumer"),
+                class(
+                    "local-wffc",
+                    NOT_SUPPORTED_PROVISIONER,
+                    "WaitForFirstConsumer",
+                ),
                 class("other", NOT_SUPPORTED_PROVISIONER, "WaitForFirstConsumer"),
                 local_pv("pv-a", "local-wffc", "10Gi", "n1"),
                 local_pv("pv-b", "local-wffc", "2Gi", "n2"),
@@ -1264,20 +1379,37 @@ mod tests {
             (pv(json!({})), true),
             (pv(json!({"capacity": {"storage": "1Gi"}})), false),
             (pv(json!({"accessModes": ["ReadOnlyMany"]})), false),
-            (pv(json!({"accessModes": ["ReadWriteOnce", "ReadOnlyMany"]})), true),
+            (
+                pv(json!({"accessModes": ["ReadWriteOnce", "ReadOnlyMany"]})),
+                true,
+            ),
             (pv(json!({"volumeMode": "Block"})), false),
             (pv(json!({"phase": "Released"})), false),
-            (pv(json!({"deletionTimestamp": "2025-01-01T00:00:00Z"})), false),
-            (pv(json!({"claimRef": {"namespace": "default", "name": "someone-else"}})), false),
+            (
+                pv(json!({"deletionTimestamp": "2025-01-01T00:00:00Z"})),
+                false,
+            ),
+            (
+                pv(json!({"claimRef": {"namespace": "default", "name": "someone-else"}})),
+                false,
+            ),
             (pv(json!({"volumeAttributesClassName": "gold"})), false),
             (pv(json!({"storageClassName": "other"})), false),
             (pv(json!({"labels": {"tier": "fast"}})), true),
             (pv(json!({"labels": {"tier": "slow"}})), false),
-            (pv(json!({"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n9"]}]}]}}})), false),
+            (
+                pv(
+                    json!({"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n9"]}]}]}}}),
+                ),
+                false,
+            ),
             // Pre-bound to this claim: chosen even if Released and not Available.
-            (pv(json!({"phase": "Released",
-                "claimRef": {"namespace": "default", "name": "data"}})), true),
+            (
+                pv(json!({"phase": "Released",
+                "claimRef": {"namespace": "default", "name": "data"}})),
+                true,
+            ),
         ];
         for (pvj, want) in cases {
             let mut c = cluster(nodes(&["n1"]), vec![]);
@@ -1338,11 +1470,16 @@ mod tests {
             ],
         );
         let (state, _) = prefilter(&c, &incoming(&["b", "a"]));
-        let claims = state.read::<State>(STATE_KEY).unwrap().claims.clone().unwrap();
+        let claims = state
+            .read::<State>(STATE_KEY)
+            .unwrap()
+            .claims
+            .clone()
+            .unwrap();
         let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
         assert!(f.reasons.is_empty());
         assert_eq!(
-            f.volumes.static_bindings,
+            f.pod_volumes(&claims).static_bindings,
             vec![
                 StaticBinding {
                     claim: "default/a".into(),
@@ -1359,6 +1496,57 @@ mod tests {
             run(&c, &incoming(&["a", "b", "c"])).unwrap()[0],
             uu(&[ERR_REASON_BIND_CONFLICT])
         );
+    }
+
+    #[test]
+    fn indexed_and_scanned_candidates_pick_the_same_pv() {
+        let mut c = cluster(nodes(&["n1", "n2"]), vec![]);
+        let mut anywhere = local_pv("c-anywhere", "sc", "8Gi", "n1");
+        anywhere["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("nodeAffinity");
+        let mut two_terms = local_pv("d-two-terms", "sc", "7Gi", "n1");
+        two_terms["spec"]["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n2"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n9"]}]}]}});
+        add(
+            &mut c,
+            vec![
+                class("sc", NOT_SUPPORTED_PROVISIONER, "WaitForFirstConsumer"),
+                local_pv("a-n1", "sc", "9Gi", "n1"),
+                local_pv("b-n1", "sc", "9Gi", "n1"),
+                anywhere,
+                two_terms,
+                unbound_pvc("data", "sc", "5Gi"),
+            ],
+        );
+        let (state, _) = prefilter(&c, &incoming(&["data"]));
+        let claims = state
+            .read::<State>(STATE_KEY)
+            .unwrap()
+            .claims
+            .clone()
+            .unwrap();
+        let pick = |node: usize| {
+            let f = find_pod_volumes(&c, &claims, &c.nodes()[node]).unwrap();
+            f.pod_volumes(&claims).static_bindings[0].pv.clone()
+        };
+        // n1: a-n1, b-n1 (9Gi, indexed) and c-anywhere (8Gi, scanned): the smallest.
+        assert_eq!(pick(0), "c-anywhere");
+        // n2: d-two-terms (7Gi, scanned, first term matches).
+        assert_eq!(pick(1), "d-two-terms");
+        // Without the smaller ones, equal sizes go to the first listed.
+        c.persistent_volumes.remove("c-anywhere");
+        let (state, _) = prefilter(&c, &incoming(&["data"]));
+        let claims = state
+            .read::<State>(STATE_KEY)
+            .unwrap()
+            .claims
+            .clone()
+            .unwrap();
+        let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
+        assert_eq!(f.pod_volumes(&claims).static_bindings[0].pv, "a-n1");
     }
 
     #[test]
@@ -1404,7 +1592,10 @@ mod tests {
         // maximumVolumeSize (10Gi) is below the request: no node has room.
         assert_eq!(
             run(&c, &incoming(&["big"])).unwrap(),
-            vec![uu(&[ERR_REASON_NOT_ENOUGH_SPACE]), uu(&[ERR_REASON_NOT_ENOUGH_SPACE])]
+            vec![
+                uu(&[ERR_REASON_NOT_ENOUGH_SPACE]),
+                uu(&[ERR_REASON_NOT_ENOUGH_SPACE])
+            ]
         );
         assert_eq!(run(&c, &incoming(&["x"])).unwrap(), vec![ok.clone(), ok]);
     }
@@ -1436,8 +1627,14 @@ mod tests {
     fn migrated_in_tree_pv_uses_csi_topology() {
         let mut c = cluster(
             vec![
-                node("legacy", json!({"topology.kubernetes.io/zone": "us-east-1a"})),
-                node("csi", json!({"topology.ebs.csi.aws.com/zone": "us-east-1a"})),
+                node(
+                    "legacy",
+                    json!({"topology.kubernetes.io/zone": "us-east-1a"}),
+                ),
+                node(
+                    "csi",
+                    json!({"topology.ebs.csi.aws.com/zone": "us-east-1a"}),
+                ),
             ],
             vec![],
         );
@@ -1459,11 +1656,45 @@ mod tests {
             run(&c, &incoming(&["data"])).unwrap(),
             vec![Status::success(), Status::success()]
         );
-        // Without the translation the CSI-labelled node would not match.
+        // Without the translation the CSI-labelled node (first by name) would not
+        // match.
         c.csi_nodes.clear();
         assert_eq!(
             run(&c, &incoming(&["data"])).unwrap(),
-            vec![Status::success(), uu(&[ERR_REASON_NODE_CONFLICT])]
+            vec![uu(&[ERR_REASON_NODE_CONFLICT]), Status::success()]
+        );
+    }
+
+    #[test]
+    fn filter_errors() {
+        let mut c = cluster(nodes(&["n1"]), vec![]);
+        let mut bad_sel = unbound_pvc("badsel", "sc", "1Gi");
+        bad_sel["spec"]["selector"] =
+            json!({"matchExpressions": [{"key": "k", "operator": "Foo", "values": ["v"]}]});
+        add(
+            &mut c,
+            vec![
+                class("sc", NOT_SUPPORTED_PROVISIONER, "WaitForFirstConsumer"),
+                bad_sel,
+                json!({"kind": "PersistentVolume", "metadata": {"name": "azure"},
+                    "spec": {"azureDisk": {"diskName": "d", "diskURI": "uri"}}}),
+                bound_pvc("azure", "azure"),
+                json!({"kind": "CSINode", "metadata": {"name": "n1",
+                    "annotations": {"storage.alpha.kubernetes.io/migrated-plugins":
+                        "kubernetes.io/azure-disk,kubernetes.io/gce-pd"}},
+                    "spec": {"drivers": []}}),
+            ],
+        );
+        assert_eq!(
+            run(&c, &incoming(&["badsel"])).unwrap()[0],
+            Status::error(
+                "error creating internal label selector for claim: default/badsel: \"Foo\" is not a valid label selector operator"
+            )
+        );
+        // An Azure disk without kind defaults to Shared, which does not translate.
+        assert_eq!(
+            run(&c, &incoming(&["azure"])).unwrap()[0],
+            Status::error("could not translate pv: kind(Shared) is not supported in csi migration")
         );
     }
 
@@ -1536,13 +1767,19 @@ mod tests {
         let p = incoming(&["done"]);
         let (mut state, _) = prefilter(&c, &p);
         assert!(pl.reserve(&cx, &mut state, &p, "n1").is_success());
-        assert_eq!(pl.pre_bind_pre_flight(&cx, &state, &p, "n1"), Status::skip());
+        assert_eq!(
+            pl.pre_bind_pre_flight(&cx, &state, &p, "n1"),
+            Status::skip()
+        );
         // No claims at all: likewise.
         let p = incoming(&[]);
         let (mut state, st) = prefilter(&c, &p);
         assert_eq!(st, Status::skip());
         assert!(pl.reserve(&cx, &mut state, &p, "n1").is_success());
-        assert_eq!(pl.pre_bind_pre_flight(&cx, &state, &p, "n1"), Status::skip());
+        assert_eq!(
+            pl.pre_bind_pre_flight(&cx, &state, &p, "n1"),
+            Status::skip()
+        );
     }
 
     #[test]

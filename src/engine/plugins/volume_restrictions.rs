@@ -134,10 +134,7 @@ impl PreFilterPlugin for VolumeRestrictions {
             };
             let Some(pvc) = lookup_pvc(cx.cluster, &mut buf, &pod.namespace, &claim.claim_name)
             else {
-                return (
-                    None,
-                    Status::unresolvable(pvc_not_found(&claim.claim_name)),
-                );
+                return (None, Status::unresolvable(pvc_not_found(&claim.claim_name)));
             };
             let modes = pvc.spec.as_ref().and_then(|s| s.access_modes.as_ref());
             if modes.is_some_and(|m| m.iter().any(|m| m == "ReadWriteOncePod")) {
@@ -279,10 +276,13 @@ mod tests {
     fn disk_conflicts() {
         let gce = |pd: &str, ro: bool| json!({"name": "g", "gcePersistentDisk": {"pdName": pd, "readOnly": ro}});
         let ebs = |id: &str| json!({"name": "e", "awsElasticBlockStore": {"volumeID": id}});
-        let iscsi = |iqn: &str, ro: bool| json!({"name": "i", "iscsi": {"iqn": iqn, "lun": 0,
-            "targetPortal": "p", "readOnly": ro}});
+        let iscsi = |iqn: &str, ro: bool| {
+            json!({"name": "i", "iscsi": {"iqn": iqn, "lun": 0,
+            "targetPortal": "p", "readOnly": ro}})
+        };
         let rbd = |mons: &[&str], pool: Option<&str>, image: &str, ro: bool| {
-            let mut v = json!({"name": "r", "rbd": {"monitors": mons, "image": image, "readOnly": ro}});
+            let mut v =
+                json!({"name": "r", "rbd": {"monitors": mons, "image": image, "readOnly": ro}});
             if let Some(p) = pool {
                 v["rbd"]["pool"] = json!(p);
             }
@@ -299,11 +299,31 @@ mod tests {
             (iscsi("iqn.a", false), iscsi("iqn.a", false), true),
             (iscsi("iqn.a", true), iscsi("iqn.a", true), false),
             (iscsi("iqn.a", false), iscsi("iqn.b", false), false),
-            (rbd(&["m1", "m2"], None, "img", false), rbd(&["m2"], Some("rbd"), "img", false), true),
-            (rbd(&["m1"], None, "img", false), rbd(&["m2"], None, "img", false), false),
-            (rbd(&["m1"], Some("p1"), "img", false), rbd(&["m1"], Some("p2"), "img", false), false),
-            (rbd(&["m1"], None, "img", false), rbd(&["m1"], None, "other", false), false),
-            (rbd(&["m1"], None, "img", true), rbd(&["m1"], None, "img", true), false),
+            (
+                rbd(&["m1", "m2"], None, "img", false),
+                rbd(&["m2"], Some("rbd"), "img", false),
+                true,
+            ),
+            (
+                rbd(&["m1"], None, "img", false),
+                rbd(&["m2"], None, "img", false),
+                false,
+            ),
+            (
+                rbd(&["m1"], Some("p1"), "img", false),
+                rbd(&["m1"], Some("p2"), "img", false),
+                false,
+            ),
+            (
+                rbd(&["m1"], None, "img", false),
+                rbd(&["m1"], None, "other", false),
+                false,
+            ),
+            (
+                rbd(&["m1"], None, "img", true),
+                rbd(&["m1"], None, "img", true),
+                false,
+            ),
             (gce("d1", false), ebs("d1"), false),
         ];
         for (existing, incoming, conflict) in cases {
@@ -352,10 +372,16 @@ mod tests {
         VolumeRestrictions.pre_filter(&cx, &mut state, &incoming);
         let n2 = c.node("n2").unwrap();
         let holder = n2.pods[0].clone();
-        assert!(VolumeRestrictions
-            .remove_pod(&cx, &mut state, &incoming, &holder, n2)
-            .is_success());
-        assert!(VolumeRestrictions.filter(&cx, &state, &incoming, n2).is_success());
+        assert!(
+            VolumeRestrictions
+                .remove_pod(&cx, &mut state, &incoming, &holder, n2)
+                .is_success()
+        );
+        assert!(
+            VolumeRestrictions
+                .filter(&cx, &state, &incoming, n2)
+                .is_success()
+        );
         VolumeRestrictions.add_pod(&cx, &mut state, &incoming, &holder, n2);
         assert_eq!(
             VolumeRestrictions.filter(&cx, &state, &incoming, n2),
@@ -421,7 +447,11 @@ mod tests {
     #[test]
     fn no_volumes_skip() {
         let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
-        let p = pod(pod_with("new", None, json!([{"name": "e", "emptyDir": {}}])));
+        let p = pod(pod_with(
+            "new",
+            None,
+            json!([{"name": "e", "emptyDir": {}}]),
+        ));
         assert_eq!(run(&c, &p).0, Status::skip());
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1 as core;
 
-use crate::model::labels::{Labels, NodeSelector};
+use crate::model::labels::{Labels, NodeSelector, Op};
 use crate::model::{Cluster, Pod, Quantity};
 
 /// PVC annotation the PV controller sets once binding is complete.
@@ -97,8 +97,13 @@ pub fn pvc_namespace(pvc: &core::PersistentVolumeClaim) -> &str {
     pvc.metadata.namespace.as_deref().unwrap_or("")
 }
 
-pub fn has_annotation(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, key: &str) -> bool {
-    meta.annotations.as_ref().is_some_and(|a| a.contains_key(key))
+pub fn has_annotation(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    key: &str,
+) -> bool {
+    meta.annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(key))
 }
 
 /// `spec.resources.requests.storage`; `None` when absent (or unparsable, which the
@@ -167,6 +172,22 @@ impl PvAffinity {
 
     pub fn of_pv(pv: &core::PersistentVolume) -> PvAffinity {
         PvAffinity::of(pv.spec.as_ref().and_then(|s| s.node_affinity.as_ref()))
+    }
+
+    /// A label requirement every matching node must satisfy by having one of
+    /// `values` under `key`: the first `In` of a single-term affinity.
+    pub fn index_hint(&self) -> Option<(&str, &[String])> {
+        let sel = self.0.as_ref()?;
+        let [term] = sel.terms.as_slice() else {
+            return None;
+        };
+        if !term.valid {
+            return None;
+        }
+        term.labels
+            .iter()
+            .find(|r| r.op == Op::In)
+            .map(|r| (r.key.as_str(), r.values.as_slice()))
     }
 
     /// Upstream matches against a node made of the labels only (no name), so a

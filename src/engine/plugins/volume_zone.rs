@@ -158,9 +158,7 @@ impl FilterPlugin for VolumeZone {
             return Status::success();
         }
         for t in topologies {
-            let value = labels
-                .get(t.key)
-                .or_else(|| labels.get(ga_label(t.key)));
+            let value = labels.get(t.key).or_else(|| labels.get(ga_label(t.key)));
             if !value.is_some_and(|v| t.values.contains(v)) {
                 return Status::unresolvable(ERR_REASON_CONFLICT);
             }
@@ -195,8 +193,10 @@ mod tests {
             let name = o["metadata"]["name"].as_str().unwrap().to_string();
             match o["kind"].as_str().unwrap() {
                 "PersistentVolumeClaim" => {
-                    c.persistent_volume_claims
-                        .insert(format!("default/{name}"), serde_json::from_value(o).unwrap());
+                    c.persistent_volume_claims.insert(
+                        format!("default/{name}"),
+                        serde_json::from_value(o).unwrap(),
+                    );
                 }
                 "PersistentVolume" => {
                     c.persistent_volumes
@@ -284,8 +284,14 @@ mod tests {
             ],
         );
         let cases: [(&[&str], Status); 9] = [
-            (&[""], Status::unresolvable("PersistentVolumeClaim had no name")),
-            (&["missing"], Status::unresolvable("persistentvolumeclaim \"missing\" not found")),
+            (
+                &[""],
+                Status::unresolvable("PersistentVolumeClaim had no name"),
+            ),
+            (
+                &["missing"],
+                Status::unresolvable("persistentvolumeclaim \"missing\" not found"),
+            ),
             (
                 &["noclass"],
                 Status::unresolvable("PersistentVolumeClaim had no pv name and storageClass name"),
@@ -295,12 +301,18 @@ mod tests {
                 Status::unresolvable("VolumeBindingMode not set for StorageClass \"nomode\""),
             ),
             (&["wffc"], Status::skip()),
-            (&["imm"], Status::unresolvable("PersistentVolume had no name")),
+            (
+                &["imm"],
+                Status::unresolvable("PersistentVolume had no name"),
+            ),
             (
                 &["ghostclass"],
                 Status::unresolvable("storageclass.storage.k8s.io \"ghost\" not found"),
             ),
-            (&["ghostpv"], Status::unresolvable("persistentvolume \"ghost\" not found")),
+            (
+                &["ghostpv"],
+                Status::unresolvable("persistentvolume \"ghost\" not found"),
+            ),
             (&["unlabelled"], Status::skip()),
         ];
         for (claims, want) in cases {
@@ -315,7 +327,10 @@ mod tests {
             &mut c,
             vec![
                 pvc("multi", Some("pv-multi"), None),
-                pv("pv-multi", json!({LABEL_ZONE: "zone-a__zone-c", LABEL_REGION: "r1"})),
+                pv(
+                    "pv-multi",
+                    json!({LABEL_ZONE: "zone-a__zone-c", LABEL_REGION: "r1"}),
+                ),
                 pvc("beta", Some("pv-beta"), None),
                 pv("pv-beta", json!({LABEL_BETA_ZONE: "zone-b"})),
                 pvc("bad", Some("pv-bad"), None),
