@@ -71,7 +71,11 @@ fn main() {
                 let t = Instant::now();
                 let trace = explain(&snapshot.cluster, &config, pod, &opts).expect("explain");
                 runs.push(t.elapsed());
-                outcome = format!("{} feasible, selected {:?}", trace.feasible.len(), trace.selected_node);
+                outcome = format!(
+                    "{} feasible, selected {:?}",
+                    trace.feasible.len(),
+                    trace.selected_node
+                );
             }
             println!(
                 "explain {label:<14} all_filters={all_filters:<5}: median {:>7.2} ms ({outcome})",
