@@ -50,6 +50,9 @@ pub struct Cluster {
     pub csi_nodes: BTreeMap<String, storage::CSINode>,
     pub csi_drivers: BTreeMap<String, storage::CSIDriver>,
     pub volume_attachments: BTreeMap<String, storage::VolumeAttachment>,
+    /// Keyed `namespace/name`; VolumeBinding checks them for drivers that opt into
+    /// storage capacity tracking.
+    pub csi_storage_capacities: BTreeMap<String, storage::CSIStorageCapacity>,
     pub namespaces: BTreeMap<String, core::Namespace>,
     pub pod_disruption_budgets: BTreeMap<String, policy::PodDisruptionBudget>,
     pub priority_classes: BTreeMap<String, scheduling::PriorityClass>,
