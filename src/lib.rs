@@ -4,4 +4,5 @@
 pub mod config;
 pub mod engine;
 pub mod model;
+pub mod source;
 pub mod trace;
