@@ -131,7 +131,11 @@ impl Cluster {
                     }
                 }
                 self.nodes.insert(pos, info);
-                self.rebuild_index();
+                // Only the positions from `pos` on moved: appending in name order (as
+                // a snapshot load does) stays O(1) per node.
+                for i in pos..self.nodes.len() {
+                    self.node_index.insert(self.nodes[i].node.name.clone(), i);
+                }
                 self.add_node_images(pos);
             }
         }
