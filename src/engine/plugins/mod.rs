@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use super::framework::Plugin;
 
+pub mod inter_pod_affinity;
 pub mod not_modelled;
+pub mod pod_topology_spread;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
 /// entry) and validates them. `path` is the field path of the args object, e.g.
@@ -87,13 +89,13 @@ pub fn registry() -> Registry {
         in_tree("VolumeZone", not_modelled::volume_zone, None),
         in_tree(
             "PodTopologySpread",
-            not_modelled::pod_topology_spread,
-            Some(not_modelled::any_args),
+            pod_topology_spread::new,
+            Some(pod_topology_spread::default_args),
         ),
         in_tree(
             "InterPodAffinity",
-            not_modelled::inter_pod_affinity,
-            Some(not_modelled::any_args),
+            inter_pod_affinity::new,
+            Some(inter_pod_affinity::default_args),
         ),
         in_tree(
             "DynamicResources",
