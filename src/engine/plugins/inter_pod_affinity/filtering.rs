@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::engine::status::Status;
+use crate::model::label_index::TermKind;
 use crate::model::{Node, NodeInfo};
 
 pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
@@ -33,7 +34,7 @@ impl TopologyCounts {
     }
 
     /// `m[pair] += value` (PreFilter's merge: no removal).
-    fn add(&mut self, key: &str, value: &str, n: i64) {
+    pub(crate) fn add(&mut self, key: &str, value: &str, n: i64) {
         let inner = match self.0.get_mut(key) {
             Some(m) => m,
             None => self.0.entry(key.to_string()).or_default(),
@@ -177,20 +178,29 @@ impl InterPodAffinity {
         }
         let namespace_labels = cluster.namespace_labels(&pod.namespace);
 
-        // Existing pods' required anti-affinity terms matching the incoming pod.
+        // Existing pods' required anti-affinity terms matching the incoming pod (upstream
+        // walks every node's pods with required anti-affinity; the index offers only
+        // those with a term that may select this pod).
         let mut existing_anti_affinity = TopologyCounts::default();
-        for info in cluster.nodes() {
-            for other in info.pods_with_required_anti_affinity() {
-                let anti = required_anti_affinity_terms(other);
-                if !raw_terms_valid(anti) {
-                    continue;
-                }
-                for t in anti {
-                    if raw_term_matches(t, other, pod, &namespace_labels)
-                        && let Some(v) = info.node.labels.get(&t.topology_key)
-                    {
-                        existing_anti_affinity.add(&t.topology_key, v, 1);
-                    }
+        let index = cluster.label_index();
+        for other in index.pods_with_terms_selecting(TermKind::RequiredAntiAffinity, &pod.labels) {
+            let Some(pos) = other
+                .node_name
+                .as_deref()
+                .and_then(|n| cluster.node_position(n))
+            else {
+                continue;
+            };
+            let labels = &cluster.nodes()[pos].node.labels;
+            let anti = required_anti_affinity_terms(other);
+            if !raw_terms_valid(anti) {
+                continue;
+            }
+            for t in anti {
+                if raw_term_matches(t, other, pod, &namespace_labels)
+                    && let Some(v) = labels.get(&t.topology_key)
+                {
+                    existing_anti_affinity.add(&t.topology_key, v, 1);
                 }
             }
         }
@@ -200,27 +210,28 @@ impl InterPodAffinity {
         let mut anti_affinity = TopologyCounts::default();
         let has_required =
             !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
-        if has_required {
-            let empty = Labels::new();
-            for info in cluster.nodes() {
-                let labels = &info.node.labels;
-                for other in &info.pods {
-                    if pod_matches_all_terms(&terms.required_affinity, other) {
-                        for t in &terms.required_affinity {
-                            if let Some(v) = labels.get(&t.topology_key) {
-                                affinity.add(&t.topology_key, v, 1);
-                            }
-                        }
-                    }
-                    for t in &terms.required_anti_affinity {
-                        if t.matches(other, &empty)
-                            && let Some(v) = labels.get(&t.topology_key)
-                        {
-                            anti_affinity.add(&t.topology_key, v, 1);
+        if let Some(best) = most_selective(cluster, &terms.required_affinity) {
+            let all = &terms.required_affinity;
+            for_each_candidate(cluster, &all[best].selector, |pos, other| {
+                if pod_matches_all_terms(all, other) {
+                    let labels = &cluster.nodes()[pos].node.labels;
+                    for t in all {
+                        if let Some(v) = labels.get(&t.topology_key) {
+                            affinity.add(&t.topology_key, v, 1);
                         }
                     }
                 }
-            }
+            });
+        }
+        let empty = Labels::new();
+        for t in &terms.required_anti_affinity {
+            for_each_candidate(cluster, &t.selector, |pos, other| {
+                if t.matches(other, &empty)
+                    && let Some(v) = cluster.nodes()[pos].node.labels.get(&t.topology_key)
+                {
+                    anti_affinity.add(&t.topology_key, v, 1);
+                }
+            });
         }
 
         if existing_anti_affinity.is_empty() && !has_required {

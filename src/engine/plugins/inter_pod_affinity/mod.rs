@@ -318,6 +318,56 @@ pub(crate) fn pod_matches_all_terms(terms: &[AffinityTerm], pod: &Pod) -> bool {
     !terms.is_empty() && terms.iter().all(|t| t.matches(pod, &empty))
 }
 
+/// Calls `f(node position, pod)` for every bound pod on a snapshot node that may
+/// match `selector`: the label index's candidates when it has some, else every pod.
+/// A nil selector matches nothing and visits nothing.
+pub(crate) fn for_each_candidate<'c>(
+    cluster: &'c Cluster,
+    selector: &Selector,
+    mut f: impl FnMut(usize, &'c Arc<Pod>),
+) {
+    if selector.is_nothing() {
+        return;
+    }
+    match cluster.label_index().candidates(selector) {
+        Some(candidates) => {
+            for p in candidates {
+                if let Some(pos) = p
+                    .node_name
+                    .as_deref()
+                    .and_then(|n| cluster.node_position(n))
+                {
+                    f(pos, p);
+                }
+            }
+        }
+        None => {
+            for (pos, info) in cluster.nodes().iter().enumerate() {
+                for p in &info.pods {
+                    f(pos, p);
+                }
+            }
+        }
+    }
+}
+
+/// The term whose selector narrows the pods most (all terms must match a pod).
+pub(crate) fn most_selective(cluster: &Cluster, terms: &[AffinityTerm]) -> Option<usize> {
+    terms
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, t)| {
+            if t.selector.is_nothing() {
+                return 0;
+            }
+            cluster
+                .label_index()
+                .candidates(&t.selector)
+                .map_or(usize::MAX, |c| c.len())
+        })
+        .map(|(i, _)| i)
+}
+
 // ---------------------------------------------------------------------------
 // Terms of existing pods, matched in place
 // ---------------------------------------------------------------------------

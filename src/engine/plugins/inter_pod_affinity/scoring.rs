@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::engine::status::Status;
+use crate::model::label_index::TermKind;
 use crate::model::{Node, NodeInfo};
 
 pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
@@ -18,7 +19,7 @@ pub(crate) struct ScoreMap(pub HashMap<String, HashMap<String, i64>>);
 
 impl ScoreMap {
     /// `processTerm` for a parsed term; returns whether an entry was touched.
-    fn add(&mut self, key: &str, node: &Node, weight: i64) -> bool {
+    pub(crate) fn add(&mut self, key: &str, node: &Node, weight: i64) -> bool {
         let Some(value) = node.labels.get(key) else {
             return false;
         };
@@ -67,57 +68,61 @@ impl InterPodAffinity {
 
         let mut map = ScoreMap::default();
         let mut touched = false;
-        for info in cluster.nodes() {
-            let node = &*info.node;
+        let nodes = cluster.nodes();
+        // The pod's preferred terms against every existing pod they may select.
+        for (terms, sign) in [
+            (&terms.preferred_affinity, 1),
+            (&terms.preferred_anti_affinity, -1),
+        ] {
+            for t in terms {
+                for_each_candidate(cluster, &t.selector, |pos, other| {
+                    if t.matches(other, &empty) {
+                        let w = sign * t.weight as i64;
+                        touched |= map.add(&t.topology_key, &nodes[pos].node, w);
+                    }
+                });
+            }
+        }
+        // Existing pods' terms against the pod: upstream walks the pods with
+        // (anti-)affinity; the index offers only those with a term that may select it.
+        let index = cluster.label_index();
+        for other in index.pods_with_terms_selecting(TermKind::ScoringAffinity, &pod.labels) {
+            let Some(pos) = other
+                .node_name
+                .as_deref()
+                .and_then(|n| cluster.node_position(n))
+            else {
+                continue;
+            };
+            let node = &*nodes[pos].node;
             // Pods on a node without labels contribute nothing.
             if node.labels.is_empty() {
                 continue;
             }
-            // Unless the pod has preferred terms, only pods with (anti-)affinity matter.
-            let pods: Box<dyn Iterator<Item = &Arc<Pod>>> = if has_preferred {
-                Box::new(info.pods.iter())
-            } else {
-                Box::new(info.pods_with_affinity())
-            };
-            for other in pods {
-                for t in &terms.preferred_affinity {
-                    if t.matches(other, &empty) {
-                        touched |= map.add(&t.topology_key, node, t.weight as i64);
+            if hard_weight > 0 {
+                let req = required_affinity_terms(other);
+                if raw_terms_valid(req) {
+                    for t in req {
+                        if raw_term_matches(t, other, pod, &ns_labels) {
+                            touched |= map.add(&t.topology_key, node, hard_weight as i64);
+                        }
                     }
                 }
-                for t in &terms.preferred_anti_affinity {
-                    if t.matches(other, &empty) {
-                        touched |= map.add(&t.topology_key, node, -(t.weight as i64));
-                    }
-                }
-                if !other.has_pod_affinity() {
+            }
+            for (terms, sign) in [
+                (preferred_affinity_terms(other), 1),
+                (preferred_anti_affinity_terms(other), -1),
+            ] {
+                if !raw_terms_valid(terms.iter().map(|w| &w.pod_affinity_term)) {
                     continue;
                 }
-                if hard_weight > 0 {
-                    let req = required_affinity_terms(other);
-                    if raw_terms_valid(req) {
-                        for t in req {
-                            if raw_term_matches(t, other, pod, &ns_labels) {
-                                touched |= map.add(&t.topology_key, node, hard_weight as i64);
-                            }
-                        }
-                    }
-                }
-                for (terms, sign) in [
-                    (preferred_affinity_terms(other), 1),
-                    (preferred_anti_affinity_terms(other), -1),
-                ] {
-                    if !raw_terms_valid(terms.iter().map(|w| &w.pod_affinity_term)) {
-                        continue;
-                    }
-                    for w in terms {
-                        if raw_term_matches(&w.pod_affinity_term, other, pod, &ns_labels) {
-                            touched |= map.add(
-                                &w.pod_affinity_term.topology_key,
-                                node,
-                                sign * w.weight as i64,
-                            );
-                        }
+                for w in terms {
+                    if raw_term_matches(&w.pod_affinity_term, other, pod, &ns_labels) {
+                        touched |= map.add(
+                            &w.pod_affinity_term.topology_key,
+                            node,
+                            sign * w.weight as i64,
+                        );
                     }
                 }
             }

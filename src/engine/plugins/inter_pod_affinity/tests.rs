@@ -872,3 +872,235 @@ fn args_defaults_and_validation() {
     );
     assert!(new(&json!({"hardPodAffinityWeight": 2})).is_ok());
 }
+
+/// The label index only narrows which pods are visited: the counts and the score map
+/// must equal a walk over every pod, as upstream does it, on a varied cluster.
+#[test]
+fn indexed_results_equal_a_full_walk() {
+    use super::filtering::TopologyCounts;
+    use super::scoring::ScoreMap;
+    let mut seed = 7u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let apps = ["a", "b", "c"];
+    let selectors = |i: u64| match i {
+        0 => json!({"matchLabels": {"app": "a"}}),
+        1 => json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["b", "c"]}]}),
+        2 => json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
+        3 => json!({}),
+        4 => json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]}),
+        _ => json!({"matchLabels": {"app": "b", "tier": "x"}}),
+    };
+    let keys = [HOST, ZONE, "missing"];
+    let term_of = |sel: u64, key: u64, ns: u64| {
+        let mut t = term(keys[key as usize], selectors(sel));
+        match ns {
+            0 => {}
+            1 => t["namespaces"] = json!(["dev"]),
+            _ => t["namespaceSelector"] = json!({"matchLabels": {"env": "prod"}}),
+        }
+        t
+    };
+    let mut pods = Vec::new();
+    for i in 0..300u64 {
+        let mut labels = json!({"app": apps[next(3) as usize]});
+        if next(2) == 0 {
+            labels["tier"] = "x".into();
+        }
+        let mut affinity = json!({});
+        if next(3) == 0 {
+            affinity["podAntiAffinity"] = json!({"requiredDuringSchedulingIgnoredDuringExecution": [term_of(next(6), next(3), next(3))]});
+        }
+        if next(3) == 0 {
+            affinity["podAffinity"] = json!({
+                "requiredDuringSchedulingIgnoredDuringExecution": [term_of(next(6), next(3), next(3))],
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1 + next(9) as i64, "podAffinityTerm": term_of(next(6), next(3), next(3))}]});
+        }
+        if next(4) == 0 {
+            let anti = affinity
+                .get("podAntiAffinity")
+                .cloned()
+                .unwrap_or(json!({}));
+            let mut anti = anti;
+            anti["preferredDuringSchedulingIgnoredDuringExecution"] = json!([{"weight": 1 + next(9) as i64, "podAffinityTerm": term_of(next(6), next(3), next(3))}]);
+            affinity["podAntiAffinity"] = anti;
+        }
+        let ns = ["default", "dev", "prod"][next(3) as usize];
+        let node = format!("{}{}", ["a", "b", "c"][next(3) as usize], 1 + next(2));
+        let aff = if affinity.as_object().is_some_and(|o| o.is_empty()) {
+            Value::Null
+        } else {
+            affinity
+        };
+        pods.push(p(ns, &format!("p{i}"), labels, Some(&node), aff));
+    }
+    let mut c = cluster(six_nodes(), pods);
+    for (name, env) in [("prod", "prod"), ("dev", "dev")] {
+        let ns: k8s_openapi::api::core::v1::Namespace =
+            serde_json::from_value(json!({"metadata": {"name": name, "labels": {"env": env}}}))
+                .expect("ns");
+        c.namespaces.insert(name.into(), ns);
+    }
+    // Remove a few pods so the index's deletions are exercised too.
+    for i in (0..300).step_by(7) {
+        let ns = c
+            .pods()
+            .find(|p| p.name == format!("p{i}"))
+            .map(|p| p.key());
+        if let Some(k) = ns {
+            c.delete_pod(&k);
+        }
+    }
+
+    let pl = plugin(None);
+    let (mut anti_seen, mut scores_seen) = (0, 0);
+    for app_label in apps {
+        for ns in ["default", "dev", "prod"] {
+            let incoming = pod(p(
+                ns,
+                "pending",
+                json!({"app": app_label, "tier": "x"}),
+                None,
+                json!({"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 3, "podAffinityTerm": term_of(1, 1, 0)}]}}),
+            ));
+            let ns_labels = c.namespace_labels(ns);
+            // Full walk, as upstream.
+            let mut anti = TopologyCounts::default();
+            let mut scores = ScoreMap::default();
+            for info in c.nodes() {
+                for other in info.pods_with_required_anti_affinity() {
+                    for t in required_anti_affinity_terms(other) {
+                        if raw_terms_valid(required_anti_affinity_terms(other))
+                            && raw_term_matches(t, other, &incoming, &ns_labels)
+                            && let Some(v) = info.node.labels.get(&t.topology_key)
+                        {
+                            anti.add(&t.topology_key, v, 1);
+                        }
+                    }
+                }
+                for other in &info.pods {
+                    let mut terms = parse_pod_terms(&incoming).expect("terms");
+                    merge_namespaces(&c, &mut terms.preferred_affinity[0]);
+                    if terms.preferred_affinity[0].matches(other, &Labels::new()) {
+                        scores.add(ZONE, &info.node, 3);
+                    }
+                    for t in required_affinity_terms(other) {
+                        if raw_term_matches(t, other, &incoming, &ns_labels) {
+                            scores.add(&t.topology_key, &info.node, 1);
+                        }
+                    }
+                    for (list, sign) in [
+                        (preferred_affinity_terms(other), 1),
+                        (preferred_anti_affinity_terms(other), -1),
+                    ] {
+                        for w in list {
+                            if raw_term_matches(&w.pod_affinity_term, other, &incoming, &ns_labels)
+                            {
+                                scores.add(
+                                    &w.pod_affinity_term.topology_key,
+                                    &info.node,
+                                    sign * w.weight as i64,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            let got = pl
+                .pre_filter_state(&c, &incoming)
+                .expect("ok")
+                .map(|s| s.existing_anti_affinity)
+                .unwrap_or_default();
+            assert_eq!(got, anti, "existing anti, app {app_label} in {ns}");
+            let got = pl
+                .pre_score_state(&c, &incoming)
+                .expect("ok")
+                .unwrap_or_default();
+            assert_eq!(got, scores, "scores, app {app_label} in {ns}");
+            anti_seen += usize::from(!anti.is_empty());
+            scores_seen += usize::from(!scores.0.is_empty());
+        }
+    }
+    // The walk found something to compare in most cases.
+    assert!(
+        anti_seen >= 6 && scores_seen >= 6,
+        "{anti_seen} {scores_seen}"
+    );
+}
+
+/// `cargo test --release --lib plugins::perf -- --ignored --nocapture`: PreFilter,
+/// Filter on every node, PreScore, Score and Normalize of both plugins on a 5,000-node,
+/// 150,000-pod cluster.
+#[test]
+#[ignore]
+fn perf_large_cluster() {
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let c = crate::engine::plugins::pod_topology_spread::perf_cluster(5000, 30);
+    eprintln!("built cluster in {:?}", t0.elapsed());
+    let cx = Ctx {
+        cluster: &c,
+        now: now(),
+    };
+    let pl = plugin(None);
+    let cases = [
+        (
+            "required anti",
+            required("podAntiAffinity", json!([term(HOST, sel("app-7"))])),
+        ),
+        (
+            "required affinity",
+            required("podAffinity", json!([term(ZONE, sel("app-7"))])),
+        ),
+        (
+            "preferred",
+            json!({"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "podAffinityTerm": term(ZONE, sel("app-9"))}]}}),
+        ),
+        ("none", Value::Null),
+    ];
+    for (name, affinity) in cases {
+        let pending = pod(p("default", "pending", app("app-7"), None, affinity));
+        for _ in 0..4 {
+            let t = Instant::now();
+            let cpu0 = crate::engine::plugins::pod_topology_spread::thread_cpu_ns();
+            let mut state = CycleState::default();
+            let (_, st) = pl.pre_filter(&cx, &mut state, &pending);
+            let t_pre = t.elapsed();
+            let mut feasible = Vec::new();
+            if st.is_success() {
+                for n in c.nodes() {
+                    if pl.filter(&cx, &state, &pending, n).is_success() {
+                        feasible.push(n);
+                    }
+                }
+            } else {
+                feasible.extend(c.nodes());
+            }
+            let t_filter = t.elapsed();
+            let st = pl.pre_score(&cx, &mut state, &pending, &feasible);
+            let mut scores = Vec::new();
+            if st.is_success() {
+                for (i, n) in feasible.iter().enumerate() {
+                    scores.push(NodeScore {
+                        node: i,
+                        score: pl.score(&cx, &state, &pending, n).0,
+                    });
+                }
+                pl.normalize_score(&cx, &state, &pending, &mut scores);
+            }
+            eprintln!(
+                "InterPodAffinity {name}: prefilter {t_pre:?}, +filter {t_filter:?}, total {:?} ({} feasible) cpu {} ms, prescore {:?}",
+                t.elapsed(),
+                feasible.len(),
+                (crate::engine::plugins::pod_topology_spread::thread_cpu_ns() - cpu0) / 1_000_000,
+                st.code
+            );
+        }
+    }
+}

@@ -179,37 +179,22 @@ impl PodTopologySpread {
             return Ok(None);
         }
         let required_affinity = RequiredNodeAffinity::from_pod(pod);
-        // Constraints with an identical selector share one count per node.
-        let same_selector: Vec<Option<usize>> = constraints
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                constraints[..i]
-                    .iter()
-                    .position(|o| o.selector == c.selector)
-            })
-            .collect();
+        // Matching pods per node, once per distinct selector.
+        let per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
 
         let mut maps: Vec<HashMap<Arc<str>, usize>> = vec![HashMap::new(); constraints.len()];
         let mut names: Vec<Vec<Arc<str>>> = vec![Vec::new(); constraints.len()];
         let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
-        let mut node_counts: Vec<Option<i64>> = vec![None; constraints.len()];
-        for info in cluster.nodes() {
+        for (pos, info) in cluster.nodes().iter().enumerate() {
             let node = &*info.node;
             if !node_has_all_keys(node, &constraints) {
                 continue;
             }
             let mut inclusion = Inclusion::new(pod, &required_affinity, node);
-            node_counts.iter_mut().for_each(|c| *c = None);
             for (i, c) in constraints.iter().enumerate() {
                 if !inclusion.matches(c) {
                     continue;
                 }
-                let count = match same_selector[i].and_then(|j| node_counts[j]) {
-                    Some(n) => n,
-                    None => count_matching(&info.pods, &c.selector, &pod.namespace),
-                };
-                node_counts[i] = Some(count);
                 let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
                 let slot = match maps[i].get(value) {
                     Some(&s) => s,
@@ -222,7 +207,7 @@ impl PodTopologySpread {
                         s
                     }
                 };
-                counts[i][slot] += count;
+                counts[i][slot] += per_node[i][pos];
             }
         }
 

@@ -25,6 +25,8 @@ pub(crate) struct PreScoreData {
     pub counts: Vec<HashMap<String, i64>>,
     /// `ln(#domains + 2)` per constraint.
     pub weights: Vec<f64>,
+    /// Matching pods per node (indexed like `cluster.nodes()`), per constraint.
+    pub per_node: Vec<Arc<Vec<i64>>>,
 }
 
 /// `topologyNormalizingWeight`.
@@ -104,26 +106,22 @@ impl PodTopologySpread {
             .collect();
 
         let required_affinity = RequiredNodeAffinity::from_pod(pod);
-        let counted: Vec<bool> = constraints.iter().map(|c| !c.is_hostname()).collect();
-        if counted.iter().any(|&b| b) {
-            for info in cluster.nodes() {
+        data.per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
+        if constraints.iter().any(|c| !c.is_hostname()) {
+            for (pos, info) in cluster.nodes().iter().enumerate() {
                 let node = &*info.node;
                 if require_all && !node_has_all_keys(node, &constraints) {
                     continue;
                 }
                 let mut inclusion = Inclusion::new(pod, &required_affinity, node);
                 for (i, c) in constraints.iter().enumerate() {
-                    if !counted[i] || !inclusion.matches(c) {
+                    if c.is_hostname() || !inclusion.matches(c) {
                         continue;
                     }
                     let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
                     // Domains no feasible node lies in are not counted.
-                    if !data.counts[i].contains_key(value) {
-                        continue;
-                    }
-                    let n = count_matching(&info.pods, &c.selector, &pod.namespace);
                     if let Some(slot) = data.counts[i].get_mut(value) {
-                        *slot += n;
+                        *slot += data.per_node[i][pos];
                     }
                 }
             }
@@ -164,7 +162,7 @@ fn read_state(state: &CycleState) -> Result<&PreScoreData, Status> {
 }
 
 impl ScorePlugin for PodTopologySpread {
-    fn score(&self, _cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> (i64, Status) {
+    fn score(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> (i64, Status) {
         let s = match read_state(state) {
             Ok(s) => s,
             Err(st) => return (0, st),
@@ -172,13 +170,22 @@ impl ScorePlugin for PodTopologySpread {
         if s.ignored_nodes.contains(node.name()) {
             return (0, Status::success());
         }
+        // The per-node counts of PreScore describe the cluster's own NodeInfos; a copy
+        // (with pods added or removed) is counted afresh.
+        let pos = cx
+            .cluster
+            .node_position(node.name())
+            .filter(|&p| std::ptr::eq(&cx.cluster.nodes()[p], node));
         let mut score = 0.0;
         for (i, c) in s.constraints.iter().enumerate() {
             let Some(value) = node.node.labels.get(&c.topology_key) else {
                 continue;
             };
             let cnt = if c.is_hostname() {
-                count_matching(&node.pods, &c.selector, &pod.namespace)
+                match pos {
+                    Some(p) => s.per_node[i][p],
+                    None => count_matching(&node.pods, &c.selector, &pod.namespace),
+                }
             } else {
                 s.counts[i].get(value).copied().unwrap_or(0)
             };

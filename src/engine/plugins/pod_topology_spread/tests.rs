@@ -1078,3 +1078,166 @@ fn qualified_names() {
         );
     }
 }
+
+/// Counting through the label index equals counting every node's pods.
+#[test]
+fn indexed_counts_equal_a_full_walk() {
+    let mut pods = Vec::new();
+    for i in 0..120 {
+        let app = ["web", "db", "x"][i % 3];
+        let mut labels = json!({ "app": app });
+        if i % 4 == 0 {
+            labels["tier"] = "fe".into();
+        }
+        let mut v = bound(
+            &format!("p{i}"),
+            labels,
+            Some(["a1", "a2", "b1", "b2", "c1", "gone"][i % 6]),
+        );
+        if i % 5 == 0 {
+            v["metadata"]["namespace"] = "other".into();
+        }
+        if i % 11 == 0 {
+            v["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z".into();
+        }
+        pods.push(v);
+    }
+    let c = cluster(six_zone_nodes(), pods);
+    let selectors = [
+        json!({"matchLabels": {"app": "web"}}),
+        json!({"matchLabels": {"app": "web", "tier": "fe"}}),
+        json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["db", "x"]}]}),
+        json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
+        json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}),
+        json!({}),
+    ];
+    for sel in selectors {
+        let s = label_selector(Some(&serde_json::from_value(sel.clone()).expect("sel")))
+            .expect("parse");
+        let want: Vec<i64> = c
+            .nodes()
+            .iter()
+            .map(|n| count_matching(&n.pods, &s, "default"))
+            .collect();
+        assert_eq!(counts_per_node(&c, &s, "default"), want, "{sel}");
+    }
+}
+
+/// `cargo test --release --lib plugins::perf -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn perf_large_cluster() {
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let c = perf_cluster(5000, 30);
+    eprintln!("built cluster in {:?}", t0.elapsed());
+    let cx = Ctx {
+        cluster: &c,
+        now: now(),
+    };
+    let pl = plugin(None);
+    let sel = json!({"matchLabels": {"app": "app-7"}});
+    let cases = [
+        (
+            "hard zone",
+            json!([constraint(
+                "topology.kubernetes.io/zone",
+                1,
+                "DoNotSchedule",
+                sel.clone()
+            )]),
+        ),
+        (
+            "hard hostname",
+            json!([constraint(
+                "kubernetes.io/hostname",
+                1,
+                "DoNotSchedule",
+                sel.clone()
+            )]),
+        ),
+        (
+            "soft zone+hostname",
+            json!([
+                constraint("kubernetes.io/hostname", 1, "ScheduleAnyway", sel.clone()),
+                constraint(
+                    "topology.kubernetes.io/zone",
+                    1,
+                    "ScheduleAnyway",
+                    sel.clone()
+                )
+            ]),
+        ),
+    ];
+    for (name, tsc) in cases {
+        let pending = incoming(
+            json!({"app": "app-7"}),
+            json!({"topologySpreadConstraints": tsc}),
+        );
+        for _ in 0..4 {
+            let t = Instant::now();
+            let cpu0 = crate::engine::plugins::pod_topology_spread::thread_cpu_ns();
+            let mut state = CycleState::default();
+            let (_, st) = pl.pre_filter(&cx, &mut state, &pending);
+            let t_pre = t.elapsed();
+            let mut feasible = Vec::new();
+            if st.is_success() {
+                for n in c.nodes() {
+                    if pl.filter(&cx, &state, &pending, n).is_success() {
+                        feasible.push(n);
+                    }
+                }
+            } else {
+                feasible.extend(c.nodes());
+            }
+            let t_filter = t.elapsed();
+            let st = pl.pre_score(&cx, &mut state, &pending, &feasible);
+            let mut scores = Vec::new();
+            if st.is_success() {
+                for n in &feasible {
+                    let i = c.node_position(n.name()).expect("node");
+                    scores.push(NodeScore {
+                        node: i,
+                        score: pl.score(&cx, &state, &pending, n).0,
+                    });
+                }
+                pl.normalize_score(&cx, &state, &pending, &mut scores);
+            }
+            eprintln!(
+                "PodTopologySpread {name}: prefilter {t_pre:?}, +filter {t_filter:?}, total {:?} ({} feasible) cpu {} ms",
+                t.elapsed(),
+                feasible.len(),
+                (crate::engine::plugins::pod_topology_spread::thread_cpu_ns() - cpu0) / 1_000_000
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn perf_baseline_scan() {
+    use std::time::Instant;
+    let c = perf_cluster(5000, 30);
+    for _ in 0..4 {
+        let t = Instant::now();
+        let cpu0 = thread_cpu_ns();
+        let mut n = 0usize;
+        for info in c.nodes() {
+            for p in &info.pods {
+                n += p.labels.len();
+            }
+        }
+        let t1 = t.elapsed();
+        let mut m = 0usize;
+        for info in c.nodes() {
+            for p in &info.pods {
+                m += usize::from(p.labels.get("app").is_some_and(|v| v == "app-7"));
+            }
+        }
+        eprintln!(
+            "touch all pods: {t1:?} ({n}); label lookup: {:?} ({m}); cpu {} ms",
+            t.elapsed() - t1,
+            (thread_cpu_ns() - cpu0) / 1_000_000
+        );
+    }
+}
