@@ -4,4 +4,6 @@
 pub mod config;
 pub mod engine;
 pub mod model;
+pub mod render;
+pub mod synthetic;
 pub mod trace;

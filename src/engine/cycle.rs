@@ -1,1 +1,852 @@
-//! One scheduling cycle.
+//! One scheduling cycle of one pod (`schedulingCycle` + `schedulePod`), recorded in a
+//! [`Trace`] rather than acted on.
+
+use k8s_openapi::jiff::Timestamp;
+use std::collections::BTreeSet;
+
+use super::fit_error::fit_error_message;
+use super::framework::{
+    Ctx, CycleState, Framework, MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, NodeToStatus,
+};
+use super::status::{Code, Status};
+use crate::model::{Cluster, NodeInfo, Pod};
+use crate::trace::*;
+
+#[derive(Clone, Debug)]
+pub struct CycleOptions {
+    /// Also run every filter plugin on every node (`Trace::filter_all`).
+    pub all_filters: bool,
+    /// The time the cycle runs at (where upstream reads the clock).
+    pub now: Timestamp,
+}
+
+impl Default for CycleOptions {
+    fn default() -> Self {
+        CycleOptions {
+            all_filters: false,
+            now: Timestamp::UNIX_EPOCH,
+        }
+    }
+}
+
+/// Everything a cycle produced besides the trace: the state and feasible set, for the
+/// binding half to continue from.
+pub struct CycleOutput {
+    pub trace: Trace,
+    pub state: CycleState,
+}
+
+pub fn run_cycle(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> Trace {
+    run_cycle_with_state(fw, cluster, pod, opts).trace
+}
+
+pub fn run_cycle_with_state(
+    fw: &Framework,
+    cluster: &Cluster,
+    pod: &Pod,
+    opts: &CycleOptions,
+) -> CycleOutput {
+    let cx = Ctx {
+        cluster,
+        now: opts.now,
+    };
+    let nodes = cluster.nodes();
+    let mut trace = Trace {
+        pod: pod.key(),
+        profile: fw.profile_name.clone(),
+        priority: pod.priority,
+        nodes_total: nodes.len(),
+        pre_enqueue: Vec::new(),
+        queue_sort: fw.queue_sort.iter().map(|p| p.name().to_string()).collect(),
+        pre_filter: PreFilterTrace::default(),
+        nominated_node: None,
+        filter: Vec::new(),
+        filter_all: None,
+        filter_plugins: fw.filter.iter().map(|p| p.name().to_string()).collect(),
+        feasible: Vec::new(),
+        num_nodes_to_find: 0,
+        pre_score: Vec::new(),
+        scores: Vec::new(),
+        totals: Vec::new(),
+        best_nodes: Vec::new(),
+        selected_node: None,
+        fit_error: None,
+        post_filter: None,
+        binding: Vec::new(),
+        not_modelled: not_modelled(fw, pod),
+        outcome: Outcome::Unschedulable {
+            nominated_node: None,
+        },
+    };
+    let mut state = CycleState::default();
+
+    // PreEnqueue: a rejected pod never reaches the active queue.
+    for p in &fw.pre_enqueue {
+        let Some(pe) = p.as_pre_enqueue() else {
+            continue;
+        };
+        let st = pe.pre_enqueue(&cx, pod);
+        trace.pre_enqueue.push(PluginResult::new(p.name(), &st));
+        if !st.is_success() {
+            trace.pre_filter.code = Some(st.code);
+            trace.pre_filter.plugin = Some(p.name().to_string());
+            trace.pre_filter.reasons = st.reasons.clone();
+            trace.outcome = Outcome::Gated {
+                plugin: p.name().to_string(),
+                message: st.message(),
+            };
+            return CycleOutput { trace, state };
+        }
+    }
+
+    if opts.all_filters {
+        trace.filter_all = Some(all_filters(fw, &cx, pod));
+    }
+
+    if nodes.is_empty() {
+        let msg = "no nodes available to schedule pods".to_string();
+        trace.fit_error = Some(msg.clone());
+        trace.outcome = Outcome::Error { message: msg };
+        return CycleOutput { trace, state };
+    }
+
+    // PreFilter.
+    let pre = run_pre_filter(fw, &cx, &mut state, pod);
+    trace.pre_filter = pre.trace;
+    let mut statuses = NodeToStatus {
+        statuses: vec![None; nodes.len()],
+        absent: Status::success(),
+    };
+    let mut pre_filter_msg = String::new();
+    match pre.status.code {
+        Code::Success => {}
+        _ if pre.status.is_rejected() => {
+            statuses.absent = pre.status.clone();
+            pre_filter_msg = pre.status.message();
+        }
+        _ => {
+            trace.outcome = Outcome::Error {
+                message: pre.status.message(),
+            };
+            return CycleOutput { trace, state };
+        }
+    }
+
+    let mut feasible: Vec<usize> = Vec::new();
+    if pre_filter_msg.is_empty() {
+        // Nominated node fast path.
+        let mut took_nominated = false;
+        if let Some(nn) = pod.nominated_node_name.as_deref()
+            && let Some(idx) = cluster.node_position(nn)
+        {
+            let st = fw.run_filter_plugins_with_nominated_pods(&cx, &state, pod, &nodes[idx]);
+            let passed = st.is_success();
+            trace.nominated_node = Some((nn.to_string(), passed));
+            if passed {
+                feasible.push(idx);
+                took_nominated = true;
+            } else if !st.is_rejected() {
+                trace.outcome = Outcome::Error {
+                    message: st.message(),
+                };
+                return CycleOutput { trace, state };
+            }
+        } else if let Some(nn) = pod.nominated_node_name.as_deref() {
+            trace.nominated_node = Some((nn.to_string(), false));
+        }
+
+        if !took_nominated {
+            let candidates: Vec<usize> = match &pre.subset {
+                None => (0..nodes.len()).collect(),
+                Some(names) => {
+                    let mut sorted: Vec<String> = pre.plugins_with_nodes.clone();
+                    sorted.sort();
+                    statuses.absent = Status::unresolvable(format!(
+                        "node(s) didn't satisfy plugin(s) [{}]",
+                        sorted.join(" ")
+                    ));
+                    names
+                        .iter()
+                        .filter_map(|n| cluster.node_position(n))
+                        .collect::<BTreeSet<usize>>()
+                        .into_iter()
+                        .collect()
+                }
+            };
+            trace.num_nodes_to_find = num_feasible_nodes_to_find(fw, candidates.len());
+            for idx in candidates {
+                let st = fw.run_filter_plugins_with_nominated_pods(&cx, &state, pod, &nodes[idx]);
+                if st.is_success() {
+                    feasible.push(idx);
+                } else if st.is_rejected() {
+                    statuses.statuses[idx] = Some(st);
+                } else {
+                    trace.outcome = Outcome::Error {
+                        message: st.message(),
+                    };
+                    trace.filter = verdicts(nodes, &statuses, &feasible, None);
+                    return CycleOutput { trace, state };
+                }
+            }
+        }
+    }
+
+    let only = if pre_filter_msg.is_empty() && trace.nominated_node.as_ref().is_some_and(|n| n.1) {
+        feasible.first().copied()
+    } else {
+        None
+    };
+    trace.filter = verdicts(nodes, &statuses, &feasible, only);
+    trace.feasible = feasible
+        .iter()
+        .map(|&i| nodes[i].name().to_string())
+        .collect();
+
+    if feasible.is_empty() {
+        let post = run_post_filter(fw, &cx, &state, pod, &statuses);
+        let post_msg = post.message.clone();
+        trace.fit_error = Some(fit_error_message(
+            nodes.len(),
+            &statuses,
+            &pre_filter_msg,
+            &post_msg,
+        ));
+        trace.outcome = Outcome::Unschedulable {
+            nominated_node: post.nominated_node.clone(),
+        };
+        if !fw.post_filter.is_empty() {
+            trace.post_filter = Some(post);
+        }
+        return CycleOutput { trace, state };
+    }
+
+    // PreScore / Score / NormalizeScore.
+    let feasible_infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i]).collect();
+    match prioritize(
+        fw,
+        &cx,
+        &mut state,
+        pod,
+        &feasible,
+        &feasible_infos,
+        &mut trace,
+    ) {
+        Ok(totals) => trace.totals = totals,
+        Err(message) => {
+            trace.outcome = Outcome::Error { message };
+            return CycleOutput { trace, state };
+        }
+    }
+    let max = trace.totals.iter().copied().max().unwrap_or(0);
+    let mut best: Vec<String> = trace
+        .feasible
+        .iter()
+        .zip(&trace.totals)
+        .filter(|(_, t)| **t == max)
+        .map(|(n, _)| n.clone())
+        .collect();
+    best.sort();
+    trace.best_nodes = best;
+    let host = select_host(&trace.totals).map(|i| trace.feasible[i].clone());
+    trace.selected_node = host.clone();
+    if let Some(host) = host {
+        trace.binding = dry_run_binding(fw, &cx, &mut state, pod, &host);
+        let (outcome, fit_error) = binding_outcome(&trace.binding, &host);
+        trace.outcome = outcome;
+        if fit_error.is_some() {
+            trace.fit_error = fit_error;
+        }
+    }
+    CycleOutput { trace, state }
+}
+
+fn not_modelled(fw: &Framework, pod: &Pod) -> Vec<NotModelled> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let all = fw
+        .pre_enqueue
+        .iter()
+        .chain(&fw.queue_sort)
+        .chain(&fw.pre_filter)
+        .chain(&fw.filter)
+        .chain(&fw.post_filter)
+        .chain(&fw.pre_score)
+        .chain(fw.score.iter().map(|w| &w.plugin))
+        .chain(&fw.reserve)
+        .chain(&fw.permit)
+        .chain(&fw.pre_bind)
+        .chain(&fw.bind)
+        .chain(&fw.post_bind);
+    for p in all {
+        if seen.insert(p.name().to_string())
+            && let Some(what) = p.not_modelled(pod)
+        {
+            out.push(NotModelled {
+                plugin: p.name().to_string(),
+                what,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.plugin.cmp(&b.plugin));
+    out
+}
+
+struct PreFilterOutcome {
+    status: Status,
+    subset: Option<BTreeSet<String>>,
+    plugins_with_nodes: Vec<String>,
+    trace: PreFilterTrace,
+}
+
+/// `RunPreFilterPlugins`: Skip is remembered, UU stops, Unschedulable is remembered
+/// (the last one wins) and the loop goes on, node subsets are intersected.
+fn run_pre_filter(fw: &Framework, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> PreFilterOutcome {
+    let mut out = PreFilterOutcome {
+        status: Status::success(),
+        subset: None,
+        plugins_with_nodes: Vec::new(),
+        trace: PreFilterTrace::default(),
+    };
+    let finish = |mut out: PreFilterOutcome, st: Status| {
+        out.trace.code = Some(st.code);
+        out.trace.plugin = st.plugin.clone();
+        out.trace.reasons = if st.is_success() {
+            Vec::new()
+        } else {
+            st.reasons.clone()
+        };
+        out.trace.node_subset = out.subset.as_ref().map(|s| s.iter().cloned().collect());
+        out.status = st;
+        out
+    };
+    let mut remembered: Option<Status> = None;
+    for p in &fw.pre_filter {
+        let Some(pf) = p.as_pre_filter() else {
+            continue;
+        };
+        let (result, st) = pf.pre_filter(cx, state, pod);
+        out.trace.plugins.push(PluginResult::new(p.name(), &st));
+        if st.is_skip() {
+            state.skip_filter_plugins.insert(p.name().to_string());
+            continue;
+        }
+        if !st.is_success() {
+            let st = st.with_plugin(p.name());
+            match st.code {
+                Code::UnschedulableAndUnresolvable => return finish(out, st),
+                Code::Unschedulable => {
+                    remembered = Some(st);
+                    continue;
+                }
+                _ => {
+                    let e = Status::error(format!(
+                        "running PreFilter plugin {:?}: {}",
+                        p.name(),
+                        st.message()
+                    ))
+                    .with_plugin(p.name());
+                    return finish(out, e);
+                }
+            }
+        }
+        if let Some(names) = result {
+            out.plugins_with_nodes.push(p.name().to_string());
+            out.trace
+                .subsets
+                .push((p.name().to_string(), names.iter().cloned().collect()));
+            out.subset = Some(match out.subset.take() {
+                None => names,
+                Some(prev) => prev.intersection(&names).cloned().collect(),
+            });
+            if out.subset.as_ref().is_some_and(|s| s.is_empty()) {
+                let msg = if out.plugins_with_nodes.len() == 1 {
+                    format!(
+                        "node(s) didn't satisfy plugin {}",
+                        out.plugins_with_nodes[0]
+                    )
+                } else {
+                    let mut sorted = out.plugins_with_nodes.clone();
+                    sorted.sort();
+                    format!(
+                        "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                        sorted.join(" ")
+                    )
+                };
+                return finish(out, Status::unresolvable(msg));
+            }
+        }
+    }
+    let st = remembered.unwrap_or_default();
+    finish(out, st)
+}
+
+/// `numFeasibleNodesToFind` with no extenders.
+fn num_feasible_nodes_to_find(fw: &Framework, n: usize) -> usize {
+    const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+    const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+    if fw.score.is_empty() {
+        return n.min(1);
+    }
+    if n < MIN_FEASIBLE_NODES_TO_FIND {
+        return n;
+    }
+    let mut pct = i64::from(fw.percentage_of_nodes_to_score.unwrap_or(0));
+    if pct == 0 {
+        pct = 50 - n as i64 / 125;
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+        }
+    }
+    let k = (n as i64 * pct / 100) as usize;
+    k.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+fn verdicts(
+    nodes: &[NodeInfo],
+    statuses: &NodeToStatus,
+    feasible: &[usize],
+    only: Option<usize>,
+) -> Vec<NodeVerdict> {
+    let feasible: BTreeSet<usize> = feasible.iter().copied().collect();
+    let make = |i: usize, n: &NodeInfo| {
+        if feasible.contains(&i) {
+            NodeVerdict {
+                node: n.name().to_string(),
+                feasible: true,
+                plugin: None,
+                code: Code::Success,
+                reasons: Vec::new(),
+            }
+        } else {
+            let st = statuses.get(i);
+            NodeVerdict {
+                node: n.name().to_string(),
+                feasible: false,
+                plugin: st.plugin.clone(),
+                code: st.code,
+                reasons: st.reasons.clone(),
+            }
+        }
+    };
+    match only {
+        Some(i) => vec![make(i, &nodes[i])],
+        None => nodes.iter().enumerate().map(|(i, n)| make(i, n)).collect(),
+    }
+}
+
+/// All-filters mode: every PreFilter runs on its own (a rejection does not stop the
+/// others), then every filter plugin runs on every node.
+fn all_filters(fw: &Framework, cx: &Ctx, pod: &Pod) -> Vec<NodeAllVerdicts> {
+    let mut state = CycleState::default();
+    let mut own: std::collections::BTreeMap<String, Status> = Default::default();
+    for p in &fw.pre_filter {
+        let Some(pf) = p.as_pre_filter() else {
+            continue;
+        };
+        let (_, st) = pf.pre_filter(cx, &mut state, pod);
+        if st.is_skip() {
+            state.skip_filter_plugins.insert(p.name().to_string());
+        }
+        own.insert(p.name().to_string(), st);
+    }
+    let nodes = cx.cluster.nodes();
+    nodes
+        .iter()
+        .map(|node| {
+            // Nominated pods of higher or equal priority count, as in normal mode.
+            let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
+            let with_nominated = if nominated.is_empty() {
+                None
+            } else {
+                let mut n = node.clone();
+                let mut s = state.clone();
+                for np in &nominated {
+                    n.add_pod((*np).clone());
+                    fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
+                }
+                Some((n, s))
+            };
+            let results = fw
+                .filter
+                .iter()
+                .filter_map(|p| {
+                    let f = p.as_filter()?;
+                    let st = match own.get(p.name()) {
+                        Some(s) if s.is_skip() => Status::skip(),
+                        Some(s) if !s.is_success() => s.clone(),
+                        _ => {
+                            let first = with_nominated
+                                .as_ref()
+                                .map(|(n, s)| f.filter(cx, s, pod, n))
+                                .filter(|st| !st.is_success());
+                            first.unwrap_or_else(|| f.filter(cx, &state, pod, node))
+                        }
+                    };
+                    Some(PluginResult::new(p.name(), &st))
+                })
+                .collect();
+            NodeAllVerdicts {
+                node: node.name().to_string(),
+                results,
+            }
+        })
+        .collect()
+}
+
+/// `RunPostFilterPlugins`: the first Success or UU wins, Errors stop, rejections
+/// collect their reasons.
+fn run_post_filter(
+    fw: &Framework,
+    cx: &Ctx,
+    state: &CycleState,
+    pod: &Pod,
+    statuses: &NodeToStatus,
+) -> PostFilterTrace {
+    let mut trace = PostFilterTrace::default();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut last_result = None;
+    for p in &fw.post_filter {
+        let Some(pf) = p.as_post_filter() else {
+            continue;
+        };
+        let (result, st) = pf.post_filter(fw, cx, state, pod, statuses);
+        trace.plugins.push(PluginResult::new(p.name(), &st));
+        match st.code {
+            Code::Success | Code::UnschedulableAndUnresolvable => {
+                trace.code = Some(st.code);
+                trace.message = st.message();
+                if let Some(r) = result {
+                    trace.nominated_node = r.nominated_node;
+                    trace.victims = r.victims;
+                }
+                return trace;
+            }
+            Code::Unschedulable | Code::Pending => {
+                if let Some(r) = result
+                    && r.nominated_node.is_some()
+                {
+                    last_result = Some(r);
+                }
+                reasons.extend(st.reasons);
+            }
+            _ => {
+                trace.code = Some(Code::Error);
+                trace.message = st.message();
+                return trace;
+            }
+        }
+    }
+    trace.code = Some(Code::Unschedulable);
+    trace.message = reasons.join(", ");
+    if let Some(r) = last_result {
+        trace.nominated_node = r.nominated_node;
+        trace.victims = r.victims;
+    }
+    trace
+}
+
+/// PreScore, Score, NormalizeScore and weights; fills `trace.pre_score` and
+/// `trace.scores`, returns totals over the feasible nodes.
+fn prioritize(
+    fw: &Framework,
+    cx: &Ctx,
+    state: &mut CycleState,
+    pod: &Pod,
+    feasible: &[usize],
+    infos: &[&NodeInfo],
+    trace: &mut Trace,
+) -> Result<Vec<i64>, String> {
+    if fw.score.is_empty() {
+        return Ok(vec![1; feasible.len()]);
+    }
+    for p in &fw.pre_score {
+        let Some(ps) = p.as_pre_score() else { continue };
+        let st = ps.pre_score(cx, state, pod, infos);
+        trace.pre_score.push(PluginResult::new(p.name(), &st));
+        if st.is_skip() {
+            state.skip_score_plugins.insert(p.name().to_string());
+        } else if !st.is_success() {
+            return Err(format!(
+                "running PreScore plugin {:?}: {}",
+                p.name(),
+                st.message()
+            ));
+        }
+    }
+    let mut totals = vec![0i64; feasible.len()];
+    for wp in &fw.score {
+        let name = wp.plugin.name();
+        if state.skip_score_plugins.contains(name) {
+            continue;
+        }
+        let Some(sp) = wp.plugin.as_score() else {
+            continue;
+        };
+        let mut scores: Vec<NodeScore> = Vec::with_capacity(feasible.len());
+        for (k, &idx) in feasible.iter().enumerate() {
+            let (s, st) = sp.score(cx, state, pod, infos[k]);
+            if !st.is_success() {
+                return Err(format!(
+                    "running Score plugins: plugin {name:?} failed with: {}",
+                    st.message()
+                ));
+            }
+            scores.push(NodeScore {
+                node: idx,
+                score: s,
+            });
+        }
+        let raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
+        if sp.has_normalize() {
+            let st = sp.normalize_score(cx, state, pod, &mut scores);
+            if !st.is_success() {
+                return Err(format!(
+                    "running Normalize on Score plugins: plugin {name:?} failed with: {}",
+                    st.message()
+                ));
+            }
+        }
+        for s in &scores {
+            if !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&s.score) {
+                return Err(format!(
+                    "applying score defaultWeights on Score plugins: plugin {name:?} returns an invalid score {}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    s.score
+                ));
+            }
+        }
+        let normalized: Vec<i64> = scores.iter().map(|s| s.score).collect();
+        for (t, s) in totals.iter_mut().zip(&normalized) {
+            *t += s * wp.weight;
+        }
+        trace.scores.push(PluginScores {
+            plugin: name.to_string(),
+            weight: wp.weight,
+            raw,
+            normalized,
+        });
+    }
+    Ok(totals)
+}
+
+/// kube-scheduler's host selection: heapify the scored list (feasible order) and take
+/// the root. Ties go to whichever the heap puts on top; with no extenders the
+/// tie-break value is 0 for every node.
+pub fn select_host(totals: &[i64]) -> Option<usize> {
+    if totals.is_empty() {
+        return None;
+    }
+    let mut heap: Vec<usize> = (0..totals.len()).collect();
+    let before = |a: usize, b: usize| totals[a] > totals[b];
+    let len = heap.len();
+    for start in (0..len / 2).rev() {
+        let mut i = start;
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let mut c = l;
+            if l + 1 < len && before(heap[l + 1], heap[l]) {
+                c = l + 1;
+            }
+            if !before(heap[c], heap[i]) {
+                break;
+            }
+            heap.swap(i, c);
+            i = c;
+        }
+    }
+    Some(heap[0])
+}
+
+/// Reserve → Permit → PreBind → Bind → PostBind on the selected node, as a dry run.
+fn dry_run_binding(
+    fw: &Framework,
+    cx: &Ctx,
+    state: &mut CycleState,
+    pod: &Pod,
+    host: &str,
+) -> Vec<PhaseTrace> {
+    let mut phases = Vec::new();
+    let mut failed = false;
+
+    let mut reserve = PhaseTrace {
+        point: "Reserve".into(),
+        plugins: Vec::new(),
+    };
+    for p in &fw.reserve {
+        let Some(r) = p.as_reserve() else { continue };
+        let st = r.reserve(cx, state, pod, host);
+        reserve.plugins.push(PluginResult::new(p.name(), &st));
+        if !st.is_success() {
+            failed = true;
+            break;
+        }
+    }
+    phases.push(reserve);
+    if failed {
+        unreserve(fw, cx, state, pod, host, &mut phases);
+        return phases;
+    }
+
+    let mut permit = PhaseTrace {
+        point: "Permit".into(),
+        plugins: Vec::new(),
+    };
+    for p in &fw.permit {
+        let Some(pm) = p.as_permit() else { continue };
+        let (st, wait) = pm.permit(cx, state, pod, host);
+        let mut res = PluginResult::new(p.name(), &st);
+        if st.code == Code::Wait {
+            let capped = wait.min(std::time::Duration::from_secs(15 * 60));
+            res.reasons
+                .push(format!("wait up to {}", crate::engine::go_duration(capped)));
+        }
+        permit.plugins.push(res);
+        if st.is_rejected() || st.code == Code::Error {
+            failed = true;
+            break;
+        }
+    }
+    let waits = permit.plugins.iter().any(|r| r.code == Code::Wait);
+    phases.push(permit);
+    if failed {
+        unreserve(fw, cx, state, pod, host, &mut phases);
+        return phases;
+    }
+    if waits {
+        // The binding cycle would block in WaitOnPermit until allowed, rejected or
+        // timed out; the dry run stops here.
+        return phases;
+    }
+
+    let mut pre_bind = PhaseTrace {
+        point: "PreBind".into(),
+        plugins: Vec::new(),
+    };
+    for p in &fw.pre_bind {
+        let Some(pb) = p.as_pre_bind() else { continue };
+        let pre = pb.pre_bind_pre_flight(cx, state, pod, host);
+        if pre.is_skip() {
+            pre_bind.plugins.push(PluginResult::new(p.name(), &pre));
+            continue;
+        }
+        let st = pb.pre_bind(cx, state, pod, host);
+        pre_bind.plugins.push(PluginResult::new(p.name(), &st));
+        if !st.is_success() {
+            failed = true;
+            break;
+        }
+    }
+    phases.push(pre_bind);
+    if failed {
+        unreserve(fw, cx, state, pod, host, &mut phases);
+        return phases;
+    }
+
+    let mut bind = PhaseTrace {
+        point: "Bind".into(),
+        plugins: Vec::new(),
+    };
+    for p in &fw.bind {
+        let Some(b) = p.as_bind() else { continue };
+        let st = b.bind(cx, state, pod, host);
+        bind.plugins.push(PluginResult::new(p.name(), &st));
+        if !st.is_skip() {
+            failed = !st.is_success();
+            break;
+        }
+    }
+    let bound = bind.plugins.last().is_some_and(|r| r.code == Code::Success);
+    phases.push(bind);
+    if failed || !bound {
+        unreserve(fw, cx, state, pod, host, &mut phases);
+        return phases;
+    }
+
+    let mut post_bind = PhaseTrace {
+        point: "PostBind".into(),
+        plugins: Vec::new(),
+    };
+    for p in &fw.post_bind {
+        let Some(pb) = p.as_post_bind() else { continue };
+        pb.post_bind(cx, state, pod, host);
+        post_bind
+            .plugins
+            .push(PluginResult::new(p.name(), &Status::success()));
+    }
+    phases.push(post_bind);
+    phases
+}
+
+fn unreserve(
+    fw: &Framework,
+    cx: &Ctx,
+    state: &mut CycleState,
+    pod: &Pod,
+    host: &str,
+    phases: &mut Vec<PhaseTrace>,
+) {
+    let mut un = PhaseTrace {
+        point: "Unreserve".into(),
+        plugins: Vec::new(),
+    };
+    for p in fw.reserve.iter().rev() {
+        let Some(r) = p.as_reserve() else { continue };
+        r.unreserve(cx, state, pod, host);
+        un.plugins
+            .push(PluginResult::new(p.name(), &Status::success()));
+    }
+    phases.push(un);
+}
+
+/// Scheduled unless a binding-half plugin rejected or failed; a rejection there is a
+/// FitError over one node (`0/1 nodes are available: 1 <reason>.`).
+fn binding_outcome(phases: &[PhaseTrace], host: &str) -> (Outcome, Option<String>) {
+    let failure = phases
+        .iter()
+        .flat_map(|ph| ph.plugins.iter().map(move |r| (ph, r)))
+        .find(|(_, r)| !matches!(r.code, Code::Success | Code::Skip | Code::Wait));
+    match failure {
+        Some((ph, r)) if r.code == Code::Error => (
+            Outcome::Error {
+                message: format!(
+                    "running {} plugin {:?}: {}",
+                    ph.point,
+                    r.plugin,
+                    r.reasons.join(", ")
+                ),
+            },
+            None,
+        ),
+        Some((_, r)) => (
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+            Some(format!(
+                "0/1 nodes are available: 1 {}.",
+                r.reasons.join(", ")
+            )),
+        ),
+        None => (
+            Outcome::Scheduled {
+                node: host.to_string(),
+            },
+            None,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_selection_matches_go_container_heap() {
+        // [5, 9a, 9b] → 9a; [9a, 5, 9b] → 9a (semantics §1.7).
+        assert_eq!(select_host(&[5, 9, 9]), Some(1));
+        assert_eq!(select_host(&[9, 5, 9]), Some(0));
+        assert_eq!(select_host(&[1, 2, 3, 4, 5]), Some(4));
+        assert_eq!(select_host(&[]), None);
+    }
+}

@@ -1,0 +1,119 @@
+//! The answer as JSON, in the schema of `shared/fidelity/README.md` (maps keyed by
+//! node and plugin name, sorted), plus extra keys that never change the meaning of
+//! the listed ones.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::engine::status::Code;
+use crate::trace::{PluginResult, Trace};
+
+pub fn to_json(t: &Trace) -> Value {
+    let prefilter = json!({
+        "code": t.pre_filter.code.unwrap_or(Code::Success).as_str(),
+        "plugin": t.pre_filter.plugin,
+        "reasons": t.pre_filter.reasons,
+        "node_subset": t.pre_filter.node_subset,
+    });
+    let filter: BTreeMap<&str, Value> = t
+        .filter
+        .iter()
+        .map(|v| {
+            (
+                v.node.as_str(),
+                json!({
+                    "feasible": v.feasible,
+                    "plugin": v.plugin,
+                    "code": v.code.as_str(),
+                    "reasons": v.reasons,
+                }),
+            )
+        })
+        .collect();
+    let filter_all: BTreeMap<&str, BTreeMap<&str, Value>> = t
+        .filter_all
+        .iter()
+        .flatten()
+        .map(|n| {
+            (
+                n.node.as_str(),
+                n.results
+                    .iter()
+                    .map(|r| (r.plugin.as_str(), code_reasons(r)))
+                    .collect(),
+            )
+        })
+        .collect();
+    let scores: BTreeMap<&str, Value> = t
+        .scores
+        .iter()
+        .map(|s| {
+            let raw: BTreeMap<&str, i64> = t
+                .feasible
+                .iter()
+                .map(String::as_str)
+                .zip(s.raw.iter().copied())
+                .collect();
+            let normalized: BTreeMap<&str, i64> = t
+                .feasible
+                .iter()
+                .map(String::as_str)
+                .zip(s.normalized.iter().copied())
+                .collect();
+            (
+                s.plugin.as_str(),
+                json!({"weight": s.weight, "raw": raw, "normalized": normalized}),
+            )
+        })
+        .collect();
+    let total: BTreeMap<&str, i64> = t
+        .feasible
+        .iter()
+        .map(String::as_str)
+        .zip(t.totals.iter().copied())
+        .collect();
+    let postfilter = t.post_filter.as_ref().map(|p| {
+        json!({
+            "nominated_node": p.nominated_node,
+            "victims": p.victims,
+            "message": p.message,
+            "code": p.code.map(Code::as_str),
+            "plugins": p.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
+        })
+    });
+    json!({
+        "pod": t.pod,
+        "nodes_total": t.nodes_total,
+        "prefilter": prefilter,
+        "filter": filter,
+        "filter_all": filter_all,
+        "scores": scores,
+        "total": total,
+        "best_nodes": t.best_nodes,
+        "fit_error": t.fit_error,
+        "postfilter": postfilter,
+        // Extra keys.
+        "profile": t.profile,
+        "priority": t.priority,
+        "selected_node": t.selected_node,
+        "outcome": t.outcome,
+        "nominated_node": t.nominated_node.as_ref().map(|(n, passed)| json!({"node": n, "passed_filters": passed})),
+        "num_nodes_to_find": t.num_nodes_to_find,
+        "prefilter_plugins": t.pre_filter.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
+        "prescore": t.pre_score.iter().map(plugin_result).collect::<Vec<_>>(),
+        "binding": t.binding.iter().map(|ph| json!({
+            "point": ph.point,
+            "plugins": ph.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "not_modelled": t.not_modelled,
+    })
+}
+
+fn code_reasons(r: &PluginResult) -> Value {
+    json!({"code": r.code.as_str(), "reasons": r.reasons})
+}
+
+fn plugin_result(r: &PluginResult) -> Value {
+    json!({"plugin": r.plugin, "code": r.code.as_str(), "reasons": r.reasons})
+}

@@ -1,0 +1,324 @@
+//! Human-readable `explain` output: the verdict first, then rejected nodes grouped by
+//! reason (readable at 5,000 nodes), then the score breakdown of the top nodes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::engine::status::Code;
+use crate::trace::{Outcome, Trace};
+
+pub struct TableOptions {
+    /// How many top-scoring nodes to show.
+    pub top: usize,
+    /// How many example node names to list per rejection group.
+    pub examples: usize,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            top: 10,
+            examples: 3,
+        }
+    }
+}
+
+pub fn render(t: &Trace, opts: &TableOptions) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    let _ = writeln!(
+        o,
+        "Pod        {}  (priority {}, profile {})",
+        t.pod, t.priority, t.profile
+    );
+    let _ = writeln!(o, "Verdict    {}", verdict_line(t));
+    if let Some(fe) = &t.fit_error {
+        let _ = writeln!(o, "FitError   {fe}");
+    }
+    if !t.not_modelled.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nNot modelled (this answer may differ from kube-scheduler's):"
+        );
+        for n in &t.not_modelled {
+            let _ = writeln!(o, "  {:<32} {}", n.plugin, n.what);
+        }
+    }
+    if matches!(t.outcome, Outcome::Gated { .. }) {
+        return out;
+    }
+
+    // PreFilter.
+    let _ = writeln!(o, "\nPreFilter  {}", pre_filter_line(t));
+    let skipped: Vec<&str> = t
+        .pre_filter
+        .plugins
+        .iter()
+        .filter(|r| r.code == Code::Skip)
+        .map(|r| r.plugin.as_str())
+        .collect();
+    if !skipped.is_empty() {
+        let _ = writeln!(
+            o,
+            "           skipped (nothing to check): {}",
+            skipped.join(", ")
+        );
+    }
+    if let Some((node, passed)) = &t.nominated_node {
+        let _ = writeln!(
+            o,
+            "Nominated  {node}: {}",
+            if *passed {
+                "passes every filter, so it is the only node evaluated"
+            } else {
+                "does not pass; every node is evaluated"
+            }
+        );
+    }
+
+    // Filter summary.
+    let feasible = t.filter.iter().filter(|v| v.feasible).count();
+    let _ = writeln!(
+        o,
+        "\nFilter     {feasible} of {} evaluated nodes feasible ({} nodes in the cluster)",
+        t.filter.len(),
+        t.nodes_total
+    );
+    let mut groups: BTreeMap<(String, &str, String), Vec<&str>> = BTreeMap::new();
+    for v in t.filter.iter().filter(|v| !v.feasible) {
+        let plugin = v.plugin.clone().unwrap_or_else(|| "(PreFilter)".into());
+        groups
+            .entry((plugin, v.code.as_str(), v.reasons.join(", ")))
+            .or_default()
+            .push(&v.node);
+    }
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    if !groups.is_empty() {
+        let _ = writeln!(
+            o,
+            "  {:>6}  {:<28} {:<30} REASON",
+            "NODES", "PLUGIN", "CODE"
+        );
+        for ((plugin, code, reason), nodes) in &groups {
+            let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
+            if nodes.len() > opts.examples {
+                ex.push("…");
+            }
+            let _ = writeln!(
+                o,
+                "  {:>6}  {:<28} {:<30} {}  [{}]",
+                nodes.len(),
+                plugin,
+                code,
+                reason,
+                ex.join(", ")
+            );
+        }
+    }
+
+    // Scores.
+    if !t.feasible.is_empty() && !t.scores.is_empty() {
+        let mut order: Vec<usize> = (0..t.feasible.len()).collect();
+        order.sort_by(|&a, &b| {
+            t.totals[b]
+                .cmp(&t.totals[a])
+                .then_with(|| t.feasible[a].cmp(&t.feasible[b]))
+        });
+        let shown = order.len().min(opts.top);
+        let _ = writeln!(
+            o,
+            "\nScores     top {shown} of {} feasible nodes; each cell is raw→normalized, total = Σ normalized × weight",
+            t.feasible.len()
+        );
+        let mut header = format!("  {:>4}  {:<24} {:>6}", "RANK", "NODE", "TOTAL");
+        for s in &t.scores {
+            let _ = write!(
+                header,
+                "  {:>w$}",
+                format!("{}×{}", short(&s.plugin), s.weight),
+                w = col_width(&s.plugin)
+            );
+        }
+        let _ = writeln!(o, "{header}");
+        let max = t.totals.iter().copied().max().unwrap_or(0);
+        let mut rank = 0;
+        let mut prev = None;
+        for (i, &k) in order.iter().take(shown).enumerate() {
+            if prev != Some(t.totals[k]) {
+                rank = i + 1;
+                prev = Some(t.totals[k]);
+            }
+            let mark = if t.selected_node.as_deref() == Some(&t.feasible[k]) {
+                "*"
+            } else if t.totals[k] == max {
+                "="
+            } else {
+                " "
+            };
+            let mut line = format!(
+                "{mark} {:>4}  {:<24} {:>6}",
+                rank, t.feasible[k], t.totals[k]
+            );
+            for s in &t.scores {
+                let _ = write!(
+                    line,
+                    "  {:>w$}",
+                    format!("{}→{}", s.raw[k], s.normalized[k]),
+                    w = col_width(&s.plugin)
+                );
+            }
+            let _ = writeln!(o, "{line}");
+        }
+        if t.best_nodes.len() > 1 {
+            let _ = writeln!(
+                o,
+                "  = tie for the best total: {}. kube-scheduler breaks such ties by goroutine completion order, effectively at random; * marks the node its heap picks in this replay's order.",
+                t.best_nodes.join(", ")
+            );
+        }
+    }
+
+    // PostFilter.
+    if let Some(p) = &t.post_filter {
+        let _ = writeln!(
+            o,
+            "\nPostFilter {}",
+            p.code.map(Code::as_str).unwrap_or("-")
+        );
+        for r in &p.plugins {
+            let _ = writeln!(
+                o,
+                "  {:<28} {:<30} {}",
+                r.plugin,
+                r.code.as_str(),
+                r.reasons.join(", ")
+            );
+        }
+        if let Some(n) = &p.nominated_node {
+            let _ = writeln!(o, "  nominated node: {n}");
+            let _ = writeln!(
+                o,
+                "  victims (dry run, nothing evicted): {}",
+                p.victims.join(", ")
+            );
+        }
+    }
+
+    // Binding half.
+    if !t.binding.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nBinding    (dry run on {})",
+            t.selected_node.as_deref().unwrap_or("-")
+        );
+        for ph in &t.binding {
+            let plugins: Vec<String> = ph
+                .plugins
+                .iter()
+                .map(|r| {
+                    if r.reasons.is_empty() {
+                        format!("{} {}", r.plugin, r.code.as_str())
+                    } else {
+                        format!(
+                            "{} {} ({})",
+                            r.plugin,
+                            r.code.as_str(),
+                            r.reasons.join(", ")
+                        )
+                    }
+                })
+                .collect();
+            let _ = writeln!(
+                o,
+                "  {:<10} {}",
+                ph.point,
+                if plugins.is_empty() {
+                    "-".to_string()
+                } else {
+                    plugins.join("; ")
+                }
+            );
+        }
+    }
+    if t.num_nodes_to_find > 0 && t.num_nodes_to_find < t.filter.len() {
+        let _ = writeln!(
+            o,
+            "\nNote       kube-scheduler stops after {} feasible nodes (percentageOfNodesToScore), starting where its previous cycle left off; this replay evaluates every node, so the real pick may be another high-scoring node.",
+            t.num_nodes_to_find
+        );
+    }
+    out
+}
+
+fn verdict_line(t: &Trace) -> String {
+    match &t.outcome {
+        Outcome::Gated { plugin, message } => {
+            format!("held before the queue by {plugin}: {message}")
+        }
+        Outcome::Scheduled { node } => {
+            let total = t.total(node).unwrap_or(0);
+            if t.best_nodes.len() > 1 {
+                format!(
+                    "schedulable: best total {total} shared by {} nodes ({}); this replay picks {node}",
+                    t.best_nodes.len(),
+                    t.best_nodes.join(", ")
+                )
+            } else {
+                format!("schedulable on {node} (total score {total})")
+            }
+        }
+        Outcome::Unschedulable {
+            nominated_node: Some(n),
+        } => format!(
+            "unschedulable now; preemption would nominate {n} after evicting {}",
+            t.post_filter
+                .as_ref()
+                .map(|p| p.victims.join(", "))
+                .unwrap_or_default()
+        ),
+        Outcome::Unschedulable {
+            nominated_node: None,
+        } => "unschedulable".into(),
+        Outcome::Error { message } => format!("scheduling error: {message}"),
+    }
+}
+
+fn pre_filter_line(t: &Trace) -> String {
+    let p = &t.pre_filter;
+    let code = p.code.unwrap_or(Code::Success);
+    let mut s = code.as_str().to_string();
+    if let Some(plugin) = &p.plugin {
+        let _ = write!(s, " from {plugin}");
+    }
+    if !p.reasons.is_empty() {
+        let _ = write!(s, ": {}", p.reasons.join(", "));
+    }
+    if let Some(sub) = &p.node_subset {
+        let _ = write!(
+            s,
+            "; restricted to {} node(s): {}",
+            sub.len(),
+            sub.join(", ")
+        );
+    }
+    s
+}
+
+/// Short plugin names for narrow columns.
+fn short(plugin: &str) -> &str {
+    match plugin {
+        "NodeResourcesBalancedAllocation" => "BalancedAlloc",
+        "NodeResourcesFit" => "ResourcesFit",
+        "TaintToleration" => "Taints",
+        "PodTopologySpread" => "TopoSpread",
+        "InterPodAffinity" => "PodAffinity",
+        "DynamicResources" => "DRA",
+        "NodeResourcesAllocatable" => "Allocatable",
+        other => other,
+    }
+}
+
+fn col_width(plugin: &str) -> usize {
+    (short(plugin).len() + 3).max(9)
+}
