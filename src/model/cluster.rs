@@ -9,6 +9,7 @@ use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 
+use super::label_index::LabelIndex;
 use super::node::{Node, NodeInfo};
 use super::pod::{Pod, PodKey};
 
@@ -61,6 +62,8 @@ pub struct Cluster {
     pub stateful_sets: BTreeMap<String, apps::StatefulSet>,
     pub replication_controllers: BTreeMap<String, core::ReplicationController>,
     pub pod_groups: BTreeMap<String, PodGroup>,
+    /// Bound pods by label.
+    label_index: LabelIndex,
 }
 
 impl Cluster {
@@ -103,6 +106,11 @@ impl Cluster {
             .get(node)
             .into_iter()
             .flat_map(|m| m.values())
+    }
+
+    /// Bound pods by label (for selectors with an equality requirement).
+    pub fn label_index(&self) -> &LabelIndex {
+        &self.label_index
     }
 
     pub fn image_state(&self, name: &str) -> Option<&ImageState> {
@@ -173,11 +181,17 @@ impl Cluster {
         {
             self.nodes[i].add_pod(pod.clone());
         }
+        if pod.is_bound() {
+            self.label_index.insert(&pod);
+        }
         self.pods.insert(key, pod);
     }
 
     pub fn delete_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
         let old = self.pods.remove(key)?;
+        if old.is_bound() {
+            self.label_index.remove(&old);
+        }
         if let Some(n) = &old.nominated_node_name
             && let Some(m) = self.nominated.get_mut(n)
         {

@@ -13,6 +13,7 @@ pub mod default_binder;
 pub mod default_preemption;
 pub mod dynamic_resources;
 pub mod image_locality;
+pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
@@ -22,6 +23,7 @@ pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod node_volume_limits;
 pub mod not_modelled;
+pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod scheduling_gates;
 pub mod taint_toleration;
@@ -103,13 +105,13 @@ pub fn registry() -> Registry {
         in_tree("VolumeZone", volume_zone::new, None),
         in_tree(
             "PodTopologySpread",
-            not_modelled::pod_topology_spread,
-            Some(not_modelled::any_args),
+            pod_topology_spread::new,
+            Some(pod_topology_spread::default_args),
         ),
         in_tree(
             "InterPodAffinity",
-            not_modelled::inter_pod_affinity,
-            Some(not_modelled::any_args),
+            inter_pod_affinity::new,
+            Some(inter_pod_affinity::default_args),
         ),
         in_tree(
             "DynamicResources",
