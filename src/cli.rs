@@ -127,8 +127,8 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
             writeln!(out)?;
         }
         Format::Yaml => {
-            let text = serde_saphyr::to_string(&json::to_json(&trace))
-                .context("cannot render YAML")?;
+            let text =
+                serde_saphyr::to_string(&json::to_json(&trace)).context("cannot render YAML")?;
             out.write_all(text.as_bytes())?;
         }
     }
@@ -145,7 +145,11 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
             .then_with(|| a.creation_timestamp.cmp(&b.creation_timestamp))
             .then_with(|| a.key().cmp(&b.key()))
     });
-    writeln!(out, "{:<48} {:>11}  {:<20} STATE", "POD", "PRIORITY", "SCHEDULER")?;
+    writeln!(
+        out,
+        "{:<48} {:>11}  {:<20} STATE",
+        "POD", "PRIORITY", "SCHEDULER"
+    )?;
     for p in pending {
         let state = if !p.scheduling_gates.is_empty() {
             "gated".to_string()
@@ -154,7 +158,13 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
         } else {
             "pending".to_string()
         };
-        writeln!(out, "{:<48} {:>11}  {:<20} {state}", p.key(), p.priority, p.scheduler_name)?;
+        writeln!(
+            out,
+            "{:<48} {:>11}  {:<20} {state}",
+            p.key(),
+            p.priority,
+            p.scheduler_name
+        )?;
     }
     Ok(())
 }

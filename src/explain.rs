@@ -11,7 +11,9 @@ use crate::trace::Trace;
 pub enum ExplainError {
     #[error("pod {key:?} is not in the snapshot{hint}")]
     PodNotFound { key: String, hint: String },
-    #[error("pod {key} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})")]
+    #[error(
+        "pod {key} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})"
+    )]
     NoProfile {
         key: String,
         scheduler: String,

@@ -73,7 +73,18 @@ fn explain_json_matches_the_fidelity_schema() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid json");
     let expected: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
-    for key in ["pod", "nodes_total", "prefilter", "filter", "filter_all", "scores", "total", "best_nodes", "fit_error", "postfilter"] {
+    for key in [
+        "pod",
+        "nodes_total",
+        "prefilter",
+        "filter",
+        "filter_all",
+        "scores",
+        "total",
+        "best_nodes",
+        "fit_error",
+        "postfilter",
+    ] {
         assert_eq!(v[key], expected[key], "{key}");
     }
 }
@@ -91,7 +102,10 @@ fn missing_pod_is_a_clear_error_with_exit_2() {
     let o = run(&["explain", "-s", s(&demo()), "shop/nope"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("\"shop/nope\" is not in the snapshot"), "{err}");
+    assert!(
+        err.contains("\"shop/nope\" is not in the snapshot"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -105,7 +119,10 @@ fn missing_snapshot_file_is_a_clear_error() {
 
 #[test]
 fn malformed_yaml_names_the_file() {
-    let p = tmp_file("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [\n");
+    let p = tmp_file(
+        "bad.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: [\n",
+    );
     let o = run(&["explain", "-s", s(&p), "default/x"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
@@ -132,7 +149,14 @@ fn invalid_config_gives_the_upstream_message() {
         "cfg.yaml",
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled:\n      - name: NoSuchPlugin\n",
     );
-    let o = run(&["explain", "-s", s(&demo()), "-c", s(&cfg), "shop/web-7d9f-5"]);
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "-c",
+        s(&cfg),
+        "shop/web-7d9f-5",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("NoSuchPlugin"), "{err}");

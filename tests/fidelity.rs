@@ -38,7 +38,15 @@ pub fn answer(dir: &Path) -> Value {
 /// Differences between expected and actual, as readable lines.
 pub fn compare(expected: &Value, actual: &Value) -> Vec<String> {
     let mut diffs = Vec::new();
-    for key in ["pod", "nodes_total", "prefilter", "filter", "scores", "total", "fit_error"] {
+    for key in [
+        "pod",
+        "nodes_total",
+        "prefilter",
+        "filter",
+        "scores",
+        "total",
+        "fit_error",
+    ] {
         if expected[key] != actual[key] {
             diffs.push(format!(
                 "{key}:\n  expected {}\n  actual   {}",
@@ -92,7 +100,10 @@ pub fn compare(expected: &Value, actual: &Value) -> Vec<String> {
     } else if !ep.is_null() {
         for k in ["nominated_node", "message"] {
             if ep[k] != ap[k] {
-                diffs.push(format!("postfilter.{k}: expected {} actual {}", ep[k], ap[k]));
+                diffs.push(format!(
+                    "postfilter.{k}: expected {} actual {}",
+                    ep[k], ap[k]
+                ));
             }
         }
         if set(&ep["victims"]) != set(&ap["victims"]) {
