@@ -5,7 +5,7 @@
 //! assertion does upstream.
 
 use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,7 +45,9 @@ impl<T: Any + Clone + Send + Sync> StateData for T {
 /// `framework.CycleState`.
 #[derive(Default)]
 pub struct CycleState {
-    data: HashMap<String, Box<dyn StateData>>,
+    /// A handful of entries (one per plugin at most): a linear scan beats hashing,
+    /// and reads happen once per plugin per node.
+    data: Vec<(String, Box<dyn StateData>)>,
     /// Plugins whose PreFilter returned Skip: their Filter and AddPod/RemovePod are
     /// not called this cycle.
     pub skip_filter_plugins: BTreeSet<String>,
@@ -69,16 +71,21 @@ impl Clone for CycleState {
 
 impl CycleState {
     pub fn write<T: StateData>(&mut self, key: &str, value: T) {
-        self.data.insert(key.to_string(), Box::new(value));
+        match self.data.iter_mut().find(|(k, _)| k == key) {
+            Some(entry) => entry.1 = Box::new(value),
+            None => self.data.push((key.to_string(), Box::new(value))),
+        }
     }
     pub fn read<T: 'static>(&self, key: &str) -> Option<&T> {
-        (**self.data.get(key)?).as_any().downcast_ref::<T>()
+        let (_, v) = self.data.iter().find(|(k, _)| k == key)?;
+        (**v).as_any().downcast_ref::<T>()
     }
     pub fn read_mut<T: 'static>(&mut self, key: &str) -> Option<&mut T> {
-        (**self.data.get_mut(key)?).as_any_mut().downcast_mut::<T>()
+        let (_, v) = self.data.iter_mut().find(|(k, _)| k == key)?;
+        (**v).as_any_mut().downcast_mut::<T>()
     }
     pub fn contains(&self, key: &str) -> bool {
-        self.data.contains_key(key)
+        self.data.iter().any(|(k, _)| k == key)
     }
 }
 

@@ -134,8 +134,9 @@ impl Pod {
         let requests = compute_requests(spec, bound_status, RequestMode::Filter)?;
         let score_requests = compute_requests(spec, None, RequestMode::ScoreIncoming)?;
         let non_zero = compute_requests(spec, bound_status, RequestMode::NonZero)?;
-        let overhead =
-            quantities_to_resource(&parse_list(spec.overhead.as_ref(), "spec.overhead")?);
+        let overhead = quantities_to_resource(&parse_list(spec.overhead.as_ref(), &|| {
+            "spec.overhead".to_string()
+        })?);
 
         let mut host_ports = Vec::new();
         let sidecars = spec
@@ -283,28 +284,30 @@ type Quantities = BTreeMap<String, Quantity>;
 
 fn parse_list(
     list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
-    path: &str,
+    path: &dyn Fn() -> String,
 ) -> Result<Quantities, FieldError> {
     let mut out = Quantities::new();
     for (k, v) in list.into_iter().flatten() {
-        let q =
-            Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        let q = Quantity::parse(&v.0)
+            .map_err(|e| FieldError::quantity(format!("{}.{k}", path()), e))?;
         out.insert(k.clone(), q);
     }
     Ok(out)
 }
 
 /// Container requests after API defaulting: each limit without a request becomes it.
-fn container_requests(c: &core::Container, path: &str) -> Result<Quantities, FieldError> {
+/// Paths are built only when an error needs one: this runs for every pod loaded.
+fn container_requests(
+    c: &core::Container,
+    path: &dyn Fn() -> String,
+) -> Result<Quantities, FieldError> {
     let res = c.resources.as_ref();
-    let mut req = parse_list(
-        res.and_then(|r| r.requests.as_ref()),
-        &format!("{path}.resources.requests"),
-    )?;
-    let limits = parse_list(
-        res.and_then(|r| r.limits.as_ref()),
-        &format!("{path}.resources.limits"),
-    )?;
+    let mut req = parse_list(res.and_then(|r| r.requests.as_ref()), &|| {
+        format!("{}.resources.requests", path())
+    })?;
+    let limits = parse_list(res.and_then(|r| r.limits.as_ref()), &|| {
+        format!("{}.resources.limits", path())
+    })?;
     for (k, v) in limits {
         req.entry(k).or_insert(v);
     }
@@ -349,19 +352,18 @@ fn with_status_resources(
     mut req: Quantities,
     name: &str,
     statuses: Option<&Vec<core::ContainerStatus>>,
-    path: &str,
+    path: &dyn Fn() -> String,
 ) -> Result<Quantities, FieldError> {
     let Some(cs) = statuses.and_then(|s| s.iter().find(|s| s.name == name)) else {
         return Ok(req);
     };
     let actual = parse_list(
         cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
-        &format!("{path}.resources.requests"),
+        &|| format!("{}.resources.requests", path()),
     )?;
-    let allocated = parse_list(
-        cs.allocated_resources.as_ref(),
-        &format!("{path}.allocatedResources"),
-    )?;
+    let allocated = parse_list(cs.allocated_resources.as_ref(), &|| {
+        format!("{}.allocatedResources", path())
+    })?;
     max_into(&mut req, &actual);
     max_into(&mut req, &allocated);
     Ok(req)
@@ -372,18 +374,20 @@ fn compute_requests(
     status: Option<&core::PodStatus>,
     mode: RequestMode,
 ) -> Result<Resource, FieldError> {
-    let defaults = mode != RequestMode::Filter;
+    // With pod-level requests set, the scoring defaults apply only to what the final
+    // result lacks, not per container.
+    let defaults = mode != RequestMode::Filter
+        && (mode == RequestMode::ScoreIncoming || !pod_level_requests_set(spec));
     let status_aware = mode != RequestMode::ScoreIncoming;
     let mut sum = Quantities::new();
     for (i, c) in spec.containers.iter().enumerate() {
-        let path = format!("spec.containers[{i}]");
-        let mut r = container_requests(c, &path)?;
+        let mut r = container_requests(c, &|| format!("spec.containers[{i}]"))?;
         if status_aware {
             r = with_status_resources(
                 r,
                 &c.name,
                 status.and_then(|s| s.container_statuses.as_ref()),
-                &format!("status.containerStatuses[{}]", c.name),
+                &|| format!("status.containerStatuses[{}]", c.name),
             )?;
         }
         if defaults {
@@ -394,14 +398,13 @@ fn compute_requests(
     let mut restartable = Quantities::new();
     let mut init_max = Quantities::new();
     for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        let path = format!("spec.initContainers[{i}]");
-        let mut r = container_requests(c, &path)?;
+        let mut r = container_requests(c, &|| format!("spec.initContainers[{i}]"))?;
         if status_aware && c.restart_policy.as_deref() == Some("Always") {
             r = with_status_resources(
                 r,
                 &c.name,
                 status.and_then(|s| s.init_container_statuses.as_ref()),
-                &format!("status.initContainerStatuses[{}]", c.name),
+                &|| format!("status.initContainerStatuses[{}]", c.name),
             )?;
         }
         if defaults {
@@ -420,11 +423,21 @@ fn compute_requests(
     max_into(&mut sum, &init_max);
 
     if mode != RequestMode::ScoreIncoming {
-        apply_pod_level(spec, &mut sum, defaults)?;
+        apply_pod_level(spec, &mut sum, mode == RequestMode::NonZero)?;
     }
-    let overhead = parse_list(spec.overhead.as_ref(), "spec.overhead")?;
+    let overhead = parse_list(spec.overhead.as_ref(), &|| "spec.overhead".to_string())?;
     add_into(&mut sum, &overhead);
     Ok(quantities_to_resource(&sum))
+}
+
+fn pod_level_requests_set(spec: &core::PodSpec) -> bool {
+    spec.resources.as_ref().is_some_and(|r| {
+        r.requests
+            .iter()
+            .chain(r.limits.iter())
+            .flatten()
+            .any(|(k, _)| pod_level_supported(k))
+    })
 }
 
 fn pod_level_supported(name: &str) -> bool {
@@ -440,8 +453,10 @@ fn apply_pod_level(
     let Some(res) = spec.resources.as_ref() else {
         return Ok(());
     };
-    let mut pod_req = parse_list(res.requests.as_ref(), "spec.resources.requests")?;
-    let pod_lim = parse_list(res.limits.as_ref(), "spec.resources.limits")?;
+    let mut pod_req = parse_list(res.requests.as_ref(), &|| {
+        "spec.resources.requests".to_string()
+    })?;
+    let pod_lim = parse_list(res.limits.as_ref(), &|| "spec.resources.limits".to_string())?;
     pod_req.retain(|k, _| pod_level_supported(k));
     if !pod_lim.is_empty() {
         // API defaulting: cpu/memory from the containers, then anything from limits.
@@ -482,4 +497,101 @@ pub fn quantities_to_resource(q: &Quantities) -> Resource {
         }
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::testing::pod;
+    use serde_json::json;
+
+    fn c(name: &str, cpu: Option<&str>, mem: Option<&str>) -> serde_json::Value {
+        let mut req = serde_json::Map::new();
+        if let Some(v) = cpu {
+            req.insert("cpu".into(), json!(v));
+        }
+        if let Some(v) = mem {
+            req.insert("memory".into(), json!(v));
+        }
+        json!({"name": name, "image": "i", "resources": {"requests": req}})
+    }
+
+    #[test]
+    fn requests_follow_the_init_sidecar_and_overhead_rules() {
+        // (spec, filter cpu milli, filter memory, non-zero cpu, non-zero memory)
+        let mib = 1024 * 1024;
+        let cases = [
+            // Plain containers sum; a container without cpu counts 100m for scoring.
+            (
+                json!({"containers": [c("a", Some("1"), Some("1Gi")), c("b", None, Some("1Gi"))]}),
+                1000,
+                2048 * mib,
+                1100,
+                2048 * mib,
+            ),
+            // A big regular init container dominates.
+            (
+                json!({"containers": [c("a", Some("1"), Some("1Gi"))],
+                    "initContainers": [c("i", Some("3"), Some("1Gi"))]}),
+                3000,
+                1024 * mib,
+                3000,
+                1024 * mib,
+            ),
+            // A sidecar adds to the sum and to every later init container.
+            (
+                json!({"containers": [c("a", Some("1"), Some("1Gi"))],
+                    "initContainers": [
+                        {"name": "s", "image": "i", "restartPolicy": "Always",
+                         "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}},
+                        c("i", Some("2"), Some("1Gi"))]}),
+                2500,
+                1536 * mib,
+                2500,
+                1536 * mib,
+            ),
+            // Overhead is added last.
+            (
+                json!({"containers": [c("a", Some("1"), Some("1Gi"))],
+                    "overhead": {"cpu": "250m", "memory": "64Mi"}}),
+                1250,
+                1088 * mib,
+                1250,
+                1088 * mib,
+            ),
+            // Pod-level requests replace the aggregate; scoring defaults apply only to
+            // what the result lacks.
+            (
+                json!({"containers": [c("a", None, None), c("b", None, None)],
+                    "resources": {"requests": {"cpu": "2"}}}),
+                2000,
+                0,
+                2000,
+                200 * mib,
+            ),
+        ];
+        for (i, (spec, cpu, mem, nz_cpu, nz_mem)) in cases.into_iter().enumerate() {
+            let p = pod(json!({"metadata": {"name": "p"}, "spec": spec}));
+            assert_eq!(p.requests.milli_cpu, cpu, "case {i} cpu");
+            assert_eq!(p.requests.memory, mem, "case {i} memory");
+            assert_eq!(p.non_zero_milli_cpu, nz_cpu, "case {i} non-zero cpu");
+            assert_eq!(p.non_zero_memory, nz_mem, "case {i} non-zero memory");
+        }
+    }
+
+    #[test]
+    fn limits_default_requests_and_host_network_publishes_ports() {
+        let p = pod(json!({"metadata": {"name": "p"}, "spec": {
+            "hostNetwork": true,
+            "containers": [{"name": "a", "image": "i",
+                "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}},
+                "ports": [{"containerPort": 9100}, {"containerPort": 53, "protocol": "UDP"}]}]}}));
+        assert_eq!(p.requests.milli_cpu, 2000);
+        assert_eq!(p.requests.scalar.get("nvidia.com/gpu"), Some(&1));
+        let ports: Vec<(i32, &str)> = p
+            .host_ports
+            .iter()
+            .map(|h| (h.port, h.protocol.as_str()))
+            .collect();
+        assert_eq!(ports, vec![(9100, "TCP"), (53, "UDP")]);
+    }
 }
