@@ -382,26 +382,9 @@ impl Framework {
         to_add: &Arc<Pod>,
         node: &NodeInfo,
     ) -> Status {
-        for p in &self.pre_filter {
-            if state.skip_filter_plugins.contains(p.name()) {
-                continue;
-            }
-            let Some(pf) = p.as_pre_filter() else {
-                continue;
-            };
-            if !pf.has_extensions() {
-                continue;
-            }
-            let st = pf.add_pod(cx, state, pod, to_add, node);
-            if !st.is_success() {
-                return Status::error(format!(
-                    "running AddPod on PreFilter plugin {:?}: {}",
-                    p.name(),
-                    st.message()
-                ));
-            }
-        }
-        Status::success()
+        self.run_pre_filter_extension(state, "AddPod", |pf, state| {
+            pf.add_pod(cx, state, pod, to_add, node)
+        })
     }
 
     /// `RunPreFilterExtensionRemovePod` over the non-skipped PreFilter plugins.
@@ -413,6 +396,17 @@ impl Framework {
         to_remove: &Arc<Pod>,
         node: &NodeInfo,
     ) -> Status {
+        self.run_pre_filter_extension(state, "RemovePod", |pf, state| {
+            pf.remove_pod(cx, state, pod, to_remove, node)
+        })
+    }
+
+    fn run_pre_filter_extension(
+        &self,
+        state: &mut CycleState,
+        what: &str,
+        mut call: impl FnMut(&dyn PreFilterPlugin, &mut CycleState) -> Status,
+    ) -> Status {
         for p in &self.pre_filter {
             if state.skip_filter_plugins.contains(p.name()) {
                 continue;
@@ -423,10 +417,10 @@ impl Framework {
             if !pf.has_extensions() {
                 continue;
             }
-            let st = pf.remove_pod(cx, state, pod, to_remove, node);
+            let st = call(pf, state);
             if !st.is_success() {
                 return Status::error(format!(
-                    "running RemovePod on PreFilter plugin {:?}: {}",
+                    "running {what} on PreFilter plugin {:?}: {}",
                     p.name(),
                     st.message()
                 ));

@@ -22,7 +22,6 @@ pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod node_volume_limits;
-pub mod not_modelled;
 pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod scheduling_gates;
