@@ -87,6 +87,14 @@ impl Session {
         }
     }
 
+    fn wait_until_gone(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.screen().contains(text) {
+            assert!(Instant::now() < deadline, "screen kept showing {text:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn keys(&mut self, keys: &str) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(keys.as_bytes()).unwrap();
@@ -124,10 +132,11 @@ fn inspector_select_pod_filters_scores_and_quit() {
 
     // Help overlay lists keys.
     s.keys("?");
-    s.wait_for("quit");
+    s.wait_for("this help");
     s.keys("\x1b");
-    // A lone ESC followed at once by a key reads as Alt+key; pause like a human.
-    std::thread::sleep(Duration::from_millis(300));
+    // Wait for ESC to be handled: a lone ESC read together with the next key would
+    // be taken as Alt+key.
+    s.wait_until_gone("this help");
 
     s.keys("q");
     let status = s.wait_exit();
