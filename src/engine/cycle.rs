@@ -46,6 +46,35 @@ pub fn run_cycle_with_state(
     pod: &Pod,
     opts: &CycleOptions,
 ) -> CycleOutput {
+    let mut out = run_scheduling_cycle(fw, cluster, pod, opts, CycleState::default());
+    if let Outcome::Scheduled { node: host } = &out.trace.outcome {
+        let host = host.clone();
+        let cx = Ctx {
+            cluster,
+            now: opts.now,
+        };
+        out.trace.binding = dry_run_binding(fw, &cx, &mut out.state, pod, &host);
+        let (outcome, fit_error) = binding_outcome(&out.trace.binding, &host);
+        out.trace.outcome = outcome;
+        if fit_error.is_some() {
+            out.trace.fit_error = fit_error;
+        }
+    }
+    out
+}
+
+/// The scheduling cycle up to host selection, without the binding half: when a host
+/// is selected, `trace.outcome` is `Scheduled` with it and `trace.binding` is empty,
+/// for a caller that runs Reserve/Permit/... itself (the simulator). `state` is the
+/// cycle state to start from (it may carry a framework handle).
+pub fn run_scheduling_cycle(
+    fw: &Framework,
+    cluster: &Cluster,
+    pod: &Pod,
+    opts: &CycleOptions,
+    state: CycleState,
+) -> CycleOutput {
+    let mut state = state;
     let cx = Ctx {
         cluster,
         now: opts.now,
@@ -78,7 +107,6 @@ pub fn run_cycle_with_state(
             nominated_node: None,
         },
     };
-    let mut state = CycleState::default();
 
     // PreEnqueue: a rejected pod never reaches the active queue.
     for p in &fw.pre_enqueue {
@@ -249,13 +277,8 @@ pub fn run_cycle_with_state(
     trace.best_nodes = best;
     let host = select_host(&trace.totals).map(|i| trace.feasible[i].clone());
     trace.selected_node = host.clone();
-    if let Some(host) = host {
-        trace.binding = dry_run_binding(fw, &cx, &mut state, pod, &host);
-        let (outcome, fit_error) = binding_outcome(&trace.binding, &host);
-        trace.outcome = outcome;
-        if fit_error.is_some() {
-            trace.fit_error = fit_error;
-        }
+    if let Some(node) = host {
+        trace.outcome = Outcome::Scheduled { node };
     }
     CycleOutput { trace, state }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::framework::Plugin;
 
+pub mod coscheduling;
 pub mod not_modelled;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
@@ -112,6 +113,7 @@ pub fn registry() -> Registry {
         ),
         in_tree("ImageLocality", not_modelled::image_locality, None),
         in_tree("DefaultBinder", not_modelled::default_binder, None),
+        out_of_tree("Coscheduling", coscheduling::new, Some(coscheduling::args)),
         out_of_tree(
             "NodeResourcesAllocatable",
             not_modelled::node_resources_allocatable,
