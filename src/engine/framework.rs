@@ -100,6 +100,25 @@ pub struct NodeScore {
 pub const MAX_NODE_SCORE: i64 = 100;
 pub const MIN_NODE_SCORE: i64 = 0;
 
+/// `helper.DefaultNormalizeScore`: scale to `[0, max_priority]` by the largest score
+/// (integer division); `reverse` flips the result. All zero: unchanged, or all
+/// `max_priority` when reversed.
+pub fn default_normalize_score(max_priority: i64, reverse: bool, scores: &mut [NodeScore]) {
+    let max_count = scores.iter().map(|s| s.score).fold(0, i64::max);
+    if max_count == 0 {
+        if reverse {
+            for s in scores.iter_mut() {
+                s.score = max_priority;
+            }
+        }
+        return;
+    }
+    for s in scores.iter_mut() {
+        let v = max_priority.wrapping_mul(s.score) / max_count;
+        s.score = if reverse { max_priority - v } else { v };
+    }
+}
+
 /// Queue entry as the queue-sort plugin sees it (`framework.QueuedPodInfo`).
 #[derive(Clone, Debug)]
 pub struct QueuedPodInfo {

@@ -21,14 +21,14 @@ pub fn go_duration(d: std::time::Duration) -> String {
     if nanos == 0 {
         return "0s".into();
     }
+    if nanos < 1_000 {
+        return format!("{nanos}ns");
+    }
+    if nanos < 1_000_000 {
+        return format!("{}µs", fraction(nanos, 1_000));
+    }
     if nanos < 1_000_000_000 {
-        return if nanos % 1_000_000 == 0 {
-            format!("{}ms", nanos / 1_000_000)
-        } else if nanos % 1_000 == 0 {
-            format!("{}µs", nanos / 1_000)
-        } else {
-            format!("{nanos}ns")
-        };
+        return format!("{}ms", fraction(nanos, 1_000_000));
     }
     let total_secs = d.as_secs();
     let frac = d.subsec_nanos();
@@ -50,6 +50,18 @@ pub fn go_duration(d: std::time::Duration) -> String {
     }
 }
 
+/// `n / unit` with the remainder as trailing decimals, zeros trimmed (Go's style).
+fn fraction(n: u128, unit: u128) -> String {
+    let whole = n / unit;
+    let rem = n % unit;
+    if rem == 0 {
+        return whole.to_string();
+    }
+    let digits = unit.ilog10() as usize;
+    let frac = format!("{rem:0digits$}");
+    format!("{whole}.{}", frac.trim_end_matches('0'))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -64,6 +76,9 @@ mod tests {
             (Duration::from_millis(500), "500ms"),
             (Duration::ZERO, "0s"),
             (Duration::from_secs(3661), "1h1m1s"),
+            (Duration::from_micros(1500), "1.5ms"),
+            (Duration::from_nanos(1500), "1.5µs"),
+            (Duration::from_nanos(7), "7ns"),
         ];
         for (d, want) in cases {
             assert_eq!(super::go_duration(d), want);

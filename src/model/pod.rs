@@ -124,9 +124,13 @@ impl Pod {
             .unwrap_or_else(|| format!("{namespace}/{name}"));
 
         let host_network = spec.host_network.unwrap_or(false);
-        let requests = compute_requests(spec, status, RequestMode::Filter)?;
+        // Resize-aware requests (status.resources) only count for bound pods; the
+        // incoming pod's Filter request uses its spec.
+        let bound_status =
+            status.filter(|_| spec.node_name.as_deref().is_some_and(|n| !n.is_empty()));
+        let requests = compute_requests(spec, bound_status, RequestMode::Filter)?;
         let score_requests = compute_requests(spec, None, RequestMode::ScoreIncoming)?;
-        let non_zero = compute_requests(spec, status, RequestMode::NonZero)?;
+        let non_zero = compute_requests(spec, bound_status, RequestMode::NonZero)?;
         let overhead =
             quantities_to_resource(&parse_list(spec.overhead.as_ref(), "spec.overhead")?);
 

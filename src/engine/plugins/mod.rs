@@ -9,7 +9,20 @@ use std::sync::Arc;
 use super::framework::Plugin;
 
 pub mod coscheduling;
+pub mod default_binder;
+pub mod dynamic_resources;
+pub mod image_locality;
+pub mod node_affinity;
+pub mod node_name;
+pub mod node_ports;
+pub mod node_resources_allocatable;
+pub mod node_resources_balanced_allocation;
+pub mod node_resources_fit;
+pub mod node_unschedulable;
 pub mod not_modelled;
+pub mod priority_sort;
+pub mod scheduling_gates;
+pub mod taint_toleration;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
 /// entry) and validates them. `path` is the field path of the args object, e.g.
@@ -58,21 +71,21 @@ const fn out_of_tree(
 /// Every plugin schedscope can build, by name.
 pub fn registry() -> Registry {
     let all = [
-        in_tree("PrioritySort", not_modelled::priority_sort, None),
-        in_tree("SchedulingGates", not_modelled::scheduling_gates, None),
-        in_tree("NodeUnschedulable", not_modelled::node_unschedulable, None),
-        in_tree("NodeName", not_modelled::node_name, None),
-        in_tree("TaintToleration", not_modelled::taint_toleration, None),
+        in_tree("PrioritySort", priority_sort::new, None),
+        in_tree("SchedulingGates", scheduling_gates::new, None),
+        in_tree("NodeUnschedulable", node_unschedulable::new, None),
+        in_tree("NodeName", node_name::new, None),
+        in_tree("TaintToleration", taint_toleration::new, None),
         in_tree(
             "NodeAffinity",
-            not_modelled::node_affinity,
-            Some(not_modelled::any_args),
+            node_affinity::new,
+            Some(node_affinity::args),
         ),
-        in_tree("NodePorts", not_modelled::node_ports, None),
+        in_tree("NodePorts", node_ports::new, None),
         in_tree(
             "NodeResourcesFit",
-            not_modelled::node_resources_fit,
-            Some(not_modelled::any_args),
+            node_resources_fit::new,
+            Some(node_resources_fit::args),
         ),
         in_tree(
             "VolumeRestrictions",
@@ -98,8 +111,8 @@ pub fn registry() -> Registry {
         ),
         in_tree(
             "DynamicResources",
-            not_modelled::dynamic_resources,
-            Some(not_modelled::any_args),
+            dynamic_resources::new,
+            Some(dynamic_resources::args),
         ),
         in_tree(
             "DefaultPreemption",
@@ -108,16 +121,16 @@ pub fn registry() -> Registry {
         ),
         in_tree(
             "NodeResourcesBalancedAllocation",
-            not_modelled::node_resources_balanced_allocation,
-            Some(not_modelled::any_args),
+            node_resources_balanced_allocation::new,
+            Some(node_resources_balanced_allocation::args),
         ),
-        in_tree("ImageLocality", not_modelled::image_locality, None),
-        in_tree("DefaultBinder", not_modelled::default_binder, None),
+        in_tree("ImageLocality", image_locality::new, None),
+        in_tree("DefaultBinder", default_binder::new, None),
         out_of_tree("Coscheduling", coscheduling::new, Some(coscheduling::args)),
         out_of_tree(
             "NodeResourcesAllocatable",
-            not_modelled::node_resources_allocatable,
-            Some(not_modelled::any_args),
+            node_resources_allocatable::new,
+            Some(node_resources_allocatable::args),
         ),
     ];
     all.into_iter().map(|f| (f.name, f)).collect()
