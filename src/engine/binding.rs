@@ -371,17 +371,19 @@ mod tests {
 
     #[test]
     fn permit_collects_capped_waits_and_stops_at_rejection() {
-        let mut fw = Framework::default();
-        fw.permit = vec![
-            Arc::new(P {
-                permit: Some((Code::Wait, 3600)),
-                ..p("A")
-            }),
-            Arc::new(P {
-                permit: Some((Code::Wait, 5)),
-                ..p("B")
-            }),
-        ];
+        let mut fw = Framework {
+            permit: vec![
+                Arc::new(P {
+                    permit: Some((Code::Wait, 3600)),
+                    ..p("A")
+                }),
+                Arc::new(P {
+                    permit: Some((Code::Wait, 5)),
+                    ..p("B")
+                }),
+            ],
+            ..Default::default()
+        };
         let (tr, out) = run(|cx, st, pd| permit(&fw, cx, st, pd, "n"));
         assert_eq!(
             out,
@@ -427,8 +429,10 @@ mod tests {
 
     #[test]
     fn pre_flight_codes() {
-        let mut fw = Framework::default();
-        fw.pre_bind = vec![Arc::new(p("S"))];
+        let mut fw = Framework {
+            pre_bind: vec![Arc::new(p("S"))],
+            ..Default::default()
+        };
         let (st, skip) = run(|cx, s, pd| pre_bind_pre_flight(&fw, cx, s, pd, "n"));
         assert!(st.is_skip());
         assert!(skip.contains("S"));
@@ -457,8 +461,10 @@ mod tests {
 
     #[test]
     fn pre_bind_skips_and_keeps_rejections() {
-        let mut fw = Framework::default();
-        fw.pre_bind = vec![Arc::new(p("S")), Arc::new(p("R"))];
+        let fw = Framework {
+            pre_bind: vec![Arc::new(p("S")), Arc::new(p("R"))],
+            ..Default::default()
+        };
         let skip: BTreeSet<String> = ["S".to_string()].into();
         let (tr, st) = run(|cx, s, pd| pre_bind(&fw, cx, s, pd, "n", &skip));
         assert_eq!(tr.plugins[0].code, Code::Skip);
@@ -472,21 +478,23 @@ mod tests {
 
     #[test]
     fn first_non_skip_binder_is_final() {
-        let mut fw = Framework::default();
-        fw.bind = vec![
-            Arc::new(P {
-                bind: Some(Code::Skip),
-                ..p("Skipper")
-            }),
-            Arc::new(P {
-                bind: Some(Code::Success),
-                ..p("Binder")
-            }),
-            Arc::new(P {
-                bind: Some(Code::Error),
-                ..p("Never")
-            }),
-        ];
+        let mut fw = Framework {
+            bind: vec![
+                Arc::new(P {
+                    bind: Some(Code::Skip),
+                    ..p("Skipper")
+                }),
+                Arc::new(P {
+                    bind: Some(Code::Success),
+                    ..p("Binder")
+                }),
+                Arc::new(P {
+                    bind: Some(Code::Error),
+                    ..p("Never")
+                }),
+            ],
+            ..Default::default()
+        };
         let (tr, st) = run(|cx, s, pd| bind(&fw, cx, s, pd, "n"));
         assert!(st.is_success());
         assert_eq!(tr.plugins.len(), 2);

@@ -7,6 +7,7 @@ pub mod framework;
 pub mod handle;
 pub mod plugins;
 pub mod queue;
+pub mod scheduler;
 pub mod status;
 pub mod waiting;
 

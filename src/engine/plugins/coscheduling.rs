@@ -909,7 +909,9 @@ mod tests {
         let nodes = vec![simple_node("n1", "4", "8Gi")];
         let mut gated = member("g", "gang", None);
         gated["spec"]["schedulingGates"] = json!([{"name": "wait"}]);
-        let cases: Vec<(&str, Vec<Value>, i32, &str, Option<&str>)> = vec![
+        // (case, pods, minMember, pod to check, expected UU message)
+        type Case<'a> = (&'a str, Vec<Value>, i32, &'a str, Option<&'a str>);
+        let cases: Vec<Case> = vec![
             (
                 "no label",
                 vec![simple_pod("a", "1", "1Gi", None)],
