@@ -406,6 +406,114 @@ fn gated_pods_stay_gated() {
     assert!(r.attempts.is_empty());
 }
 
+/// A multi-document YAML snapshot of Nodes, Pods and PodGroups into the model (the
+/// snapshot loader does much more; these examples need only this).
+fn load_yaml(path: &str) -> Cluster {
+    let text = std::fs::read_to_string(path).expect("example exists");
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).expect("valid YAML");
+    let mut c = Cluster::new();
+    for d in docs {
+        match d["kind"].as_str() {
+            Some("Node") => {
+                let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(d).unwrap();
+                c.upsert_node(schedscope::model::Node::from_k8s(&n).unwrap());
+            }
+            Some("Pod") => {
+                let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(d).unwrap();
+                c.upsert_pod(schedscope::model::Pod::from_k8s(&p).unwrap());
+            }
+            Some("PodGroup") => {
+                let ns = d["metadata"]["namespace"].as_str().unwrap().to_string();
+                let name = d["metadata"]["name"].as_str().unwrap().to_string();
+                let pg = PodGroup {
+                    namespace: ns.clone(),
+                    name: name.clone(),
+                    min_member: d["spec"]["minMember"].as_i64().unwrap() as i32,
+                    schedule_timeout_seconds: d["spec"]["scheduleTimeoutSeconds"]
+                        .as_i64()
+                        .map(|v| v as i32),
+                    creation_timestamp: d["metadata"]["creationTimestamp"]
+                        .as_str()
+                        .map(|t| t.parse().unwrap()),
+                    ..Default::default()
+                };
+                c.pod_groups.insert(format!("{ns}/{name}"), pg);
+            }
+            _ => {}
+        }
+    }
+    c
+}
+
+#[test]
+fn gang_demo_example_behaves_as_documented() {
+    let config = SchedulerConfig::from_str(
+        &std::fs::read_to_string("examples/coscheduling-config.yaml").unwrap(),
+        "examples/coscheduling-config.yaml",
+    )
+    .expect("example config builds");
+    let mut sim = Simulator::new(
+        load_yaml("examples/gang-demo.yaml"),
+        config.clone(),
+        SimOptions::default(),
+    );
+    sim.run_until_idle();
+    let waiting: Vec<(String, Option<Duration>)> = sim
+        .waiting()
+        .into_iter()
+        .map(|w| (w.pod.clone(), w.remaining(sim.now())))
+        .collect();
+    assert_eq!(
+        waiting,
+        [
+            (
+                "training/bert-worker-0".to_string(),
+                Some(Duration::from_secs(90))
+            ),
+            (
+                "training/bert-worker-1".to_string(),
+                Some(Duration::from_secs(90))
+            )
+        ]
+    );
+    let r = simulate(
+        load_yaml("examples/gang-demo.yaml"),
+        config,
+        SimOptions::default(),
+    );
+    assert_eq!(r.stop, StopReason::Settled);
+    assert_eq!(r.end_ms, 90_000);
+    let mut gpu_nodes = Vec::new();
+    for w in 0..3 {
+        match placement(&r, &format!("training/resnet-worker-{w}")) {
+            Placement::Bound { node } => gpu_nodes.push(node.clone()),
+            other => panic!("resnet-worker-{w}: {other:?}"),
+        }
+    }
+    gpu_nodes.sort();
+    assert_eq!(gpu_nodes, ["gpu-node-1", "gpu-node-2", "gpu-node-3"]);
+    for w in 0..2 {
+        match placement(&r, &format!("training/bert-worker-{w}")) {
+            Placement::Unschedulable { message, .. } => assert_eq!(
+                message,
+                "0/1 nodes are available: 1 rejected due to timeout after waiting 1m30s at plugin Coscheduling."
+            ),
+            other => panic!("bert-worker-{w}: {other:?}"),
+        }
+    }
+    match placement(&r, "training/bert-worker-2") {
+        Placement::Unschedulable { message, .. } => assert!(
+            message.starts_with(
+                "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector."
+            ),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let text = render_timeline(&r);
+    assert!(text.contains("waiting at Permit on gpu-node-"), "{text}");
+}
+
 fn load_demo() -> Option<Cluster> {
     // The snapshot loader lives in `schedscope::source` once merged; until then this
     // test has nothing to load.

@@ -106,9 +106,11 @@ pub enum SimEventKind {
     Skipped {
         reason: String,
     },
-    /// Popped; `attempt` indexes [`SimulationResult::attempts`].
+    /// Popped for its `pod_attempt`-th attempt; `attempt` indexes
+    /// [`SimulationResult::attempts`] (the scheduling cycle's number, from 0).
     Attempt {
         attempt: usize,
+        pod_attempt: u32,
         from: QueueName,
     },
     /// Assumed on the node and reserved.
@@ -620,9 +622,18 @@ impl Simulator {
             self.queue.done(qp.uid());
             return true;
         };
-        self.records.entry(key.clone()).or_default().attempts += 1;
+        let rec = self.records.entry(key.clone()).or_default();
+        rec.attempts += 1;
+        let pod_attempt = rec.attempts;
         let attempt = self.attempts.len();
-        self.event(&key, SimEventKind::Attempt { attempt, from });
+        self.event(
+            &key,
+            SimEventKind::Attempt {
+                attempt,
+                pod_attempt,
+                from,
+            },
+        );
 
         let mut state = CycleState::default();
         self.handle.attach(&mut state);

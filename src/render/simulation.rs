@@ -39,9 +39,15 @@ pub fn describe(kind: &SimEventKind) -> String {
     match kind {
         SimEventKind::Queued { queue } => format!("queued in {}", queue.as_str()),
         SimEventKind::Skipped { reason } => format!("skipped: {reason}"),
-        SimEventKind::Attempt { attempt, from } => {
-            format!("attempt #{} (from {})", attempt + 1, from.as_str())
-        }
+        SimEventKind::Attempt {
+            attempt,
+            pod_attempt,
+            from,
+        } => format!(
+            "attempt {pod_attempt}, scheduling cycle #{} (from {})",
+            attempt + 1,
+            from.as_str()
+        ),
         SimEventKind::Reserved { node } => format!("assumed and reserved on {node}"),
         SimEventKind::Waiting { node, waits } => {
             let w: Vec<String> = waits
@@ -80,9 +86,9 @@ pub fn describe(kind: &SimEventKind) -> String {
             let by = if plugins.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", plugins.join(" "))
+                format!(" (rejected by {})", plugins.join(", "))
             };
-            format!("failed: {message}{by} → {}", queue.as_str())
+            format!("failed{by} → {}: {message}", queue.as_str())
         }
         SimEventKind::Nominated { node, victims } => {
             if victims.is_empty() {
