@@ -1,9 +1,14 @@
 //! schedscope: replays kube-scheduler v1.35's scheduling framework for one pod and
 //! shows why it lands where it does, or nowhere.
 
+pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod explain;
 pub mod model;
 pub mod render;
+pub mod source;
 pub mod synthetic;
+pub mod theme;
 pub mod trace;
+pub mod tui;

@@ -1,1 +1,29 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+use schedscope::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let result = match &cli.command {
+        Some(Command::Explain(args)) => {
+            schedscope::cli::run_explain(&cli.source, args, &mut stdout.lock())
+        }
+        Some(Command::Pods) => schedscope::cli::run_pods(&cli.source, &mut stdout.lock()),
+        Some(Command::Tui) | None => schedscope::cli::run_tui(&cli),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`| head`) is not an error worth a message.
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

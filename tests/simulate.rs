@@ -406,43 +406,10 @@ fn gated_pods_stay_gated() {
     assert!(r.attempts.is_empty());
 }
 
-/// A multi-document YAML snapshot of Nodes, Pods and PodGroups into the model (the
-/// snapshot loader does much more; these examples need only this).
 fn load_yaml(path: &str) -> Cluster {
-    let text = std::fs::read_to_string(path).expect("example exists");
-    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).expect("valid YAML");
-    let mut c = Cluster::new();
-    for d in docs {
-        match d["kind"].as_str() {
-            Some("Node") => {
-                let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(d).unwrap();
-                c.upsert_node(schedscope::model::Node::from_k8s(&n).unwrap());
-            }
-            Some("Pod") => {
-                let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(d).unwrap();
-                c.upsert_pod(schedscope::model::Pod::from_k8s(&p).unwrap());
-            }
-            Some("PodGroup") => {
-                let ns = d["metadata"]["namespace"].as_str().unwrap().to_string();
-                let name = d["metadata"]["name"].as_str().unwrap().to_string();
-                let pg = PodGroup {
-                    namespace: ns.clone(),
-                    name: name.clone(),
-                    min_member: d["spec"]["minMember"].as_i64().unwrap() as i32,
-                    schedule_timeout_seconds: d["spec"]["scheduleTimeoutSeconds"]
-                        .as_i64()
-                        .map(|v| v as i32),
-                    creation_timestamp: d["metadata"]["creationTimestamp"]
-                        .as_str()
-                        .map(|t| t.parse().unwrap()),
-                    ..Default::default()
-                };
-                c.pod_groups.insert(format!("{ns}/{name}"), pg);
-            }
-            _ => {}
-        }
-    }
-    c
+    schedscope::source::load_snapshot(std::path::Path::new(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .cluster
 }
 
 #[test]
@@ -514,28 +481,9 @@ fn gang_demo_example_behaves_as_documented() {
     assert!(text.contains("waiting at Permit on gpu-node-"), "{text}");
 }
 
-fn load_demo() -> Option<Cluster> {
-    // The snapshot loader lives in `schedscope::source` once merged; until then this
-    // test has nothing to load.
-    #[allow(unused_mut)]
-    let mut c: Option<Cluster> = None;
-    #[cfg(any())]
-    {
-        c = Some(
-            schedscope::source::load_snapshot(std::path::Path::new("examples/demo-cluster.yaml"))
-                .expect("demo loads")
-                .cluster,
-        );
-    }
-    c
-}
-
 #[test]
 fn demo_cluster_simulation_is_deterministic_and_complete() {
-    let Some(c) = load_demo() else {
-        eprintln!("snapshot loader not merged yet: skipped");
-        return;
-    };
+    let c = load_yaml("examples/demo-cluster.yaml");
     let a = simulate(
         c.clone(),
         SchedulerConfig::defaults(),

@@ -3,6 +3,7 @@
 
 pub mod binding;
 pub mod cycle;
+pub mod fit_error;
 pub mod framework;
 pub mod handle;
 pub mod plugins;
@@ -13,7 +14,6 @@ pub mod waiting;
 
 pub use framework::{Ctx, CycleState, Framework};
 pub use status::{Code, Status};
-pub mod fit_error;
 
 /// Go's `time.Duration.String()` for whole and fractional seconds: `10s`, `1m0s`,
 /// `15m0s`, `1.5s`, `500ms`, `0s`.

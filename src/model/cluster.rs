@@ -9,6 +9,7 @@ use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 
+use super::label_index::LabelIndex;
 use super::node::{Node, NodeInfo};
 use super::pod::{Pod, PodKey};
 
@@ -50,6 +51,9 @@ pub struct Cluster {
     pub csi_nodes: BTreeMap<String, storage::CSINode>,
     pub csi_drivers: BTreeMap<String, storage::CSIDriver>,
     pub volume_attachments: BTreeMap<String, storage::VolumeAttachment>,
+    /// Keyed `namespace/name`; VolumeBinding checks them for drivers that opt into
+    /// storage capacity tracking.
+    pub csi_storage_capacities: BTreeMap<String, storage::CSIStorageCapacity>,
     pub namespaces: BTreeMap<String, core::Namespace>,
     pub pod_disruption_budgets: BTreeMap<String, policy::PodDisruptionBudget>,
     pub priority_classes: BTreeMap<String, scheduling::PriorityClass>,
@@ -58,6 +62,8 @@ pub struct Cluster {
     pub stateful_sets: BTreeMap<String, apps::StatefulSet>,
     pub replication_controllers: BTreeMap<String, core::ReplicationController>,
     pub pod_groups: BTreeMap<String, PodGroup>,
+    /// Bound pods by label.
+    label_index: LabelIndex,
 }
 
 impl Cluster {
@@ -102,6 +108,11 @@ impl Cluster {
             .flat_map(|m| m.values())
     }
 
+    /// Bound pods by label (for selectors with an equality requirement).
+    pub fn label_index(&self) -> &LabelIndex {
+        &self.label_index
+    }
+
     pub fn image_state(&self, name: &str) -> Option<&ImageState> {
         self.image_states.get(name)
     }
@@ -128,7 +139,11 @@ impl Cluster {
                     }
                 }
                 self.nodes.insert(pos, info);
-                self.rebuild_index();
+                // Only the positions from `pos` on moved: appending in name order (as
+                // a snapshot load does) stays O(1) per node.
+                for i in pos..self.nodes.len() {
+                    self.node_index.insert(self.nodes[i].node.name.clone(), i);
+                }
                 self.add_node_images(pos);
             }
         }
@@ -166,11 +181,17 @@ impl Cluster {
         {
             self.nodes[i].add_pod(pod.clone());
         }
+        if pod.is_bound() {
+            self.label_index.insert(&pod);
+        }
         self.pods.insert(key, pod);
     }
 
     pub fn delete_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
         let old = self.pods.remove(key)?;
+        if old.is_bound() {
+            self.label_index.remove(&old);
+        }
         if let Some(n) = &old.nominated_node_name
             && let Some(m) = self.nominated.get_mut(n)
         {

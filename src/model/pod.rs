@@ -51,6 +51,9 @@ pub struct Pod {
     pub start_time: Option<Timestamp>,
     /// `DisruptionTarget=True` with reason `PreemptionByScheduler`.
     pub preemption_in_progress: bool,
+    /// `PodScheduled=False` condition as (reason, message), e.g. `("Unschedulable",
+    /// "0/3 nodes are available: ...")`: what the real scheduler last said (TUI list).
+    pub not_scheduled: Option<(String, String)>,
     pub host_network: bool,
     /// Filter-time requests (§6: containers, init containers, sidecars, pod-level
     /// requests, overhead); for a bound pod, the resize-aware effective requests.
@@ -174,6 +177,19 @@ impl Pod {
                 })
             });
 
+        let not_scheduled = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            })
+            .map(|c| {
+                (
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                )
+            });
+
         Ok(Pod {
             uid,
             namespace,
@@ -201,6 +217,7 @@ impl Pod {
             phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
             preemption_in_progress,
+            not_scheduled,
             host_network,
             non_zero_milli_cpu: non_zero.milli_cpu,
             non_zero_memory: non_zero.memory,

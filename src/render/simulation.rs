@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::engine::go_duration;
+use crate::engine::queue::QueueName;
 use crate::engine::scheduler::{Placement, SimEventKind, SimulationResult, StopReason};
 
 fn at(ms: u64) -> String {
@@ -37,6 +38,9 @@ fn stop_text(s: &StopReason) -> String {
 /// One line of text for an event (without time and pod).
 pub fn describe(kind: &SimEventKind) -> String {
     match kind {
+        SimEventKind::Queued {
+            queue: QueueName::Gated,
+        } => "held before the queue (PreEnqueue rejected it)".into(),
         SimEventKind::Queued { queue } => format!("queued in {}", queue.as_str()),
         SimEventKind::Skipped { reason } => format!("skipped: {reason}"),
         SimEventKind::Attempt {

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use super::framework::Plugin;
 
 pub mod coscheduling;
+pub mod csi_translation;
 pub mod default_binder;
+pub mod default_preemption;
 pub mod dynamic_resources;
 pub mod image_locality;
+pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
@@ -19,10 +22,16 @@ pub mod node_resources_allocatable;
 pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
 pub mod not_modelled;
+pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod scheduling_gates;
 pub mod taint_toleration;
+pub mod volume_binding;
+pub mod volume_restrictions;
+pub mod volume_util;
+pub mod volume_zone;
 
 /// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
 /// entry) and validates them. `path` is the field path of the args object, e.g.
@@ -87,27 +96,23 @@ pub fn registry() -> Registry {
             node_resources_fit::new,
             Some(node_resources_fit::args),
         ),
-        in_tree(
-            "VolumeRestrictions",
-            not_modelled::volume_restrictions,
-            None,
-        ),
-        in_tree("NodeVolumeLimits", not_modelled::node_volume_limits, None),
+        in_tree("VolumeRestrictions", volume_restrictions::new, None),
+        in_tree("NodeVolumeLimits", node_volume_limits::new, None),
         in_tree(
             "VolumeBinding",
-            not_modelled::volume_binding,
-            Some(not_modelled::any_args),
+            volume_binding::new,
+            Some(volume_binding::default_args),
         ),
-        in_tree("VolumeZone", not_modelled::volume_zone, None),
+        in_tree("VolumeZone", volume_zone::new, None),
         in_tree(
             "PodTopologySpread",
-            not_modelled::pod_topology_spread,
-            Some(not_modelled::any_args),
+            pod_topology_spread::new,
+            Some(pod_topology_spread::default_args),
         ),
         in_tree(
             "InterPodAffinity",
-            not_modelled::inter_pod_affinity,
-            Some(not_modelled::any_args),
+            inter_pod_affinity::new,
+            Some(inter_pod_affinity::default_args),
         ),
         in_tree(
             "DynamicResources",
@@ -116,8 +121,8 @@ pub fn registry() -> Registry {
         ),
         in_tree(
             "DefaultPreemption",
-            not_modelled::default_preemption,
-            Some(not_modelled::any_args),
+            default_preemption::new,
+            Some(default_preemption::default_args),
         ),
         in_tree(
             "NodeResourcesBalancedAllocation",

@@ -1,0 +1,187 @@
+//! Command-line interface: parsing (clap derive) and the thin glue from arguments to
+//! the library. All decisions live in the engine; this only loads, runs and prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::SchedulerConfig;
+use crate::engine::cycle::CycleOptions;
+use crate::explain::explain;
+use crate::render::{json, table};
+use crate::source::{Snapshot, load_snapshot};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "schedscope",
+    version,
+    about = "Shows exactly why the Kubernetes scheduler (v1.35) does, or will not, place a pod",
+    long_about = "schedscope replays kube-scheduler v1.35's scheduling framework for a pending pod \
+                  over a cluster snapshot: per-node filter verdicts, per-plugin scores, the \
+                  FitError message and preemption victims.\n\nWith no subcommand it opens the \
+                  terminal inspector."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Colour theme for the inspector: a shipped name (dark, light, mono, colorblind) or a
+    /// path to a theme YAML file.
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SourceArgs {
+    /// Snapshot file or directory (`kubectl get ... -o yaml|json`, multi-document or List).
+    #[arg(long, short = 's', global = true, value_name = "PATH")]
+    pub snapshot: Option<PathBuf>,
+    /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); default: the
+    /// v1.35 default profile.
+    #[arg(long, short = 'c', global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the terminal inspector (the default).
+    Tui,
+    /// Explain one pod's scheduling: filter verdicts, scores, FitError, preemption.
+    Explain(ExplainArgs),
+    /// List pending pods in scheduling-queue order (priority, then age).
+    Pods,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The pod, as NAMESPACE/NAME (a bare NAME means namespace `default`).
+    #[arg(value_name = "NAMESPACE/POD")]
+    pub pod: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+    /// Also run every filter plugin on every node (always on for json and yaml).
+    #[arg(long)]
+    pub all_filters: bool,
+    /// How many top-scoring nodes the table shows.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Yaml,
+}
+
+/// Loads the snapshot named on the command line.
+pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
+    let path = args.snapshot.as_deref().context(
+        "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
+    )?;
+    load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))
+}
+
+pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
+    match path {
+        None => Ok(SchedulerConfig::defaults()),
+        Some(p) => SchedulerConfig::from_file(p)
+            .with_context(|| format!("invalid scheduler configuration {}", p.display())),
+    }
+}
+
+/// The wall-clock time, as the engine's injected "now".
+pub fn now() -> k8s_openapi::jiff::Timestamp {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    k8s_openapi::jiff::Timestamp::from_second(since_epoch.as_secs() as i64)
+        .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+}
+
+pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
+    let snapshot = load_source(source)?;
+    let config = load_config(source.config.as_deref())?;
+    let opts = CycleOptions {
+        all_filters: args.all_filters || args.output != Format::Table,
+        now: now(),
+    };
+    let trace = explain(&snapshot.cluster, &config, &args.pod, &opts)?;
+    match args.output {
+        Format::Table => {
+            let text = table::render(
+                &trace,
+                &table::TableOptions {
+                    top: args.top,
+                    ..Default::default()
+                },
+            );
+            out.write_all(text.as_bytes())?;
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &json::to_json(&trace))?;
+            writeln!(out)?;
+        }
+        Format::Yaml => {
+            let text =
+                serde_saphyr::to_string(&json::to_json(&trace)).context("cannot render YAML")?;
+            out.write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
+    let snapshot = load_source(source)?;
+    let mut pending: Vec<_> = snapshot.cluster.pending_pods().collect();
+    // QueueSort (PrioritySort): higher priority first, then the older pod.
+    pending.sort_by(|a, b| {
+        b.priority
+            .cmp(&a.priority)
+            .then_with(|| a.creation_timestamp.cmp(&b.creation_timestamp))
+            .then_with(|| a.key().cmp(&b.key()))
+    });
+    writeln!(
+        out,
+        "{:<48} {:>11}  {:<20} STATE",
+        "POD", "PRIORITY", "SCHEDULER"
+    )?;
+    for p in pending {
+        let state = if !p.scheduling_gates.is_empty() {
+            "gated".to_string()
+        } else if let Some(n) = &p.nominated_node_name {
+            format!("nominated to {n}")
+        } else {
+            "pending".to_string()
+        };
+        writeln!(
+            out,
+            "{:<48} {:>11}  {:<20} {state}",
+            p.key(),
+            p.priority,
+            p.scheduler_name
+        )?;
+    }
+    Ok(())
+}
+
+/// Opens the inspector on the snapshot.
+pub fn run_tui(cli: &Cli) -> Result<()> {
+    let snapshot = load_source(&cli.source)?;
+    let config = load_config(cli.source.config.as_deref())?;
+    let source = format!(
+        "snapshot {}",
+        cli.source
+            .snapshot
+            .as_deref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    );
+    let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
+    opts.theme = cli.theme.clone();
+    crate::tui::run(opts)
+}

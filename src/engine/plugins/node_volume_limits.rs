@@ -1,0 +1,685 @@
+//! NodeVolumeLimits (PreFilter, Filter): per CSI driver, the unique volumes attached
+//! to a node (pods' volumes and VolumeAttachments) plus the incoming pod's new ones
+//! must not exceed the CSINode's allocatable count. In-tree volumes count under the
+//! CSI driver they migrate to, as v1.35 does.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1::CSINode;
+
+use super::csi_translation::{InTreePlugin, translate_inline, translate_pv};
+use super::volume_util::{
+    ephemeral_claim_name, lookup_pvc, pvc_class, pvc_not_found, pvc_volume_name, volume_is_for_pod,
+};
+use crate::engine::framework::{
+    Ctx, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
+};
+use crate::engine::status::Status;
+use crate::model::{Cluster, NodeInfo, Pod};
+
+pub const NAME: &str = "NodeVolumeLimits";
+const STATE_KEY: &str = "PreFilterNodeVolumeLimits";
+
+pub const ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: &str = "node(s) exceed max volume count";
+
+/// Stands in for upstream's random per-plugin prefix of unbound claims' volume
+/// handles: a claim gets the same handle in every pod, and never a real one.
+const UNBOUND_HANDLE_PREFIX: &str = "\u{0}unbound";
+
+/// A volume's identity, `<driver>/<handle>` upstream; borrowed from the cluster
+/// except for unbound claims and translated in-tree volumes.
+type Key<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+/// Per cycle: VolumeAttachments by node, `(attacher, handle)` of each.
+#[derive(Clone, Debug, Default)]
+struct State {
+    attachments: Arc<BTreeMap<String, Vec<(String, String)>>>,
+}
+
+pub struct NodeVolumeLimits;
+
+pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+    Ok(Arc::new(NodeVolumeLimits))
+}
+
+impl Plugin for NodeVolumeLimits {
+    fn name(&self) -> &str {
+        NAME
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+}
+
+/// `isCSIMigrationOn`: a node with a CSINode object counts these in-tree plugins under
+/// their CSI driver (their migration is GA; Portworx's gate is locked on in 1.35).
+fn csi_migration_on(has_csi_node: bool, plugin: InTreePlugin) -> bool {
+    has_csi_node
+        && matches!(
+            plugin,
+            InTreePlugin::AwsEbs
+                | InTreePlugin::Portworx
+                | InTreePlugin::GcePd
+                | InTreePlugin::AzureDisk
+                | InTreePlugin::Cinder
+        )
+}
+
+/// `VolumeAttachment`s of every node whose PV is a CSI volume.
+fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for va in cluster.volume_attachments.values() {
+        let spec = &va.spec;
+        if spec.attacher.is_empty() {
+            continue;
+        }
+        let Some(pv_name) = spec.source.persistent_volume_name.as_deref() else {
+            continue;
+        };
+        let Some(csi) = cluster
+            .persistent_volumes
+            .get(pv_name)
+            .and_then(|pv| pv.spec.as_ref())
+            .and_then(|s| s.csi.as_ref())
+        else {
+            continue;
+        };
+        out.entry(spec.node_name.clone())
+            .or_default()
+            .push((spec.attacher.clone(), csi.volume_handle.clone()));
+    }
+    for v in out.values_mut() {
+        v.sort();
+        v.dedup();
+    }
+    out
+}
+
+/// `getCSIDriverInfo`: the volume a claim uses, falling back to its storage class
+/// when it is unbound or its PV is missing. `None`: not counted.
+fn claim_key<'c>(
+    cluster: &'c Cluster,
+    pvc: &'c core::PersistentVolumeClaim,
+    has_csi_node: bool,
+) -> Option<Key<'c>> {
+    let pv_name = pvc_volume_name(pvc);
+    let pv = (!pv_name.is_empty())
+        .then(|| cluster.persistent_volumes.get(pv_name))
+        .flatten();
+    if let Some(pv) = pv {
+        if let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) {
+            return Some((
+                Cow::Borrowed(csi.driver.as_str()),
+                Cow::Borrowed(csi.volume_handle.as_str()),
+            ));
+        }
+        let plugin = InTreePlugin::of_pv(pv)?;
+        if !csi_migration_on(has_csi_node, plugin) {
+            return None;
+        }
+        // A PV that cannot be translated is not counted.
+        let t = translate_pv(pv).ok()??;
+        return Some((Cow::Borrowed(t.driver), Cow::Owned(t.handle)));
+    }
+    // `getCSIDriverInfoFromSC`. Without a class the claim binds immediately, so it is
+    // bound before the pod schedules; not counting it is safe.
+    let class_name = pvc_class(pvc);
+    if class_name.is_empty() {
+        return None;
+    }
+    let class = cluster.storage_classes.get(class_name)?;
+    let handle = Cow::Owned(format!(
+        "{UNBOUND_HANDLE_PREFIX}-{}/{}",
+        pvc.metadata.namespace.as_deref().unwrap_or(""),
+        pvc.metadata.name.as_deref().unwrap_or("")
+    ));
+    match InTreePlugin::from_in_tree_name(&class.provisioner) {
+        Some(p) if !csi_migration_on(has_csi_node, p) => None,
+        Some(p) => Some((Cow::Borrowed(p.csi_driver()), handle)),
+        None => Some((Cow::Borrowed(class.provisioner.as_str()), handle)),
+    }
+}
+
+/// `checkAttachableInlineVolume`: a migratable in-tree inline volume counts under its
+/// CSI driver when migration is on for the node.
+fn inline_key(
+    v: &core::Volume,
+    pod: &Pod,
+    has_csi_node: bool,
+) -> Result<Option<Key<'static>>, String> {
+    let Some(plugin) = InTreePlugin::of_inline(v) else {
+        return Ok(None);
+    };
+    if !csi_migration_on(has_csi_node, plugin) {
+        return Ok(None);
+    }
+    match translate_inline(v, &pod.namespace) {
+        Ok(Some((driver, handle))) => Ok(Some((Cow::Borrowed(driver), Cow::Owned(handle)))),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!(
+            "converting volume({}) from inline to csi: {e}",
+            v.name
+        )),
+    }
+}
+
+/// A pod volume that names a claim: its name and whether it is a generic ephemeral
+/// volume.
+fn claim_of<'p>(pod: &Pod, v: &'p core::Volume) -> Option<(Cow<'p, str>, bool)> {
+    if let Some(c) = &v.persistent_volume_claim {
+        Some((Cow::Borrowed(c.claim_name.as_str()), false))
+    } else if v.ephemeral.is_some() {
+        Some((Cow::Owned(ephemeral_claim_name(pod, v)), true))
+    } else {
+        None
+    }
+}
+
+/// The incoming pod's volumes (`filterAttachableVolumes` with `newPod`): a missing
+/// claim is fatal (UnschedulableAndUnresolvable), other problems are errors.
+fn new_pod_volumes<'c>(
+    cluster: &'c Cluster,
+    pod: &Pod,
+    has_csi_node: bool,
+) -> Result<Vec<Key<'c>>, Status> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for v in &pod.volumes {
+        let Some((claim, ephemeral)) = claim_of(pod, v) else {
+            match inline_key(v, pod, has_csi_node) {
+                Ok(Some(k)) => out.push(k),
+                Ok(None) => {}
+                Err(e) => return Err(Status::error(e)),
+            }
+            continue;
+        };
+        if claim.is_empty() {
+            return Err(Status::error("PersistentVolumeClaim had no name"));
+        }
+        let Some(pvc) = lookup_pvc(cluster, &mut buf, &pod.namespace, &claim) else {
+            return Err(Status::unresolvable(format!(
+                "looking up PVC {}/{claim}: {}",
+                pod.namespace,
+                pvc_not_found(&claim)
+            )));
+        };
+        if ephemeral {
+            volume_is_for_pod(pod, pvc).map_err(Status::error)?;
+        }
+        if let Some(k) = claim_key(cluster, pvc, has_csi_node) {
+            out.push(k);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The volumes of the pods on the node (`filterAttachableVolumes` of existing pods):
+/// claims that do not exist are skipped.
+fn attached_volumes<'c>(
+    cluster: &'c Cluster,
+    node: &NodeInfo,
+    has_csi_node: bool,
+) -> Result<Vec<Key<'c>>, String> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    for pod in &node.pods {
+        for v in &pod.volumes {
+            let Some((claim, ephemeral)) = claim_of(pod, v) else {
+                if let Some(k) = inline_key(v, pod, has_csi_node)? {
+                    out.push(k);
+                }
+                continue;
+            };
+            if claim.is_empty() {
+                return Err("PersistentVolumeClaim had no name".into());
+            }
+            let Some(pvc) = lookup_pvc(cluster, &mut buf, &pod.namespace, &claim) else {
+                continue;
+            };
+            if ephemeral {
+                volume_is_for_pod(pod, pvc)?;
+            }
+            if let Some(k) = claim_key(cluster, pvc, has_csi_node) {
+                out.push(k);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Allocatable volume counts per driver from the CSINode.
+fn volume_limits(csi_node: Option<&CSINode>) -> BTreeMap<&str, i64> {
+    csi_node
+        .into_iter()
+        .flat_map(|c| c.spec.drivers.iter())
+        .filter_map(|d| {
+            let count = d.allocatable.as_ref()?.count?;
+            Some((d.name.as_str(), count as i64))
+        })
+        .collect()
+}
+
+impl PreFilterPlugin for NodeVolumeLimits {
+    fn pre_filter(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> (PreFilterResult, Status) {
+        let relevant = pod.volumes.iter().any(|v| {
+            v.persistent_volume_claim.is_some()
+                || v.ephemeral.is_some()
+                || InTreePlugin::of_inline(v).is_some()
+        });
+        if !relevant {
+            return (None, Status::skip());
+        }
+        state.write(
+            STATE_KEY,
+            State {
+                attachments: Arc::new(attachments_by_node(cx.cluster)),
+            },
+        );
+        (None, Status::success())
+    }
+}
+
+impl FilterPlugin for NodeVolumeLimits {
+    fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        if pod.volumes.is_empty() {
+            return Status::success();
+        }
+        let csi_node = cx.cluster.csi_nodes.get(node.name());
+        let has_csi_node = csi_node.is_some();
+        let mut new_volumes = match new_pod_volumes(cx.cluster, pod, has_csi_node) {
+            Ok(v) => v,
+            Err(st) => return st,
+        };
+        if new_volumes.is_empty() {
+            return Status::success();
+        }
+        let limits = volume_limits(csi_node);
+        if limits.is_empty() {
+            return Status::success();
+        }
+
+        let attached = match attached_volumes(cx.cluster, node, has_csi_node) {
+            Ok(a) => a,
+            Err(e) => return Status::error(e),
+        };
+        let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
+        for (driver, _) in &attached {
+            *attached_count.entry(driver).or_default() += 1;
+        }
+        // A volume shared with a pod already on the node is attached only once.
+        new_volumes.retain(|k| attached.binary_search(k).is_err());
+        // Without PreFilter state, compute what it would hold.
+        let computed;
+        let attachments = match state.read::<State>(STATE_KEY) {
+            Some(s) => &s.attachments,
+            None => {
+                computed = Arc::new(attachments_by_node(cx.cluster));
+                &computed
+            }
+        };
+        for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
+            let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
+            if attached.binary_search(&key).is_err() {
+                *attached_count.entry(attacher).or_default() += 1;
+            }
+        }
+
+        let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
+        for (driver, _) in &new_volumes {
+            *new_count.entry(driver).or_default() += 1;
+        }
+        for (driver, count) in new_count {
+            if let Some(limit) = limits.get(driver) {
+                let current = attached_count.get(driver).copied().unwrap_or(0);
+                if current + count > *limit {
+                    return Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED);
+                }
+            }
+        }
+        Status::success()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::status::Code;
+    use crate::model::testing::{cluster, pod, simple_node};
+    use serde_json::{Value, json};
+
+    const EBS: &str = "ebs.csi.aws.com";
+
+    fn csi_node(name: &str, drivers: &[(&str, Option<i32>)], migrated: Option<&str>) -> CSINode {
+        let drivers: Vec<Value> = drivers
+            .iter()
+            .map(|(d, count)| {
+                let mut v = json!({"name": d, "nodeID": format!("{name}-{d}")});
+                if let Some(c) = count {
+                    v["allocatable"] = json!({"count": c});
+                }
+                v
+            })
+            .collect();
+        let mut v = json!({"metadata": {"name": name}, "spec": {"drivers": drivers}});
+        if let Some(m) = migrated {
+            v["metadata"]["annotations"] =
+                json!({"storage.alpha.kubernetes.io/migrated-plugins": m});
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn pvc_volumes(claims: &[&str]) -> Value {
+        Value::Array(
+            claims
+                .iter()
+                .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
+                .collect(),
+        )
+    }
+
+    fn pod_json(name: &str, node: Option<&str>, volumes: Value) -> Value {
+        let mut p = json!({"metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": volumes}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    }
+
+    /// Bound claim `c<i>` → CSI PV `pv<i>` of `driver`.
+    fn bound(c: &mut Cluster, i: usize, driver: &str) {
+        let pv: core::PersistentVolume = serde_json::from_value(json!({
+            "metadata": {"name": format!("pv{i}")},
+            "spec": {"csi": {"driver": driver, "volumeHandle": format!("vol-{i}")}}
+        }))
+        .unwrap();
+        c.persistent_volumes.insert(format!("pv{i}"), pv);
+        claim(c, &format!("c{i}"), Some(&format!("pv{i}")), None);
+    }
+
+    fn claim(c: &mut Cluster, name: &str, volume: Option<&str>, class: Option<&str>) {
+        let mut v = json!({"metadata": {"name": name, "namespace": "default"}, "spec": {}});
+        if let Some(pv) = volume {
+            v["spec"]["volumeName"] = json!(pv);
+        }
+        if let Some(sc) = class {
+            v["spec"]["storageClassName"] = json!(sc);
+        }
+        c.persistent_volume_claims.insert(
+            format!("default/{name}"),
+            serde_json::from_value(v).unwrap(),
+        );
+    }
+
+    fn class(c: &mut Cluster, name: &str, provisioner: &str) {
+        c.storage_classes.insert(
+            name.into(),
+            serde_json::from_value(json!({"metadata": {"name": name}, "provisioner": provisioner}))
+                .unwrap(),
+        );
+    }
+
+    fn run(c: &Cluster, p: &Pod) -> Result<Vec<Status>, Status> {
+        let cx = Ctx {
+            cluster: c,
+            now: Default::default(),
+        };
+        let mut state = CycleState::default();
+        let (_, pre) = NodeVolumeLimits.pre_filter(&cx, &mut state, p);
+        if !pre.is_success() {
+            return Err(pre);
+        }
+        Ok(c.nodes()
+            .iter()
+            .map(|n| NodeVolumeLimits.filter(&cx, &state, p, n))
+            .collect())
+    }
+
+    fn exceeded() -> Status {
+        Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+    }
+
+    /// h29's shape: limits 2 / 1 / 5 / none; n1 runs two volumes, n3 one.
+    #[test]
+    fn csinode_limits_count_running_pods() {
+        let mut c = cluster(
+            vec![
+                simple_node("n1", "4", "8Gi"),
+                simple_node("n2", "4", "8Gi"),
+                simple_node("n3", "4", "8Gi"),
+                simple_node("n4", "4", "8Gi"),
+            ],
+            vec![
+                pod_json("r1", Some("n1"), pvc_volumes(&["c1", "c2"])),
+                pod_json("r3", Some("n3"), pvc_volumes(&["c3"])),
+            ],
+        );
+        for i in 1..=4 {
+            bound(&mut c, i, EBS);
+        }
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        c.csi_nodes
+            .insert("n2".into(), csi_node("n2", &[(EBS, Some(1))], None));
+        c.csi_nodes
+            .insert("n3".into(), csi_node("n3", &[(EBS, Some(5))], None));
+        let p = pod(pod_json("new", None, pvc_volumes(&["c4"])));
+        let got = run(&c, &p).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                exceeded(),
+                Status::success(),
+                Status::success(),
+                Status::success()
+            ]
+        );
+        assert_eq!(got[0].code, Code::Unschedulable);
+
+        // Sharing a volume already attached by a pod on the node adds nothing.
+        let shared = pod(pod_json("new", None, pvc_volumes(&["c1"])));
+        assert!(run(&c, &shared).unwrap()[0].is_success());
+        // Other drivers' limits do not apply.
+        bound(&mut c, 5, "other.csi");
+        let other = pod(pod_json("new", None, pvc_volumes(&["c5"])));
+        assert!(run(&c, &other).unwrap()[0].is_success());
+        // A driver without an allocatable count is unlimited.
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, None)], None));
+        assert!(run(&c, &p).unwrap()[0].is_success());
+    }
+
+    #[test]
+    fn volume_attachments_count_unless_a_pod_uses_them() {
+        let mut c = cluster(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![pod_json("r1", Some("n1"), pvc_volumes(&["c1"]))],
+        );
+        for i in 1..=3 {
+            bound(&mut c, i, EBS);
+        }
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        let va = |name: &str, pv: &str| -> k8s_openapi::api::storage::v1::VolumeAttachment {
+            serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
+                "attacher": EBS, "nodeName": "n1", "source": {"persistentVolumeName": pv}}}))
+            .unwrap()
+        };
+        // Attachment of the running pod's own volume: counted once.
+        c.volume_attachments.insert("va1".into(), va("va1", "pv1"));
+        let p = pod(pod_json("new", None, pvc_volumes(&["c3"])));
+        assert!(run(&c, &p).unwrap()[0].is_success());
+        // A lingering attachment of another volume counts: 2 + 1 > 2.
+        c.volume_attachments.insert("va2".into(), va("va2", "pv2"));
+        assert_eq!(run(&c, &p).unwrap()[0], exceeded());
+        // An attachment of the new pod's own volume still counts as attached (the
+        // new volume is not deduplicated against attachments): 3 > 2.
+        c.volume_attachments.remove("va2");
+        c.volume_attachments.insert("va3".into(), va("va3", "pv3"));
+        assert_eq!(run(&c, &p).unwrap()[0], exceeded());
+    }
+
+    #[test]
+    fn unbound_claims_count_by_class_provisioner() {
+        let mut c = cluster(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![
+                pod_json("r1", Some("n1"), pvc_volumes(&["pending"])),
+                pod_json("r2", Some("n1"), pvc_volumes(&["pending"])),
+            ],
+        );
+        class(&mut c, "sc", EBS);
+        claim(&mut c, "pending", None, Some("sc"));
+        claim(&mut c, "pending2", None, Some("sc"));
+        claim(&mut c, "noclass", None, None);
+        claim(&mut c, "missing-pv", Some("ghost"), Some("sc"));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
+        // The same unbound claim in two pods is one volume: 1 + 1 ≤ 2.
+        let p = pod(pod_json("new", None, pvc_volumes(&["pending2"])));
+        assert!(run(&c, &p).unwrap()[0].is_success());
+        // A claim bound to a missing PV falls back to its class: 1 + 2 > 2.
+        let p = pod(pod_json(
+            "new",
+            None,
+            pvc_volumes(&["pending2", "missing-pv"]),
+        ));
+        assert_eq!(run(&c, &p).unwrap()[0], exceeded());
+        // A claim without class is not counted.
+        let p = pod(pod_json("new", None, pvc_volumes(&["noclass"])));
+        assert!(run(&c, &p).unwrap()[0].is_success());
+    }
+
+    #[test]
+    fn in_tree_volumes_count_under_their_csi_driver() {
+        let mut c = cluster(
+            vec![simple_node("n1", "4", "8Gi"), simple_node("n2", "4", "8Gi")],
+            vec![pod_json(
+                "r1",
+                Some("n1"),
+                json!([{"name": "a", "awsElasticBlockStore": {"volumeID": "vol-a"}}]),
+            )],
+        );
+        let pv: core::PersistentVolume = serde_json::from_value(json!({
+            "metadata": {"name": "intree"},
+            "spec": {"awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-b"}}
+        }))
+        .unwrap();
+        c.persistent_volumes.insert("intree".into(), pv);
+        claim(&mut c, "intree", Some("intree"), None);
+        class(&mut c, "gp2", "kubernetes.io/aws-ebs");
+        claim(&mut c, "dyn", None, Some("gp2"));
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(1))], None));
+        // n2 has no CSINode: migration is off there and nothing is limited.
+        let cases: [(Value, Status); 5] = [
+            // inline EBS vs the running inline EBS volume: 1 + 1 > 1.
+            (
+                json!([{"name": "x", "awsElasticBlockStore": {"volumeID": "vol-x"}}]),
+                exceeded(),
+            ),
+            // the same inline volume id is already attached: nothing new.
+            (
+                json!([{"name": "x", "awsElasticBlockStore": {"volumeID": "aws://z/vol-a"}}]),
+                Status::success(),
+            ),
+            // an in-tree PV counts under ebs.csi.aws.com.
+            (pvc_volumes(&["intree"]), exceeded()),
+            // an unbound claim of the in-tree provisioner too.
+            (pvc_volumes(&["dyn"]), exceeded()),
+            // an inline volume that cannot be translated is an error.
+            (
+                json!([{"name": "x", "awsElasticBlockStore": {"volumeID": "aws://z/bad"}}]),
+                Status::error(
+                    "converting volume(x) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://z/bad)",
+                ),
+            ),
+        ];
+        for (vols, want) in cases {
+            let p = pod(pod_json("new", None, vols.clone()));
+            let got = run(&c, &p).unwrap();
+            assert_eq!(got[0], want, "{vols}");
+            assert!(got[1].is_success(), "{vols}");
+        }
+    }
+
+    #[test]
+    fn missing_claim_and_ephemeral_ownership() {
+        let mut c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
+        // Missing claim: unresolvable even on a node without limits.
+        let p = pod(pod_json("new", None, pvc_volumes(&["nope"])));
+        assert_eq!(
+            run(&c, &p).unwrap()[0],
+            Status::unresolvable(
+                "looking up PVC default/nope: persistentvolumeclaim \"nope\" not found"
+            )
+        );
+        // A claim volume without a claim name.
+        let p = pod(pod_json("new", None, pvc_volumes(&[""])));
+        assert_eq!(
+            run(&c, &p).unwrap()[0],
+            Status::error("PersistentVolumeClaim had no name")
+        );
+        // Ephemeral volume whose claim is not owned by the pod: an error.
+        claim(&mut c, "new-eph", None, Some("sc"));
+        let p = pod(pod_json(
+            "new",
+            None,
+            json!([{"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]),
+        ));
+        assert_eq!(
+            run(&c, &p).unwrap()[0],
+            Status::error(
+                "PVC default/new-eph was not created for pod default/new (pod is not owner)"
+            )
+        );
+        // Ephemeral claim not created yet.
+        let p = pod(pod_json(
+            "other",
+            None,
+            json!([{"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]),
+        ));
+        assert_eq!(
+            run(&c, &p).unwrap()[0],
+            Status::unresolvable(
+                "looking up PVC default/other-eph: persistentvolumeclaim \"other-eph\" not found"
+            )
+        );
+    }
+
+    #[test]
+    fn prefilter_skips_without_countable_volumes() {
+        let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
+        let cases = [
+            (json!([]), true),
+            (json!([{"name": "s", "secret": {"secretName": "s"}}]), true),
+            (
+                json!([{"name": "g", "gcePersistentDisk": {"pdName": "d"}}]),
+                false,
+            ),
+            (
+                json!([{"name": "f", "azureFile": {"secretName": "s", "shareName": "x"}}]),
+                false,
+            ),
+            (
+                json!([{"name": "i", "iscsi": {"iqn": "q", "lun": 0, "targetPortal": "p"}}]),
+                true,
+            ),
+            (pvc_volumes(&["x"]), false),
+        ];
+        for (vols, skip) in cases {
+            let p = pod(pod_json("new", None, vols.clone()));
+            assert_eq!(run(&c, &p).err() == Some(Status::skip()), skip, "{vols}");
+        }
+    }
+}

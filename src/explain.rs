@@ -1,0 +1,88 @@
+//! Explaining one pod: pick its profile, make it pending if it is bound, run a cycle.
+
+use std::sync::Arc;
+
+use crate::config::SchedulerConfig;
+use crate::engine::cycle::{CycleOptions, run_cycle};
+use crate::model::{Cluster, Pod};
+use crate::trace::Trace;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ExplainError {
+    #[error("pod {key:?} is not in the snapshot{hint}")]
+    PodNotFound { key: String, hint: String },
+    #[error(
+        "pod {key} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})"
+    )]
+    NoProfile {
+        key: String,
+        scheduler: String,
+        profiles: String,
+    },
+}
+
+/// Replay `key` (`namespace/name`, or a bare name in `default`). A bound pod is
+/// replayed as if it were pending again: it is taken off its node first.
+pub fn explain(
+    cluster: &Cluster,
+    config: &SchedulerConfig,
+    key: &str,
+    opts: &CycleOptions,
+) -> Result<Trace, ExplainError> {
+    let key = if key.contains('/') {
+        key.to_string()
+    } else {
+        format!("default/{key}")
+    };
+    let Some(pod) = cluster.pod(&key) else {
+        return Err(ExplainError::PodNotFound {
+            hint: not_found_hint(cluster, &key),
+            key,
+        });
+    };
+    let fw = config
+        .profile(&pod.scheduler_name)
+        .ok_or_else(|| ExplainError::NoProfile {
+            key: key.clone(),
+            scheduler: pod.scheduler_name.clone(),
+            profiles: config
+                .profiles
+                .iter()
+                .map(|p| p.profile_name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    if pod.is_bound() {
+        let mut pending: Pod = (**pod).clone();
+        pending.node_name = None;
+        let mut c = cluster.clone();
+        c.delete_pod(&key);
+        let pending = Arc::new(pending);
+        c.upsert_pod((*pending).clone());
+        return Ok(run_cycle(fw, &c, &pending, opts));
+    }
+    Ok(run_cycle(fw, cluster, pod, opts))
+}
+
+/// Suggest pods with the same name in other namespaces, or similar names.
+fn not_found_hint(cluster: &Cluster, key: &str) -> String {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    let same_name: Vec<String> = cluster
+        .pods()
+        .filter(|p| p.name == name)
+        .take(5)
+        .map(|p| p.key())
+        .collect();
+    if !same_name.is_empty() {
+        return format!("; did you mean {}?", same_name.join(" or "));
+    }
+    let pending: Vec<String> = cluster.pending_pods().take(5).map(|p| p.key()).collect();
+    if pending.is_empty() {
+        "; the snapshot has no pending pods".into()
+    } else {
+        format!(
+            "; pending pods include {} (run `schedscope pods` to list them)",
+            pending.join(", ")
+        )
+    }
+}

@@ -1,0 +1,193 @@
+//! Where the cluster model comes from. `snapshot` reads `kubectl get -o yaml|json`
+//! output (files or a directory) into a [`Cluster`](crate::model::Cluster), applying the
+//! defaulting and admission the API server would have applied first.
+
+pub mod snapshot;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+pub use snapshot::{Snapshot, load_snapshot, load_snapshot_str};
+
+/// Where in the input a problem is: file, document (1-based, empty documents not
+/// counted), item of a `kind: List`, and the line/column when known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub file: String,
+    pub document: Option<usize>,
+    pub item: Option<usize>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(d) = self.document {
+            write!(f, ": document {d}")?;
+        }
+        if let Some(i) = self.item {
+            write!(f, ", items[{i}]")?;
+        }
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, " (line {l}, column {c})"),
+            (Some(l), None) => write!(f, " (line {l})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why a snapshot could not be loaded. Every message names the file and, where it
+/// applies, the document, the object and the field, so the input can be fixed.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{dir}: no snapshot files in this directory (expected *.yaml, *.yml or *.json; \
+         sub-directories are not read)"
+    )]
+    EmptyDirectory { dir: PathBuf },
+    #[error(
+        "{file}: the file is empty; expected Kubernetes objects as printed by \
+         `kubectl get ... -o yaml` or `-o json`"
+    )]
+    EmptyFile { file: String },
+    #[error(
+        "{file}: not a text file (invalid UTF-8 at byte {offset}); expected YAML or JSON \
+         as printed by `kubectl get ... -o yaml` or `-o json`"
+    )]
+    NotText { file: String, offset: usize },
+    #[error("{at}: {format} syntax error: {message}")]
+    Syntax {
+        at: Box<Origin>,
+        format: &'static str,
+        message: String,
+    },
+    #[error(
+        "{at}: expected a Kubernetes object (a mapping with apiVersion and kind), found {found}"
+    )]
+    NotAnObject { at: Box<Origin>, found: String },
+    #[error(
+        "{at}: object{} has no `kind` field; every object needs `apiVersion` and `kind`, \
+         as `kubectl get -o yaml` prints them", name_suffix(.name)
+    )]
+    MissingKind {
+        at: Box<Origin>,
+        name: Option<String>,
+    },
+    #[error(
+        "{at}: {object}: apiVersion {api_version:?} is not supported for kind {kind} \
+         (expected {expected:?})"
+    )]
+    UnsupportedApiVersion {
+        at: Box<Origin>,
+        object: String,
+        kind: String,
+        api_version: String,
+        expected: &'static str,
+    },
+    #[error("{at}: {object}: {}{message}", field_prefix(.field))]
+    InvalidObject {
+        at: Box<Origin>,
+        /// `Kind namespace/name` (or just `Kind` when the name could not be read).
+        object: String,
+        /// JSON path of the offending field inside the object, when known.
+        field: Option<String>,
+        message: String,
+    },
+    #[error(
+        "{at}: {object}: spec.priorityClassName {class:?}: no PriorityClass with that \
+         name in the snapshot (the API server would have rejected this pod); add the \
+         PriorityClass or set spec.priority"
+    )]
+    MissingPriorityClass {
+        at: Box<Origin>,
+        object: String,
+        class: String,
+    },
+}
+
+fn name_suffix(name: &Option<String>) -> String {
+    name.as_ref().map(|n| format!(" {n}")).unwrap_or_default()
+}
+
+fn field_prefix(field: &Option<String>) -> String {
+    match field.as_deref() {
+        Some(f) if !f.is_empty() && f != "." => format!("field {f}: "),
+        _ => String::new(),
+    }
+}
+
+/// What a load read and what it left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Files read, in the order read.
+    pub files: Vec<String>,
+    pub bytes: u64,
+    /// Non-empty documents (a `kind: List` counts once).
+    pub documents: usize,
+    /// Objects loaded per kind (after terminal pods were dropped).
+    pub objects: BTreeMap<String, usize>,
+    /// Objects not read, per kind: kinds the scheduler does not look at (Secret and
+    /// ConfigMap are never parsed), and kinds this tool does not know.
+    pub skipped_kinds: BTreeMap<String, usize>,
+    /// Pods in phase Succeeded or Failed: the scheduler ignores them.
+    pub terminal_pods: usize,
+    /// Objects that replaced an earlier object with the same kind and name.
+    pub duplicates: usize,
+}
+
+impl LoadReport {
+    pub fn count(&self, kind: &str) -> usize {
+        self.objects.get(kind).copied().unwrap_or(0)
+    }
+}
+
+impl fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let files = self.files.len();
+        write!(
+            f,
+            "read {files} file{} ({} bytes, {} document{})",
+            if files == 1 { "" } else { "s" },
+            self.bytes,
+            self.documents,
+            if self.documents == 1 { "" } else { "s" }
+        )?;
+        let list = |m: &BTreeMap<String, usize>| {
+            m.iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !self.objects.is_empty() {
+            write!(f, ": {}", list(&self.objects))?;
+        }
+        if self.terminal_pods > 0 {
+            write!(
+                f,
+                "; ignored {} terminated pod{} (Succeeded/Failed)",
+                self.terminal_pods,
+                if self.terminal_pods == 1 { "" } else { "s" }
+            )?;
+        }
+        if !self.skipped_kinds.is_empty() {
+            write!(f, "; skipped {}", list(&self.skipped_kinds))?;
+        }
+        if self.duplicates > 0 {
+            write!(
+                f,
+                "; {} duplicate object{} (the later one kept)",
+                self.duplicates,
+                if self.duplicates == 1 { "" } else { "s" }
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1829 @@
+//! Snapshot files → [`Cluster`].
+//!
+//! Input is what `kubectl get nodes,pods,pv,pvc,sc,... -A -o yaml` (or `-o json`)
+//! prints: one or more files (a directory is read non-recursively, `*.yaml`, `*.yml`,
+//! `*.json` in name order), each holding multi-document YAML, a `kind: List` (or a
+//! typed list such as `PodList`), a stream of JSON objects or a JSON array.
+//!
+//! Each object is peeked at for `apiVersion`/`kind` and then deserialised straight from
+//! its own text (JSON) or from the parsed YAML tree into the k8s-openapi type, then
+//! converted into the scheduler's view. Secrets and ConfigMaps are never materialised.
+//! What the API server would have applied before the scheduler sees the objects
+//! (priority admission, RuntimeClass overhead, StorageClass and PriorityClass
+//! defaults, the namespace name label) is applied once everything is read, since a
+//! PriorityClass may come after the pods that name it.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::node::v1 as nodev1;
+use k8s_openapi::api::policy::v1 as policy;
+use k8s_openapi::api::scheduling::v1 as scheduling;
+use k8s_openapi::api::storage::v1 as storage;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{LoadReport, Origin, SnapshotError};
+use crate::model::{Cluster, FieldError, Node, Pod, PodGroup, PreemptionPolicy, Quantity};
+
+/// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub cluster: Cluster,
+    pub report: LoadReport,
+}
+
+/// Load a snapshot file, or every `*.yaml`/`*.yml`/`*.json` file of a directory (in
+/// file-name order, sub-directories not read).
+pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
+    let io = |e| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mut loader = Loader::default();
+    if meta.is_dir() {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let p = entry.map_err(io)?.path();
+            if p.is_file() && Format::from_name(&p.to_string_lossy()).is_some() {
+                files.push(p);
+            }
+        }
+        if files.is_empty() {
+            return Err(SnapshotError::EmptyDirectory {
+                dir: path.to_path_buf(),
+            });
+        }
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        for f in files {
+            let bytes = std::fs::read(&f).map_err(|e| SnapshotError::Io {
+                path: f.clone(),
+                source: e,
+            })?;
+            loader.add_bytes(&bytes, &f.display().to_string())?;
+        }
+    } else {
+        let bytes = std::fs::read(path).map_err(io)?;
+        loader.add_bytes(&bytes, &path.display().to_string())?;
+    }
+    loader.finish()
+}
+
+/// Load a snapshot from text; `origin_name` names it in errors and, by its extension
+/// (`.json`), may select the format (otherwise it is sniffed).
+pub fn load_snapshot_str(text: &str, origin_name: &str) -> Result<Snapshot, SnapshotError> {
+    let mut loader = Loader::default();
+    loader.report.files.push(origin_name.to_string());
+    loader.report.bytes += text.len() as u64;
+    loader.add_text(text, origin_name)?;
+    loader.finish()
+}
+
+// ---------------------------------------------------------------------------------
+// Formats and documents
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Json,
+    Yaml,
+}
+
+impl Format {
+    fn from_name(name: &str) -> Option<Format> {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".json") {
+            Some(Format::Json)
+        } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            Some(Format::Yaml)
+        } else {
+            None
+        }
+    }
+}
+
+/// Decode file bytes to text: UTF-8 (with or without BOM), or UTF-16 with a BOM (what
+/// PowerShell's `>` writes).
+fn bytes_to_text<'a>(bytes: &'a [u8], file: &str) -> Result<Cow<'a, str>, SnapshotError> {
+    let utf16 = |be: bool| {
+        let units: Vec<u16> = bytes[2..]
+            .chunks(2)
+            .map(|c| {
+                let pair = [c[0], *c.get(1).unwrap_or(&0)];
+                if be {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            })
+            .collect();
+        String::from_utf16(&units).map_err(|_| SnapshotError::NotText {
+            file: file.to_string(),
+            offset: 0,
+        })
+    };
+    match bytes {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => {
+            std::str::from_utf8(rest)
+                .map(Cow::Borrowed)
+                .map_err(|e| SnapshotError::NotText {
+                    file: file.to_string(),
+                    offset: e.valid_up_to() + 3,
+                })
+        }
+        [0xFF, 0xFE, ..] => utf16(false).map(Cow::Owned),
+        [0xFE, 0xFF, ..] => utf16(true).map(Cow::Owned),
+        _ => std::str::from_utf8(bytes)
+            .map(Cow::Borrowed)
+            .map_err(|e| SnapshotError::NotText {
+                file: file.to_string(),
+                offset: e.valid_up_to(),
+            }),
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or("");
+    let line = before.bytes().filter(|&b| b == b'\n').count() as u64 + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() as u64 + 1;
+    (line, column)
+}
+
+/// A YAML document: its text and the line it starts on.
+struct YamlChunk<'a> {
+    text: &'a str,
+    start_line: u64,
+    /// First line holding content (not blank, comment, directive or marker).
+    content_line: Option<u64>,
+}
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.strip_prefix(marker)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+}
+
+/// Split a YAML stream at `---` / `...` lines. A marker at column 0 always ends the
+/// previous document (YAML forbids it inside scalars), so this is exact, and it gives
+/// each document its own index and line offset even when documents are empty.
+fn split_yaml(text: &str) -> Vec<YamlChunk<'_>> {
+    let mut chunks = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1u64;
+    let mut content_line = None;
+    let mut offset = 0usize;
+    for (line_no, line) in (1u64..).zip(text.split_inclusive('\n')) {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if is_marker(bare, "---") {
+            if offset > start {
+                chunks.push(YamlChunk {
+                    text: &text[start..offset],
+                    start_line,
+                    content_line,
+                });
+            }
+            start = offset;
+            start_line = line_no;
+            // Content may follow the marker on the same line (`--- {a: 1}`).
+            let rest = bare[3..].trim();
+            content_line = (!rest.is_empty() && !rest.starts_with('#')).then_some(line_no);
+        } else if is_marker(bare, "...") {
+            let end = offset + line.len();
+            chunks.push(YamlChunk {
+                text: &text[start..end],
+                start_line,
+                content_line,
+            });
+            start = end;
+            start_line = line_no + 1;
+            content_line = None;
+        } else if content_line.is_none() {
+            let t = bare.trim_start();
+            if !t.is_empty() && !t.starts_with('#') && !bare.starts_with('%') {
+                content_line = Some(line_no);
+            }
+        }
+        offset += line.len();
+    }
+    if offset > start {
+        chunks.push(YamlChunk {
+            text: &text[start..offset],
+            start_line,
+            content_line,
+        });
+    }
+    chunks
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    // Snapshots of large clusters are far bigger than the defaults allow (they guard
+    // configuration files); alias expansion stays limited by its own ratio check.
+    let budget = serde_saphyr::budget! {
+        max_reader_input_bytes: None,
+        max_events: usize::MAX,
+        max_nodes: usize::MAX,
+        max_total_scalar_bytes: usize::MAX,
+        max_total_comment_bytes: usize::MAX,
+        max_documents: usize::MAX,
+        max_depth: 256,
+    };
+    // YAML 1.2 booleans only: `n`, `yes` or `off` stay strings (a label value, a
+    // node named `n`); kubectl quotes anything ambiguous when it prints YAML.
+    serde_saphyr::options! {
+        budget: budget,
+        with_snippet: false,
+        strict_booleans: true,
+    }
+}
+
+/// Strip the parser's own " at line L, column C" suffix: the location is reported
+/// separately, relative to the whole file.
+fn strip_location(mut msg: String) -> String {
+    // Advice meant for programmers using the parser, not for whoever edits the file.
+    if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
+        let tail = msg[i..].find(" at line ").map(|j| msg[i + j..].to_string());
+        msg.truncate(i);
+        msg.push_str(&tail.unwrap_or_default());
+    }
+    for pat in [" at line ", ", line "] {
+        if let Some(i) = msg.rfind(pat)
+            && msg[i + pat.len()..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c.is_ascii_alphabetic())
+        {
+            return msg[..i].to_string();
+        }
+    }
+    msg
+}
+
+// ---------------------------------------------------------------------------------
+// YAML tree: a document or List item, with Secret/ConfigMap contents never kept.
+
+/// Kinds whose contents are never read (they may hold credentials).
+fn never_read(kind: &str) -> bool {
+    kind == "Secret" || kind == "ConfigMap"
+}
+
+/// Top-level fields of Secret/ConfigMap payloads; no kind loaded here has them, so
+/// they are skipped before `kind` is known (kubectl sorts `data` before `kind`).
+fn payload_field(key: &str) -> bool {
+    matches!(key, "data" | "stringData" | "binaryData")
+}
+
+enum YamlNode {
+    Null,
+    Obj(YamlObj),
+    Other(&'static str),
+}
+
+#[derive(Default)]
+struct YamlObj {
+    kind: Option<String>,
+    api_version: Option<String>,
+    map: Map<String, Value>,
+    items: Option<Vec<serde_saphyr::Spanned<YamlNode>>>,
+}
+
+impl<'de> Deserialize<'de> for YamlNode {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = YamlNode;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+    fn visit_unit<E>(self) -> Result<YamlNode, E> {
+        Ok(YamlNode::Null)
+    }
+    fn visit_none<E>(self) -> Result<YamlNode, E> {
+        Ok(YamlNode::Null)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("a string"))
+    }
+    fn visit_bytes<E>(self, _: &[u8]) -> Result<YamlNode, E> {
+        Ok(YamlNode::Other("binary data"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YamlNode, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(YamlNode::Other("a list"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlNode, A::Error> {
+        let mut obj = YamlObj::default();
+        let mut skip_rest = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if skip_rest || payload_field(&key) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            match key.as_str() {
+                "kind" => {
+                    let v: Value = map.next_value()?;
+                    if let Value::String(s) = &v {
+                        if never_read(s) {
+                            skip_rest = true;
+                            obj.map.clear();
+                        }
+                        obj.kind = Some(s.clone());
+                    }
+                    obj.map.insert(key, v);
+                }
+                "apiVersion" => {
+                    let v: Value = map.next_value()?;
+                    if let Value::String(s) = &v {
+                        obj.api_version = Some(s.clone());
+                    }
+                    obj.map.insert(key, v);
+                }
+                "items" => obj.items = map.next_value()?,
+                _ => {
+                    let v: Value = map.next_value()?;
+                    obj.map.insert(key, v);
+                }
+            }
+        }
+        Ok(YamlNode::Obj(obj))
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// JSON peeks
+
+#[derive(Deserialize)]
+struct JsonTop<'a> {
+    #[serde(borrow, rename = "apiVersion")]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct JsonPeek<'a> {
+    #[serde(borrow, rename = "apiVersion")]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+}
+
+/// `apiVersion` and `kind` of a JSON object. kubectl prints them first (its keys are
+/// sorted), so that prefix is matched by hand before falling back to a full scan.
+/// `(apiVersion, kind)` as found.
+type Peeked<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+
+fn peek_json(s: &str) -> Result<Peeked<'_>, serde_json::Error> {
+    if let Some((av, kind)) = kubectl_prefix(s) {
+        return Ok((Some(Cow::Borrowed(av)), Some(Cow::Borrowed(kind))));
+    }
+    let p: JsonPeek = serde_json::from_str(s)?;
+    Ok((p.api_version, p.kind))
+}
+
+/// Matches `{ "apiVersion": "<plain>", "kind": "<plain>",` at the start of `s`.
+fn kubectl_prefix(s: &str) -> Option<(&str, &str)> {
+    fn ws(s: &str) -> &str {
+        s.trim_start_matches([' ', '\n', '\r', '\t'])
+    }
+    fn string_field<'a>(s: &'a str, key: &str) -> Option<(&'a str, &'a str)> {
+        let s = ws(s)
+            .strip_prefix('"')?
+            .strip_prefix(key)?
+            .strip_prefix('"')?;
+        let s = ws(ws(s).strip_prefix(':')?).strip_prefix('"')?;
+        let end = s.find(['"', '\\'])?;
+        if s.as_bytes()[end] != b'"' {
+            return None;
+        }
+        Some((&s[..end], &s[end + 1..]))
+    }
+    let s = s.strip_prefix('{')?;
+    let (av, s) = string_field(s, "apiVersion")?;
+    let s = ws(s).strip_prefix(',')?;
+    let (kind, s) = string_field(s, "kind")?;
+    let s = ws(s);
+    // The object must go on (or end) validly; the typed pass checks the rest.
+    if !(s.starts_with(',') || s.starts_with('}')) {
+        return None;
+    }
+    Some((av, kind))
+}
+
+fn json_found(s: &str) -> &'static str {
+    match s.as_bytes().first() {
+        Some(b'[') => "a list",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// Lists at least this long are decoded in parallel, in chunks of `CHUNK` items.
+const PARALLEL_MIN_ITEMS: usize = 2 * CHUNK;
+const CHUNK: usize = 256;
+const MAX_THREADS: usize = 8;
+
+/// Decode item `i` of a JSON List.
+fn json_item(
+    raw: &RawValue,
+    i: usize,
+    item_kind: Option<&str>,
+    list_api_version: Option<&str>,
+    list_loc: &Loc<'_>,
+    file_idx: usize,
+) -> Result<Decoded, SnapshotError> {
+    let s = raw.get();
+    let loc = Loc {
+        item: Some(i),
+        start: Start::Offset(s.as_ptr() as usize - list_loc.text.as_ptr() as usize),
+        ..*list_loc
+    };
+    if !s.starts_with('{') {
+        return Err(SnapshotError::NotAnObject {
+            at: loc.origin(),
+            found: json_found(s).into(),
+        });
+    }
+    let (api_version, kind) = peek_json(s).map_err(|e| SnapshotError::InvalidObject {
+        at: loc.origin_at(Some(e.line() as u64), Some(e.column() as u64)),
+        object: "object".into(),
+        field: None,
+        message: strip_location(e.to_string()),
+    })?;
+    let (kind, api_version) = match kind {
+        Some(k) => (Some(k), api_version),
+        None => (
+            item_kind.map(Cow::Borrowed),
+            api_version.or(list_api_version.map(Cow::Borrowed)),
+        ),
+    };
+    decode_any(
+        kind.as_deref(),
+        api_version.as_deref(),
+        &Body::Json(s),
+        &loc,
+        file_idx,
+    )
+}
+
+/// Decode an object of any kind; a missing kind is an error.
+fn decode_any(
+    kind: Option<&str>,
+    api_version: Option<&str>,
+    body: &Body<'_>,
+    loc: &Loc<'_>,
+    file_idx: usize,
+) -> Result<Decoded, SnapshotError> {
+    let Some(kind) = kind.filter(|k| !k.is_empty()) else {
+        let (ns, name) = body.name();
+        return Err(SnapshotError::MissingKind {
+            at: loc.origin(),
+            name: name.map(|n| match ns {
+                Some(ns) => format!("{ns}/{n}"),
+                None => n,
+            }),
+        });
+    };
+    decode_object(kind, api_version, body, loc, file_idx)
+}
+
+// ---------------------------------------------------------------------------------
+// One object's body and its typed decoding
+
+enum Body<'a> {
+    /// The object's own JSON text.
+    Json(&'a str),
+    Value(Value),
+}
+
+struct DecodeError {
+    path: Option<String>,
+    message: String,
+    /// Line/column inside the body (JSON only).
+    line: Option<u64>,
+    column: Option<u64>,
+}
+
+fn path_string(p: &serde_path_to_error::Path) -> Option<String> {
+    let s = p.to_string();
+    (s != "." && !s.is_empty()).then_some(s)
+}
+
+impl Body<'_> {
+    fn decode<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
+        match self {
+            Body::Json(s) => serde_json::from_str::<T>(s).map_err(|_| {
+                // Again, slowly, to learn the field path.
+                let mut de = serde_json::Deserializer::from_str(s);
+                match serde_path_to_error::deserialize::<_, T>(&mut de) {
+                    Ok(_) => DecodeError {
+                        path: None,
+                        message: "invalid object".into(),
+                        line: None,
+                        column: None,
+                    },
+                    Err(e) => {
+                        let path = path_string(e.path());
+                        let inner = e.into_inner();
+                        DecodeError {
+                            path,
+                            line: Some(inner.line() as u64),
+                            column: Some(inner.column() as u64),
+                            message: strip_location(inner.to_string()),
+                        }
+                    }
+                }
+            }),
+            Body::Value(v) => {
+                T::deserialize(v).map_err(|_| match serde_path_to_error::deserialize::<_, T>(v) {
+                    Ok(_) => DecodeError {
+                        path: None,
+                        message: "invalid object".into(),
+                        line: None,
+                        column: None,
+                    },
+                    Err(e) => DecodeError {
+                        path: path_string(e.path()),
+                        message: yaml_hint(e.into_inner().to_string()),
+                        line: None,
+                        column: None,
+                    },
+                })
+            }
+        }
+    }
+
+    /// `(namespace, name)` read leniently, for messages about objects that did not
+    /// decode.
+    fn name(&self) -> (Option<String>, Option<String>) {
+        #[derive(Deserialize, Default)]
+        struct Meta {
+            #[serde(default)]
+            metadata: Option<Value>,
+        }
+        let meta = match self {
+            Body::Json(s) => serde_json::from_str::<Meta>(s)
+                .ok()
+                .and_then(|m| m.metadata),
+            Body::Value(v) => v.get("metadata").cloned(),
+        };
+        let get = |k: &str| {
+            meta.as_ref()
+                .and_then(|m| m.get(k))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        (get("namespace"), get("name"))
+    }
+}
+
+/// YAML reads unquoted `1.10` or `true` as a number or boolean; say how to keep text.
+fn yaml_hint(msg: String) -> String {
+    if msg.starts_with("invalid type: ") && msg.ends_with("expected a string") {
+        format!("{msg} (quote the value in YAML to keep it as text)")
+    } else {
+        msg
+    }
+}
+
+/// Where an object is, resolved to an [`Origin`] only when something is wrong.
+#[derive(Clone, Copy)]
+struct Loc<'a> {
+    file: &'a str,
+    text: &'a str,
+    document: usize,
+    item: Option<usize>,
+    start: Start,
+}
+
+#[derive(Clone, Copy)]
+enum Start {
+    /// Byte offset of the object's JSON text in the file.
+    Offset(usize),
+    Line(Option<u64>),
+}
+
+impl Loc<'_> {
+    fn origin(&self) -> Box<Origin> {
+        let (line, column) = match self.start {
+            Start::Offset(o) => {
+                let (l, c) = line_col(self.text, o);
+                (Some(l), Some(c))
+            }
+            Start::Line(l) => (l, None),
+        };
+        Box::new(Origin {
+            file: self.file.to_string(),
+            document: Some(self.document),
+            item: self.item,
+            line,
+            column,
+        })
+    }
+
+    /// The position of an error found at `line`/`column` inside the object's body.
+    fn origin_at(&self, line: Option<u64>, column: Option<u64>) -> Box<Origin> {
+        let mut o = self.origin();
+        if let (Start::Offset(off), Some(l), Some(c)) = (self.start, line, column) {
+            let (l0, c0) = line_col(self.text, off);
+            o.line = Some(l0 + l - 1);
+            o.column = Some(if l == 1 { c0 + c - 1 } else { c });
+        }
+        o
+    }
+
+    fn compact(&self, file_idx: usize) -> CompactLoc {
+        CompactLoc {
+            file: file_idx as u32,
+            document: self.document as u32,
+            item: self.item.map(|i| i as u32),
+        }
+    }
+}
+
+/// Enough to name a pod's place in errors raised after all files are read.
+#[derive(Clone, Copy, Debug)]
+struct CompactLoc {
+    file: u32,
+    document: u32,
+    item: Option<u32>,
+}
+
+fn object_name(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    // Namespaced objects without a namespace land in `default`, as with kubectl.
+    let namespace = namespace.or(namespaced(kind).then_some("default"));
+    match (namespace, name) {
+        (Some(ns), Some(n)) => format!("{kind} {ns}/{n}"),
+        (None, Some(n)) => format!("{kind} {n}"),
+        _ => kind.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Kinds
+
+/// The apiVersion each kind is read at.
+fn expected_api_version(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "Node"
+        | "Pod"
+        | "PersistentVolume"
+        | "PersistentVolumeClaim"
+        | "Namespace"
+        | "Service"
+        | "ReplicationController" => "v1",
+        "StorageClass" | "CSINode" | "CSIDriver" | "VolumeAttachment" => "storage.k8s.io/v1",
+        "PodDisruptionBudget" => "policy/v1",
+        "PriorityClass" => "scheduling.k8s.io/v1",
+        "ReplicaSet" | "StatefulSet" => "apps/v1",
+        "RuntimeClass" => "node.k8s.io/v1",
+        "PodGroup" => "scheduling.x-k8s.io/v1alpha1",
+        _ => return None,
+    })
+}
+
+fn namespaced(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Pod"
+            | "PersistentVolumeClaim"
+            | "PodDisruptionBudget"
+            | "Service"
+            | "ReplicaSet"
+            | "StatefulSet"
+            | "ReplicationController"
+            | "PodGroup"
+    )
+}
+
+fn api_group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// A coscheduling PodGroup (scheduler-plugins CRD).
+#[derive(Deserialize)]
+struct PodGroupObject {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: Option<PodGroupSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PodGroupSpec {
+    min_member: Option<i32>,
+    schedule_timeout_seconds: Option<i32>,
+    min_resources: Option<BTreeMap<String, K8sQuantity>>,
+}
+
+struct PodEntry {
+    pod: Pod,
+    /// Kept only for pods naming a RuntimeClass without `spec.overhead`: the class's
+    /// overhead enters the requests, so the pod is converted again once classes are
+    /// known.
+    raw: Option<Box<core::Pod>>,
+    explicit_priority: bool,
+    explicit_policy: bool,
+    loc: CompactLoc,
+}
+
+enum Decoded {
+    Skip(String),
+    TerminalPod,
+    Node(Box<Node>),
+    Pod(Box<PodEntry>),
+    PersistentVolume(Box<core::PersistentVolume>),
+    PersistentVolumeClaim(Box<core::PersistentVolumeClaim>),
+    StorageClass(Box<storage::StorageClass>),
+    CSINode(Box<storage::CSINode>),
+    CSIDriver(Box<storage::CSIDriver>),
+    VolumeAttachment(Box<storage::VolumeAttachment>),
+    Namespace(Box<core::Namespace>),
+    PodDisruptionBudget(Box<policy::PodDisruptionBudget>),
+    PriorityClass(Box<scheduling::PriorityClass>),
+    Service(Box<core::Service>),
+    ReplicaSet(Box<apps::ReplicaSet>),
+    StatefulSet(Box<apps::StatefulSet>),
+    ReplicationController(Box<core::ReplicationController>),
+    RuntimeClass(Box<nodev1::RuntimeClass>),
+    PodGroup(Box<PodGroup>),
+}
+
+/// Decode one object. Pure, so it could run on any thread.
+fn decode_object(
+    kind: &str,
+    api_version: Option<&str>,
+    body: &Body<'_>,
+    loc: &Loc<'_>,
+    file_idx: usize,
+) -> Result<Decoded, SnapshotError> {
+    if never_read(kind) {
+        return Ok(Decoded::Skip(kind.to_string()));
+    }
+    let Some(expected) = expected_api_version(kind) else {
+        return Ok(Decoded::Skip(kind.to_string()));
+    };
+    if let Some(av) = api_version
+        && av != expected
+    {
+        if api_group(av) != api_group(expected) {
+            // Another API group's kind of the same name (a Knative Service, say).
+            return Ok(Decoded::Skip(format!("{kind} ({av})")));
+        }
+        let (ns, name) = body.name();
+        return Err(SnapshotError::UnsupportedApiVersion {
+            at: loc.origin(),
+            object: object_name(kind, ns.as_deref(), name.as_deref()),
+            kind: kind.to_string(),
+            api_version: av.to_string(),
+            expected,
+        });
+    }
+
+    let bad_body = |e: DecodeError| {
+        let (ns, name) = body.name();
+        SnapshotError::InvalidObject {
+            at: loc.origin_at(e.line, e.column),
+            object: object_name(kind, ns.as_deref(), name.as_deref()),
+            field: e.path,
+            message: e.message,
+        }
+    };
+    let bad_field = |meta: &ObjectMeta, e: FieldError| SnapshotError::InvalidObject {
+        at: loc.origin(),
+        object: object_name(kind, meta.namespace.as_deref(), meta.name.as_deref()),
+        field: Some(e.path),
+        message: e.message,
+    };
+    // Every object needs a name: it is the key the model stores it under.
+    let named = |meta: &ObjectMeta| match meta.name.as_deref() {
+        Some(n) if !n.is_empty() => Ok(()),
+        _ => Err(bad_field(meta, FieldError::missing("metadata.name"))),
+    };
+
+    macro_rules! plain {
+        ($variant:ident, $ty:ty) => {{
+            let o: $ty = body.decode().map_err(bad_body)?;
+            named(&o.metadata)?;
+            Decoded::$variant(Box::new(o))
+        }};
+    }
+
+    Ok(match kind {
+        "Node" => {
+            let n: core::Node = body.decode().map_err(bad_body)?;
+            named(&n.metadata)?;
+            let node = Node::from_k8s(&n).map_err(|e| bad_field(&n.metadata, e))?;
+            Decoded::Node(Box::new(node))
+        }
+        "Pod" => {
+            let p: core::Pod = body.decode().map_err(bad_body)?;
+            named(&p.metadata)?;
+            let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+            if matches!(phase, Some("Succeeded" | "Failed")) {
+                return Ok(Decoded::TerminalPod);
+            }
+            let pod = Pod::from_k8s(&p).map_err(|e| bad_field(&p.metadata, e))?;
+            let spec = p.spec.as_ref();
+            let needs_overhead = spec.is_some_and(|s| {
+                s.runtime_class_name
+                    .as_deref()
+                    .is_some_and(|r| !r.is_empty())
+                    && s.overhead.is_none()
+            });
+            Decoded::Pod(Box::new(PodEntry {
+                explicit_priority: spec.is_some_and(|s| s.priority.is_some()),
+                explicit_policy: spec.is_some_and(|s| s.preemption_policy.is_some()),
+                raw: needs_overhead.then(|| Box::new(p)),
+                pod,
+                loc: loc.compact(file_idx),
+            }))
+        }
+        "PersistentVolume" => plain!(PersistentVolume, core::PersistentVolume),
+        "PersistentVolumeClaim" => plain!(PersistentVolumeClaim, core::PersistentVolumeClaim),
+        "StorageClass" => {
+            let mut sc: storage::StorageClass = body.decode().map_err(bad_body)?;
+            named(&sc.metadata)?;
+            // API defaulting.
+            sc.volume_binding_mode
+                .get_or_insert_with(|| "Immediate".to_string());
+            sc.reclaim_policy
+                .get_or_insert_with(|| "Delete".to_string());
+            Decoded::StorageClass(Box::new(sc))
+        }
+        "CSINode" => plain!(CSINode, storage::CSINode),
+        "CSIDriver" => plain!(CSIDriver, storage::CSIDriver),
+        "VolumeAttachment" => plain!(VolumeAttachment, storage::VolumeAttachment),
+        "Namespace" => {
+            let mut ns: core::Namespace = body.decode().map_err(bad_body)?;
+            named(&ns.metadata)?;
+            let name = ns.metadata.name.clone().unwrap_or_default();
+            // The API server always sets this label (NamespaceDefaultLabelName).
+            ns.metadata
+                .labels
+                .get_or_insert_with(BTreeMap::new)
+                .insert("kubernetes.io/metadata.name".into(), name);
+            Decoded::Namespace(Box::new(ns))
+        }
+        "PodDisruptionBudget" => plain!(PodDisruptionBudget, policy::PodDisruptionBudget),
+        "PriorityClass" => {
+            let mut pc: scheduling::PriorityClass = body.decode().map_err(bad_body)?;
+            named(&pc.metadata)?;
+            pc.preemption_policy
+                .get_or_insert_with(|| "PreemptLowerPriority".to_string());
+            Decoded::PriorityClass(Box::new(pc))
+        }
+        "Service" => plain!(Service, core::Service),
+        "ReplicaSet" => plain!(ReplicaSet, apps::ReplicaSet),
+        "StatefulSet" => plain!(StatefulSet, apps::StatefulSet),
+        "ReplicationController" => plain!(ReplicationController, core::ReplicationController),
+        "RuntimeClass" => {
+            let rc: nodev1::RuntimeClass = body.decode().map_err(bad_body)?;
+            named(&rc.metadata)?;
+            for (k, v) in rc
+                .overhead
+                .as_ref()
+                .and_then(|o| o.pod_fixed.as_ref())
+                .into_iter()
+                .flatten()
+            {
+                Quantity::parse(&v.0).map_err(|e| {
+                    bad_field(
+                        &rc.metadata,
+                        FieldError::quantity(format!("overhead.podFixed.{k}"), e),
+                    )
+                })?;
+            }
+            Decoded::RuntimeClass(Box::new(rc))
+        }
+        "PodGroup" => {
+            let pg: PodGroupObject = body.decode().map_err(bad_body)?;
+            named(&pg.metadata)?;
+            let spec = pg.spec.unwrap_or_default();
+            let mut min_resources = BTreeMap::new();
+            for (k, v) in spec.min_resources.unwrap_or_default() {
+                Quantity::parse(&v.0).map_err(|e| {
+                    bad_field(
+                        &pg.metadata,
+                        FieldError::quantity(format!("spec.minResources.{k}"), e),
+                    )
+                })?;
+                min_resources.insert(k, v.0);
+            }
+            Decoded::PodGroup(Box::new(PodGroup {
+                namespace: pg
+                    .metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                name: pg.metadata.name.clone().unwrap_or_default(),
+                min_member: spec.min_member.unwrap_or(0),
+                schedule_timeout_seconds: spec.schedule_timeout_seconds,
+                min_resources,
+                creation_timestamp: pg.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            }))
+        }
+        _ => Decoded::Skip(kind.to_string()),
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// The loader
+
+#[derive(Default)]
+struct Loader {
+    report: LoadReport,
+    nodes: Vec<Node>,
+    pods: Vec<PodEntry>,
+    runtime_classes: BTreeMap<String, nodev1::RuntimeClass>,
+    cluster: Cluster,
+}
+
+fn ns_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn name_key(meta: &ObjectMeta) -> String {
+    meta.name.clone().unwrap_or_default()
+}
+
+impl Loader {
+    fn add_bytes(&mut self, bytes: &[u8], file: &str) -> Result<(), SnapshotError> {
+        self.report.files.push(file.to_string());
+        self.report.bytes += bytes.len() as u64;
+        let text = bytes_to_text(bytes, file)?;
+        self.add_text(&text, file)
+    }
+
+    fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
+        let file_idx = self.report.files.len().saturating_sub(1);
+        let body = text.trim_start_matches('\u{feff}');
+        if body.trim().is_empty() {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        let by_name = Format::from_name(file);
+        let looks_json = body.trim_start().starts_with(['{', '[']);
+        if by_name == Some(Format::Json) {
+            return self.add_json(body, file, file_idx);
+        }
+        if looks_json {
+            // A `.yaml` file holding JSON (JSON is YAML): take the fast path, unless
+            // it is really YAML flow style that JSON cannot parse.
+            let mut trial = Loader::default();
+            trial.report.files = self.report.files.clone();
+            match trial.add_json(body, file, file_idx) {
+                Ok(()) => {
+                    self.merge(trial);
+                    return Ok(());
+                }
+                Err(SnapshotError::Syntax { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.add_yaml(body, file, file_idx)
+    }
+
+    /// Take over what a trial loader read.
+    fn merge(&mut self, other: Loader) {
+        self.report.documents += other.report.documents;
+        self.report.duplicates += other.report.duplicates;
+        self.report.terminal_pods += other.report.terminal_pods;
+        for (k, v) in other.report.skipped_kinds {
+            *self.report.skipped_kinds.entry(k).or_default() += v;
+        }
+        self.nodes.extend(other.nodes);
+        self.pods.extend(other.pods);
+        for (_, rc) in other.runtime_classes {
+            self.apply(Decoded::RuntimeClass(Box::new(rc)));
+        }
+        let c = other.cluster;
+        macro_rules! take {
+            ($($field:ident),*) => {$(
+                for (k, v) in c.$field {
+                    if self.cluster.$field.insert(k, v).is_some() {
+                        self.report.duplicates += 1;
+                    }
+                }
+            )*};
+        }
+        take!(
+            persistent_volumes,
+            persistent_volume_claims,
+            storage_classes,
+            csi_nodes,
+            csi_drivers,
+            volume_attachments,
+            namespaces,
+            pod_disruption_budgets,
+            priority_classes,
+            services,
+            replica_sets,
+            stateful_sets,
+            replication_controllers,
+            pod_groups
+        );
+    }
+
+    fn add_json(&mut self, text: &str, file: &str, file_idx: usize) -> Result<(), SnapshotError> {
+        let base = text.as_ptr() as usize;
+        let syntax = |e: serde_json::Error, document: Option<usize>| SnapshotError::Syntax {
+            at: Box::new(Origin {
+                file: file.to_string(),
+                document,
+                item: None,
+                line: Some(e.line() as u64),
+                column: Some(e.column() as u64),
+            }),
+            format: "JSON",
+            message: strip_location(e.to_string()),
+        };
+        let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
+        let mut document = 0;
+        for raw in stream {
+            let raw = raw.map_err(|e| syntax(e, Some(document + 1)))?;
+            document += 1;
+            self.report.documents += 1;
+            let s = raw.get();
+            let loc = Loc {
+                file,
+                text,
+                document,
+                item: None,
+                start: Start::Offset(s.as_ptr() as usize - base),
+            };
+            match s.as_bytes().first() {
+                Some(b'{') => {}
+                Some(b'[') => {
+                    let items: Vec<&RawValue> =
+                        serde_json::from_str(s).map_err(|e| syntax(e, Some(document)))?;
+                    self.json_items(&items, None, None, &loc, file_idx)?;
+                    continue;
+                }
+                _ => {
+                    return Err(SnapshotError::NotAnObject {
+                        at: loc.origin(),
+                        found: json_found(s).into(),
+                    });
+                }
+            }
+            let (api_version, kind) = match kubectl_prefix(s) {
+                Some((av, kind)) if !kind.ends_with("List") => {
+                    (Some(Cow::Borrowed(av)), Some(Cow::Borrowed(kind)))
+                }
+                _ => {
+                    let top: JsonTop = serde_json::from_str(s).map_err(|e| {
+                        let (ns, name) = Body::Json(s).name();
+                        SnapshotError::InvalidObject {
+                            at: loc.origin_at(Some(e.line() as u64), Some(e.column() as u64)),
+                            object: object_name("object", ns.as_deref(), name.as_deref()),
+                            field: None,
+                            message: strip_location(e.to_string()),
+                        }
+                    })?;
+                    if let Some(items) = &top.items
+                        && let Some(k) = top.kind.as_deref()
+                        && k.ends_with("List")
+                    {
+                        let item_kind = k.strip_suffix("List").filter(|k| !k.is_empty());
+                        self.json_items(
+                            items,
+                            item_kind,
+                            top.api_version.as_deref(),
+                            &loc,
+                            file_idx,
+                        )?;
+                        continue;
+                    }
+                    (top.api_version, top.kind)
+                }
+            };
+            self.object(
+                kind.as_deref(),
+                api_version.as_deref(),
+                Body::Json(s),
+                &loc,
+                file_idx,
+            )?;
+        }
+        if document == 0 {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Items of a List. `item_kind`/`list_api_version` fill in for items of a typed
+    /// list (`PodList`), which the API server prints without kind and apiVersion.
+    /// Large lists are decoded on several threads; results are applied in input order,
+    /// so the outcome (and the first error reported) does not depend on timing.
+    fn json_items(
+        &mut self,
+        items: &[&RawValue],
+        item_kind: Option<&str>,
+        list_api_version: Option<&str>,
+        list_loc: &Loc<'_>,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        let one =
+            |i: usize| json_item(items[i], i, item_kind, list_api_version, list_loc, file_idx);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_THREADS);
+        if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+            for i in 0..items.len() {
+                let d = one(i)?;
+                self.apply(d);
+            }
+            return Ok(());
+        }
+
+        let chunks = items.len().div_ceil(CHUNK);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel::<(usize, Vec<Result<Decoded, SnapshotError>>)>();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (next, stop, one) = (&next, &stop, &one);
+                scope.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let c = next.fetch_add(1, Ordering::Relaxed);
+                        if c >= chunks {
+                            break;
+                        }
+                        let mut out = Vec::with_capacity(CHUNK);
+                        for i in c * CHUNK..((c + 1) * CHUNK).min(items.len()) {
+                            let r = one(i);
+                            let failed = r.is_err();
+                            out.push(r);
+                            if failed {
+                                break;
+                            }
+                        }
+                        if tx.send((c, out)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            // Apply chunks in order as they arrive.
+            let mut pending = BTreeMap::new();
+            let mut want = 0;
+            for (c, out) in rx.iter() {
+                pending.insert(c, out);
+                while let Some(out) = pending.remove(&want) {
+                    want += 1;
+                    for r in out {
+                        match r {
+                            Ok(d) => self.apply(d),
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn add_yaml(&mut self, text: &str, file: &str, file_idx: usize) -> Result<(), SnapshotError> {
+        let options = yaml_options();
+        let mut document = 0;
+        for chunk in split_yaml(text) {
+            let Some(content_line) = chunk.content_line else {
+                continue;
+            };
+            let node: YamlNode = serde_saphyr::from_str_with_options(chunk.text, options.clone())
+                .map_err(|e| {
+                let loc = e.location();
+                SnapshotError::Syntax {
+                    at: Box::new(Origin {
+                        file: file.to_string(),
+                        document: Some(document + 1),
+                        item: None,
+                        line: loc.map(|l| chunk.start_line + l.line() - 1),
+                        column: loc.map(|l| l.column()),
+                    }),
+                    format: "YAML",
+                    message: strip_location(e.to_string()),
+                }
+            })?;
+            let obj = match node {
+                YamlNode::Null => continue,
+                YamlNode::Obj(o) => o,
+                YamlNode::Other(found) => {
+                    document += 1;
+                    self.report.documents += 1;
+                    return Err(SnapshotError::NotAnObject {
+                        at: Box::new(Origin {
+                            file: file.to_string(),
+                            document: Some(document),
+                            item: None,
+                            line: Some(content_line),
+                            column: None,
+                        }),
+                        found: found.into(),
+                    });
+                }
+            };
+            document += 1;
+            self.report.documents += 1;
+            let loc = Loc {
+                file,
+                text,
+                document,
+                item: None,
+                start: Start::Line(Some(content_line)),
+            };
+            let list_kind = obj.kind.as_deref().filter(|k| k.ends_with("List"));
+            if let (Some(list_kind), Some(items)) = (list_kind, obj.items) {
+                let item_kind = list_kind.strip_suffix("List").filter(|k| !k.is_empty());
+                for (i, item) in items.into_iter().enumerate() {
+                    let item_loc = Loc {
+                        item: Some(i),
+                        start: Start::Line(Some(chunk.start_line + item.referenced.line() - 1)),
+                        ..loc
+                    };
+                    let o = match item.value {
+                        YamlNode::Obj(o) => o,
+                        YamlNode::Null => {
+                            return Err(SnapshotError::NotAnObject {
+                                at: item_loc.origin(),
+                                found: "null".into(),
+                            });
+                        }
+                        YamlNode::Other(found) => {
+                            return Err(SnapshotError::NotAnObject {
+                                at: item_loc.origin(),
+                                found: found.into(),
+                            });
+                        }
+                    };
+                    let (kind, api_version) = match o.kind {
+                        Some(k) => (Some(k), o.api_version),
+                        None => (
+                            item_kind.map(str::to_string),
+                            o.api_version.or_else(|| obj.api_version.clone()),
+                        ),
+                    };
+                    self.object(
+                        kind.as_deref(),
+                        api_version.as_deref(),
+                        Body::Value(Value::Object(o.map)),
+                        &item_loc,
+                        file_idx,
+                    )?;
+                }
+                continue;
+            }
+            self.object(
+                obj.kind.as_deref(),
+                obj.api_version.as_deref(),
+                Body::Value(Value::Object(obj.map)),
+                &loc,
+                file_idx,
+            )?;
+        }
+        if document == 0 {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn object(
+        &mut self,
+        kind: Option<&str>,
+        api_version: Option<&str>,
+        body: Body<'_>,
+        loc: &Loc<'_>,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        let decoded = decode_any(kind, api_version, &body, loc, file_idx)?;
+        self.apply(decoded);
+        Ok(())
+    }
+
+    fn apply(&mut self, d: Decoded) {
+        fn put<V>(map: &mut BTreeMap<String, V>, key: String, v: V, dups: &mut usize) {
+            if map.insert(key, v).is_some() {
+                *dups += 1;
+            }
+        }
+        let dups = &mut self.report.duplicates;
+        let c = &mut self.cluster;
+        match d {
+            Decoded::Skip(kind) => *self.report.skipped_kinds.entry(kind).or_default() += 1,
+            Decoded::TerminalPod => self.report.terminal_pods += 1,
+            Decoded::Node(n) => self.nodes.push(*n),
+            Decoded::Pod(p) => self.pods.push(*p),
+            Decoded::PersistentVolume(o) => {
+                put(&mut c.persistent_volumes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::PersistentVolumeClaim(o) => put(
+                &mut c.persistent_volume_claims,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
+            Decoded::StorageClass(o) => {
+                put(&mut c.storage_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::CSINode(o) => put(&mut c.csi_nodes, name_key(&o.metadata), *o, dups),
+            Decoded::CSIDriver(o) => put(&mut c.csi_drivers, name_key(&o.metadata), *o, dups),
+            Decoded::VolumeAttachment(o) => {
+                put(&mut c.volume_attachments, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::Namespace(o) => put(&mut c.namespaces, name_key(&o.metadata), *o, dups),
+            Decoded::PodDisruptionBudget(o) => {
+                put(&mut c.pod_disruption_budgets, ns_key(&o.metadata), *o, dups)
+            }
+            Decoded::PriorityClass(o) => {
+                put(&mut c.priority_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::Service(o) => put(&mut c.services, ns_key(&o.metadata), *o, dups),
+            Decoded::ReplicaSet(o) => put(&mut c.replica_sets, ns_key(&o.metadata), *o, dups),
+            Decoded::StatefulSet(o) => put(&mut c.stateful_sets, ns_key(&o.metadata), *o, dups),
+            Decoded::ReplicationController(o) => put(
+                &mut c.replication_controllers,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
+            Decoded::RuntimeClass(o) => {
+                put(&mut self.runtime_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::PodGroup(o) => {
+                let key = format!("{}/{}", o.namespace, o.name);
+                put(&mut c.pod_groups, key, *o, dups)
+            }
+        }
+    }
+
+    fn origin_of(&self, loc: CompactLoc) -> Box<Origin> {
+        Box::new(Origin {
+            file: self
+                .report
+                .files
+                .get(loc.file as usize)
+                .cloned()
+                .unwrap_or_default(),
+            document: Some(loc.document as usize),
+            item: loc.item.map(|i| i as usize),
+            line: None,
+            column: None,
+        })
+    }
+
+    fn finish(mut self) -> Result<Snapshot, SnapshotError> {
+        let mut cluster = std::mem::take(&mut self.cluster);
+
+        // Nodes in name order (the model keeps them sorted; inserting in order is
+        // cheap), the later of two same-named nodes winning.
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let nodes_read = nodes.len();
+        nodes.reverse();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        nodes.dedup_by(|later, earlier| {
+            // `dedup_by` keeps the first of equal neighbours: after the reverse and
+            // stable sort, that is the last one read.
+            later.name == earlier.name
+        });
+        let node_count = nodes.len();
+        for n in nodes {
+            cluster.upsert_node(n);
+        }
+        self.report.duplicates += nodes_read - node_count;
+
+        let classes = std::mem::take(&mut cluster.priority_classes);
+        let priorities = Priorities::new(&classes);
+        let pods = std::mem::take(&mut self.pods);
+        for entry in pods {
+            let object = |p: &Pod| format!("Pod {}/{}", p.namespace, p.name);
+            let mut pod = match entry.raw {
+                Some(mut raw) => {
+                    if let Some(spec) = raw.spec.as_mut()
+                        && let Some(rc) = spec
+                            .runtime_class_name
+                            .as_deref()
+                            .and_then(|n| self.runtime_classes.get(n))
+                        && let Some(fixed) = rc.overhead.as_ref().and_then(|o| o.pod_fixed.clone())
+                    {
+                        // RuntimeClass admission: the class's overhead becomes the pod's.
+                        spec.overhead = Some(fixed);
+                    }
+                    Pod::from_k8s(&raw).map_err(|e| SnapshotError::InvalidObject {
+                        at: self.origin_of(entry.loc),
+                        object: object(&entry.pod),
+                        field: Some(e.path),
+                        message: e.message,
+                    })?
+                }
+                None => entry.pod,
+            };
+            priorities
+                .admit(&mut pod, entry.explicit_priority, entry.explicit_policy)
+                .map_err(|class| SnapshotError::MissingPriorityClass {
+                    at: self.origin_of(entry.loc),
+                    object: object(&pod),
+                    class,
+                })?;
+            if cluster.pod(&pod.key()).is_some() {
+                self.report.duplicates += 1;
+            }
+            cluster.upsert_pod(pod);
+        }
+        cluster.priority_classes = classes;
+
+        let r = &mut self.report;
+        let mut count = |kind: &str, n: usize| {
+            if n > 0 {
+                r.objects.insert(kind.to_string(), n);
+            }
+        };
+        count("Node", node_count);
+        count("Pod", cluster.pod_count());
+        count("PersistentVolume", cluster.persistent_volumes.len());
+        count(
+            "PersistentVolumeClaim",
+            cluster.persistent_volume_claims.len(),
+        );
+        count("StorageClass", cluster.storage_classes.len());
+        count("CSINode", cluster.csi_nodes.len());
+        count("CSIDriver", cluster.csi_drivers.len());
+        count("VolumeAttachment", cluster.volume_attachments.len());
+        count("Namespace", cluster.namespaces.len());
+        count("PodDisruptionBudget", cluster.pod_disruption_budgets.len());
+        count("PriorityClass", cluster.priority_classes.len());
+        count("Service", cluster.services.len());
+        count("ReplicaSet", cluster.replica_sets.len());
+        count("StatefulSet", cluster.stateful_sets.len());
+        count(
+            "ReplicationController",
+            cluster.replication_controllers.len(),
+        );
+        count("RuntimeClass", self.runtime_classes.len());
+        count("PodGroup", cluster.pod_groups.len());
+        Ok(Snapshot {
+            cluster,
+            report: self.report,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Priority admission
+
+/// The built-in classes the API server creates at start-up.
+const SYSTEM_CLASSES: [(&str, i32); 2] = [
+    ("system-cluster-critical", 2_000_000_000),
+    ("system-node-critical", 2_000_001_000),
+];
+
+struct Priorities<'a> {
+    classes: &'a BTreeMap<String, scheduling::PriorityClass>,
+    /// The globalDefault class; with several, the lowest value (as admission picks).
+    default: Option<&'a scheduling::PriorityClass>,
+}
+
+fn policy_of(s: Option<&str>) -> PreemptionPolicy {
+    match s {
+        Some("Never") => PreemptionPolicy::Never,
+        _ => PreemptionPolicy::PreemptLowerPriority,
+    }
+}
+
+impl<'a> Priorities<'a> {
+    fn new(classes: &'a BTreeMap<String, scheduling::PriorityClass>) -> Self {
+        let mut default: Option<&scheduling::PriorityClass> = None;
+        for pc in classes.values() {
+            if pc.global_default == Some(true) && default.is_none_or(|d| pc.value < d.value) {
+                default = Some(pc);
+            }
+        }
+        Priorities { classes, default }
+    }
+
+    /// The Priority admission plugin: the class's value (an explicit `spec.priority`
+    /// is kept: the pod was admitted already) and its preemption policy when the pod
+    /// has none. Err(class name) when the pod names a class that does not exist.
+    fn admit(
+        &self,
+        pod: &mut Pod,
+        explicit_priority: bool,
+        explicit_policy: bool,
+    ) -> Result<(), String> {
+        let (value, policy) = match pod.priority_class_name.as_deref() {
+            Some(name) => match self.classes.get(name) {
+                Some(pc) => (pc.value, Some(policy_of(pc.preemption_policy.as_deref()))),
+                None => match SYSTEM_CLASSES.iter().find(|(n, _)| *n == name) {
+                    Some(&(_, v)) => (v, Some(PreemptionPolicy::PreemptLowerPriority)),
+                    None if explicit_priority => return Ok(()),
+                    None => return Err(name.to_string()),
+                },
+            },
+            None => match self.default {
+                Some(pc) => {
+                    if !explicit_priority {
+                        pod.priority_class_name = pc.metadata.name.clone();
+                    }
+                    (pc.value, Some(policy_of(pc.preemption_policy.as_deref())))
+                }
+                None => (0, None),
+            },
+        };
+        if !explicit_priority {
+            pod.priority = value;
+        }
+        if !explicit_policy && let Some(p) = policy {
+            pod.preemption_policy = p;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_yaml_counts_lines_and_skips_empty_documents() {
+        let text = "---\n# comment\n---\na: 1\n---\n\nb: 2\n...\nc: 3\n--- {d: 4}\n";
+        let chunks = split_yaml(text);
+        let got: Vec<_> = chunks
+            .iter()
+            .map(|c| (c.start_line, c.content_line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, None),
+                (3, Some(4)),
+                (5, Some(7)),
+                (9, Some(9)),
+                (10, Some(10))
+            ]
+        );
+        assert_eq!(chunks[2].text, "---\n\nb: 2\n...\n");
+    }
+
+    #[test]
+    fn marker_needs_whitespace_after() {
+        assert!(is_marker("---", "---"));
+        assert!(is_marker("--- |", "---"));
+        assert!(!is_marker("----", "---"));
+        assert!(!is_marker("---x", "---"));
+        assert!(!is_marker(" ---", "---"));
+    }
+
+    #[test]
+    fn kubectl_prefix_fast_path() {
+        let s = "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"Pod\",\n    \"metadata\": {}}";
+        assert_eq!(kubectl_prefix(s), Some(("v1", "Pod")));
+        assert_eq!(
+            kubectl_prefix("{\"kind\": \"Pod\", \"apiVersion\": \"v1\"}"),
+            None
+        );
+        assert_eq!(
+            kubectl_prefix("{\"apiVersion\": \"v\\u0031\", \"kind\": \"Pod\"}"),
+            None
+        );
+        assert_eq!(
+            kubectl_prefix("{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}"),
+            Some(("v1", "Pod"))
+        );
+    }
+
+    #[test]
+    fn line_col_of_offsets() {
+        let t = "ab\ncdé\nf";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 3), (2, 1));
+        assert_eq!(line_col(t, 8), (3, 1));
+        assert_eq!(line_col(t, 100), (3, 2));
+    }
+
+    #[test]
+    fn utf16_with_bom_is_decoded() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "kind: Pod".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        assert_eq!(bytes_to_text(&bytes, "f").unwrap(), "kind: Pod");
+        assert!(matches!(
+            bytes_to_text(&[b'a', 0xC3, 0x28], "f"),
+            Err(SnapshotError::NotText { offset: 1, .. })
+        ));
+    }
+
+    fn pc(name: &str, value: i32, global: bool, policy: Option<&str>) -> scheduling::PriorityClass {
+        scheduling::PriorityClass {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            value,
+            global_default: Some(global),
+            preemption_policy: policy.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn priority_admission_table() {
+        use PreemptionPolicy::*;
+        let mut classes = BTreeMap::new();
+        for c in [
+            pc("low", 10, false, Some("PreemptLowerPriority")),
+            pc("never", 500, false, Some("Never")),
+            pc("default-a", 300, true, Some("Never")),
+            pc("default-b", 200, true, None),
+        ] {
+            classes.insert(c.metadata.name.clone().unwrap(), c);
+        }
+        let with_default = Priorities::new(&classes);
+        let no_classes = BTreeMap::new();
+        let without_default = Priorities::new(&no_classes);
+        // (classes, class name, spec.priority, spec.preemptionPolicy,
+        //  expected priority, policy, class name after)
+        type Row<'a> = (
+            &'a Priorities<'a>,
+            Option<&'a str>,
+            Option<i32>,
+            Option<PreemptionPolicy>,
+            i32,
+            PreemptionPolicy,
+            Option<&'a str>,
+        );
+        let rows: Vec<Row> = vec![
+            (
+                &with_default,
+                Some("low"),
+                None,
+                None,
+                10,
+                PreemptLowerPriority,
+                Some("low"),
+            ),
+            (
+                &with_default,
+                Some("never"),
+                None,
+                None,
+                500,
+                Never,
+                Some("never"),
+            ),
+            (
+                &with_default,
+                Some("never"),
+                None,
+                Some(PreemptLowerPriority),
+                500,
+                PreemptLowerPriority,
+                Some("never"),
+            ),
+            // globalDefault: the lowest-valued default class, its name and policy.
+            (
+                &with_default,
+                None,
+                None,
+                None,
+                200,
+                PreemptLowerPriority,
+                Some("default-b"),
+            ),
+            (
+                &without_default,
+                None,
+                None,
+                None,
+                0,
+                PreemptLowerPriority,
+                None,
+            ),
+            (
+                &without_default,
+                Some("system-cluster-critical"),
+                None,
+                None,
+                2_000_000_000,
+                PreemptLowerPriority,
+                Some("system-cluster-critical"),
+            ),
+            (
+                &with_default,
+                Some("system-node-critical"),
+                None,
+                None,
+                2_000_001_000,
+                PreemptLowerPriority,
+                Some("system-node-critical"),
+            ),
+            // An explicit spec.priority wins over the class value.
+            (
+                &with_default,
+                Some("low"),
+                Some(7),
+                None,
+                7,
+                PreemptLowerPriority,
+                Some("low"),
+            ),
+            (
+                &with_default,
+                Some("never"),
+                Some(7),
+                None,
+                7,
+                Never,
+                Some("never"),
+            ),
+            (
+                &with_default,
+                None,
+                Some(7),
+                None,
+                7,
+                PreemptLowerPriority,
+                None,
+            ),
+            (
+                &without_default,
+                Some("gone"),
+                Some(7),
+                None,
+                7,
+                PreemptLowerPriority,
+                Some("gone"),
+            ),
+        ];
+        for (i, (pr, class, prio, policy, want_prio, want_policy, want_class)) in
+            rows.into_iter().enumerate()
+        {
+            let mut pod = Pod {
+                priority_class_name: class.map(str::to_string),
+                priority: prio.unwrap_or(0),
+                preemption_policy: policy.unwrap_or_default(),
+                ..Default::default()
+            };
+            pr.admit(&mut pod, prio.is_some(), policy.is_some())
+                .unwrap_or_else(|e| panic!("row {i}: {e}"));
+            assert_eq!(pod.priority, want_prio, "row {i}");
+            assert_eq!(pod.preemption_policy, want_policy, "row {i}");
+            assert_eq!(pod.priority_class_name.as_deref(), want_class, "row {i}");
+        }
+        let mut pod = Pod {
+            priority_class_name: Some("gone".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            without_default.admit(&mut pod, false, false),
+            Err("gone".into())
+        );
+    }
+}

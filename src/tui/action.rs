@@ -1,0 +1,130 @@
+//! Everything that can change the app: keys and mouse turned into intents, plus the
+//! owned messages the timer, the trace worker and data sources send.
+
+use std::sync::Arc;
+
+use crate::model::Cluster;
+use crate::trace::Trace;
+
+use super::engine::TraceKey;
+
+/// The detail tabs, in tab-bar order (keys `1`..`8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tab {
+    Pipeline,
+    Filters,
+    Scores,
+    Node,
+    Compare,
+    Preemption,
+    Waiting,
+    Profile,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 8] = [
+        Tab::Pipeline,
+        Tab::Filters,
+        Tab::Scores,
+        Tab::Node,
+        Tab::Compare,
+        Tab::Preemption,
+        Tab::Waiting,
+        Tab::Profile,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Pipeline => "Pipeline",
+            Tab::Filters => "Filters",
+            Tab::Scores => "Scores",
+            Tab::Node => "Node",
+            Tab::Compare => "Compare",
+            Tab::Preemption => "Preemption",
+            Tab::Waiting => "Waiting",
+            Tab::Profile => "Profile",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Pods,
+    Detail,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MouseKind {
+    Click,
+    ScrollUp,
+    ScrollDown,
+}
+
+/// A replacement of the cluster from a data source (snapshot reload, live watch).
+#[derive(Clone, Debug)]
+pub struct DataUpdate {
+    pub cluster: Arc<Cluster>,
+    /// New source label, when it changed.
+    pub source: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    /// Close the overlay, cancel the prompt, clear a filter, or go back a tab.
+    Back,
+    FocusNext,
+    FocusPrev,
+    SelectTab(Tab),
+    NextTab,
+    PrevTab,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Left,
+    Right,
+    Enter,
+    /// `/`: filter the focused list.
+    StartFilter,
+    /// `:`: command prompt (`:ns NAME`, `:pod NS/NAME`, `:node NAME`, `:theme NAME`).
+    StartCommand,
+    InputChar(char),
+    InputBackspace,
+    InputClear,
+    InputSubmit,
+    InputCancel,
+    /// Show every pod, not only pending ones.
+    ToggleAllPods,
+    /// Cycle the replay profile: the pod's own, then each profile in turn.
+    CycleProfile,
+    CycleTheme,
+    /// Sort the focused table by the current column (again: reverse).
+    Sort,
+    /// Filters tab: matrix ↔ summary by reason.
+    ToggleView,
+    /// Mark the selected node for comparison (second mark opens Compare).
+    MarkCompare,
+    SwapCompare,
+    /// Waiting tab: allow the selected pod at every plugin it waits on.
+    Allow,
+    /// Waiting tab: reject the selected pod (prompts for a reason).
+    Reject,
+    Mouse {
+        kind: MouseKind,
+        column: u16,
+        row: u16,
+    },
+    Resize(u16, u16),
+    /// 1 Hz, only while a countdown runs.
+    Tick,
+    TraceReady(TraceKey, Arc<Trace>),
+    Data(DataUpdate),
+}

@@ -1,0 +1,337 @@
+//! One node: allocatable vs requested, taints, labels, pods, and what each plugin said.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::super::app::{App, Current, Hit};
+use super::super::format;
+use super::super::view::Mark;
+use super::super::widgets::{centered_note, scroll_text};
+use super::{mark_span, mark_style, traced_pod};
+use crate::model::{NodeInfo, Pod};
+use crate::theme::Theme;
+
+pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
+    let t = app.theme.clone();
+    let Some(name) = app.node.clone() else {
+        centered_note(
+            f,
+            area,
+            t.dim,
+            "no node selected: enter on a node in Filters or Scores, or :node NAME",
+        );
+        return;
+    };
+    let Some(info) = app.cluster.node(&name) else {
+        centered_note(
+            f,
+            area,
+            t.warning,
+            &format!("node {name} is not in the cluster"),
+        );
+        return;
+    };
+    // A bound pod is already counted on its node; only a pending one adds its request.
+    let pod = traced_pod(app)
+        .or_else(|| app.selected_pod().map(|r| r.pod.clone()))
+        .filter(|p| !p.is_bound());
+    let cur = app.current.clone();
+    let (left, right) = node_lines(&t, info, pod.as_deref(), cur.as_ref(), area.width);
+    app.hits.push((area, Hit::DetailPane));
+    if area.width >= 100 {
+        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .areas(area);
+        // Pad both columns to the same length so they scroll together.
+        let n = left.len().max(right.len());
+        let (mut left, mut right) = (left, right);
+        left.resize(n, Line::default());
+        right.resize(n, Line::default());
+        let mut s2 = app.node_scroll;
+        scroll_text(f, l, &t, left, &mut app.node_scroll);
+        scroll_text(f, r, &t, right, &mut s2);
+    } else {
+        let mut all = left;
+        all.push(Line::default());
+        all.extend(right);
+        scroll_text(f, area, &t, all, &mut app.node_scroll);
+    }
+}
+
+pub fn verdict_line(t: &Theme, cur: Option<&Current>, node: &str) -> Line<'static> {
+    let Some(c) = cur else {
+        return Line::from(Span::styled(
+            "no replay for the selected pod (only pending pods are replayed)",
+            t.dim,
+        ));
+    };
+    let Some(&row) = c.view.row_of.get(node) else {
+        return Line::from(Span::styled("· not evaluated in this cycle", t.not_run));
+    };
+    let r = &c.view.rows[row];
+    if r.feasible {
+        let fi = c.view.feasible_of.get(node).copied();
+        let mut spans = vec![mark_span(t, Mark::Pass), Span::styled(" feasible", t.pass)];
+        if let Some(fi) = fi {
+            spans.push(Span::styled(
+                format!(
+                    " · total {} · rank {} of {}",
+                    c.trace.totals.get(fi).copied().unwrap_or(0),
+                    c.view.ranks[fi],
+                    c.trace.feasible.len()
+                ),
+                t.text,
+            ));
+        }
+        if c.trace.selected_node.as_deref() == Some(node) {
+            spans.push(Span::styled(" ★ chosen", t.chosen));
+        } else if c.trace.best_nodes.iter().any(|n| n == node) {
+            spans.push(Span::styled(" = tied for best", t.tie));
+        }
+        Line::from(spans)
+    } else if r.excluded {
+        Line::from(vec![
+            mark_span(t, Mark::NotRun),
+            Span::styled(" excluded before Filter (PreFilter node subset)", t.not_run),
+        ])
+    } else {
+        Line::from(vec![
+            mark_span(t, Mark::RejectFirst),
+            Span::styled(
+                format!(" rejected by {}: ", r.plugin.as_deref().unwrap_or("?")),
+                t.reject,
+            ),
+            Span::styled(r.reasons.clone(), t.reject),
+        ])
+    }
+}
+
+/// A gauge: requested, then the incoming pod's request, then free space.
+pub fn gauge(t: &Theme, requested: i64, pod: i64, alloc: i64, width: usize) -> Vec<Span<'static>> {
+    if alloc <= 0 {
+        let style = if requested + pod > 0 {
+            t.gauge_over
+        } else {
+            t.dim
+        };
+        return vec![Span::styled(
+            format!("{:width$}", "none allocatable"),
+            style,
+        )];
+    }
+    let cells =
+        |v: i64| ((v.max(0) as i128 * width as i128 + alloc as i128 - 1) / alloc as i128) as usize;
+    let req_c = cells(requested).min(width);
+    let pod_c = cells(requested + pod).min(width).saturating_sub(req_c);
+    let free_c = width.saturating_sub(req_c + pod_c);
+    let over = requested + pod > alloc;
+    vec![
+        Span::styled("█".repeat(req_c), if over { t.gauge_over } else { t.gauge }),
+        Span::styled(
+            "▒".repeat(pod_c),
+            if over { t.gauge_over } else { t.gauge_pod },
+        ),
+        Span::styled("░".repeat(free_c), t.not_run),
+    ]
+}
+
+pub fn resources(info: &NodeInfo, pod: Option<&Pod>) -> Vec<(String, i64, i64, i64)> {
+    let node = &info.node;
+    let mut out = Vec::new();
+    let pod_req = |r: &str| pod.map_or(0, |p| p.requests.get(r));
+    for r in ["cpu", "memory", "ephemeral-storage"] {
+        let a = node.allocatable.get(r);
+        let q = info.requested.get(r);
+        if a > 0 || q > 0 || pod_req(r) > 0 {
+            out.push((r.to_string(), q, pod_req(r), a));
+        }
+    }
+    out.push((
+        "pods".into(),
+        info.pods.len() as i64,
+        i64::from(pod.is_some()),
+        node.allocatable.allowed_pod_number,
+    ));
+    let mut scalars: Vec<&String> = node
+        .allocatable
+        .scalar
+        .keys()
+        .chain(info.requested.scalar.keys())
+        .collect();
+    if let Some(p) = pod {
+        scalars.extend(p.requests.scalar.keys());
+    }
+    scalars.sort();
+    scalars.dedup();
+    for r in scalars {
+        out.push((
+            r.clone(),
+            info.requested.get(r),
+            pod_req(r),
+            node.allocatable.get(r),
+        ));
+    }
+    out
+}
+
+fn header(t: &Theme, s: String) -> Line<'static> {
+    Line::from(Span::styled(s, t.header))
+}
+
+fn node_lines(
+    t: &Theme,
+    info: &NodeInfo,
+    pod: Option<&Pod>,
+    cur: Option<&Current>,
+    width: u16,
+) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+    let node = &info.node;
+    let mut left = Vec::new();
+    let mut title = vec![Span::styled(format!("Node {}", node.name), t.title)];
+    if node.unschedulable {
+        title.push(Span::styled(" · cordoned", t.warning));
+    }
+    if node.ready == Some(false) {
+        title.push(Span::styled(" · NotReady", t.warning));
+    }
+    left.push(Line::from(title));
+    left.push(verdict_line(t, cur, &node.name));
+    left.push(Line::default());
+
+    let gauge_w = if width >= 100 { 20 } else { 16 };
+    left.push(header(
+        t,
+        match pod {
+            Some(p) => format!("Resources: requested ▒ +{} / allocatable", p.name),
+            None => "Resources: requested / allocatable".into(),
+        },
+    ));
+    for (r, q, p, a) in resources(info, pod) {
+        let pct = if a > 0 { (q + p) * 100 / a } else { 0 };
+        let mut spans = vec![Span::styled(
+            format!("  {:<12}", format::truncate(&r, 12)),
+            t.text,
+        )];
+        spans.extend(gauge(t, q, p, a, gauge_w));
+        let pct_style: Style = if q + p > a { t.gauge_over } else { t.text };
+        spans.push(Span::styled(format!(" {pct:>3}% "), pct_style));
+        let amounts = if p > 0 {
+            format!(
+                "{} + {} / {}",
+                format::amount(&r, q),
+                format::amount(&r, p),
+                format::amount(&r, a)
+            )
+        } else {
+            format!("{} / {}", format::amount(&r, q), format::amount(&r, a))
+        };
+        spans.push(Span::styled(amounts, t.dim));
+        left.push(Line::from(spans));
+    }
+
+    if let Some(c) = cur
+        && let Some(&row) = c.view.row_of.get(&node.name)
+    {
+        left.push(Line::default());
+        left.push(header(t, "Filter plugins".into()));
+        for (j, p) in c.view.plugins.iter().enumerate() {
+            let m = c.view.cell(row, j);
+            let reasons = c
+                .view
+                .cell_reasons(&c.trace, row, j)
+                .map(|r| r.reasons.join(", "))
+                .filter(|s| !s.is_empty())
+                .or_else(|| {
+                    (c.view.rows[row].plugin.as_deref() == Some(p.as_str()))
+                        .then(|| c.view.rows[row].reasons.clone())
+                })
+                .unwrap_or_default();
+            left.push(Line::from(vec![
+                Span::raw("  "),
+                mark_span(t, m),
+                Span::styled(format!(" {p:<28} "), t.text),
+                Span::styled(
+                    if reasons.is_empty() {
+                        m.label().to_string()
+                    } else {
+                        reasons
+                    },
+                    mark_style(t, m),
+                ),
+            ]));
+        }
+        if let Some(&fi) = c.view.feasible_of.get(&node.name) {
+            left.push(Line::default());
+            left.push(header(t, "Score plugins: raw → normalized × weight".into()));
+            for s in &c.trace.scores {
+                let raw = s.raw.get(fi).copied().unwrap_or(0);
+                let norm = s.normalized.get(fi).copied().unwrap_or(0);
+                left.push(Line::from(vec![
+                    Span::styled(format!("  {:<30} ", s.plugin), t.text),
+                    Span::styled(
+                        format!(
+                            "{raw:>5} → {norm:>3} × {} = {:>4}",
+                            s.weight,
+                            norm * s.weight
+                        ),
+                        t.text,
+                    ),
+                ]));
+            }
+            left.push(Line::from(Span::styled(
+                format!(
+                    "  {:<30} {:>24}",
+                    "total",
+                    c.trace.totals.get(fi).copied().unwrap_or(0)
+                ),
+                t.title,
+            )));
+        }
+    }
+
+    let mut right = Vec::new();
+    right.push(header(t, format!("Taints ({})", node.taints.len())));
+    if node.taints.is_empty() {
+        right.push(Line::from(Span::styled("  none", t.dim)));
+    }
+    for taint in &node.taints {
+        let v = taint
+            .value
+            .as_deref()
+            .filter(|v| !v.is_empty())
+            .map(|v| format!("={v}"))
+            .unwrap_or_default();
+        right.push(Line::from(Span::styled(
+            format!("  {}{v}:{}", taint.key, taint.effect),
+            t.text,
+        )));
+    }
+    right.push(Line::default());
+    right.push(header(t, format!("Labels ({})", node.labels.len())));
+    for (k, v) in &node.labels {
+        right.push(Line::from(vec![
+            Span::styled(format!("  {k}"), t.dim),
+            Span::styled(format!("={v}"), t.text),
+        ]));
+    }
+    right.push(Line::default());
+    right.push(header(t, format!("Pods ({})", info.pods.len())));
+    let mut pods: Vec<&std::sync::Arc<Pod>> = info.pods.iter().collect();
+    pods.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.key().cmp(&b.key())));
+    for p in pods {
+        right.push(Line::from(vec![
+            Span::styled(format!("  {:<40} ", format::truncate(&p.key(), 40)), t.text),
+            Span::styled(
+                format!(
+                    "cpu {:>6} mem {:>7} prio {}",
+                    format::cpu(p.requests.milli_cpu),
+                    format::bytes(p.requests.memory),
+                    p.priority
+                ),
+                t.dim,
+            ),
+        ]));
+    }
+    (left, right)
+}

@@ -1,0 +1,107 @@
+//! The active profile: plugins per extension point with weights, and their args.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::super::app::{App, Hit};
+use super::super::widgets::{centered_note, scroll_text, wrap};
+use crate::engine::Framework;
+use crate::theme::Theme;
+
+pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
+    let t = app.theme.clone();
+    let Some(fw) = app.active_profile().cloned() else {
+        centered_note(f, area, t.dim, "no profiles configured");
+        return;
+    };
+    app.hits.push((area, Hit::DetailPane));
+    let others: Vec<String> = app
+        .profiles
+        .iter()
+        .map(|p| p.profile_name.clone())
+        .filter(|n| *n != fw.profile_name)
+        .collect();
+    let lines = profile_lines(&t, &fw, &others, area.width as usize);
+    scroll_text(f, area, &t, lines, &mut app.profile_scroll);
+}
+
+pub fn profile_lines(
+    t: &Theme,
+    fw: &Framework,
+    others: &[String],
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    out.push(Line::from(vec![
+        Span::styled("Profile ", t.header),
+        Span::styled(fw.profile_name.clone(), t.title),
+        Span::styled(
+            format!(
+                "  percentageOfNodesToScore: {}",
+                fw.percentage_of_nodes_to_score
+                    .map_or("default (adaptive)".to_string(), |p| p.to_string())
+            ),
+            t.dim,
+        ),
+    ]));
+    if !others.is_empty() {
+        out.push(Line::from(Span::styled(
+            format!("other profiles: {} (p cycles)", others.join(", ")),
+            t.dim,
+        )));
+    }
+    out.push(Line::default());
+    let names = |list: &[std::sync::Arc<dyn crate::engine::framework::Plugin>]| -> Vec<String> {
+        list.iter().map(|p| p.name().to_string()).collect()
+    };
+    let points: Vec<(&str, Vec<String>)> = vec![
+        ("PreEnqueue", names(&fw.pre_enqueue)),
+        ("QueueSort", names(&fw.queue_sort)),
+        ("PreFilter", names(&fw.pre_filter)),
+        ("Filter", names(&fw.filter)),
+        ("PostFilter", names(&fw.post_filter)),
+        ("PreScore", names(&fw.pre_score)),
+        (
+            "Score",
+            fw.score
+                .iter()
+                .map(|w| format!("{} ×{}", w.plugin.name(), w.weight))
+                .collect(),
+        ),
+        ("Reserve", names(&fw.reserve)),
+        ("Permit", names(&fw.permit)),
+        ("PreBind", names(&fw.pre_bind)),
+        ("Bind", names(&fw.bind)),
+        ("PostBind", names(&fw.post_bind)),
+    ];
+    let indent = 13;
+    for (point, plugins) in points {
+        let text = if plugins.is_empty() {
+            "—".to_string()
+        } else {
+            plugins.join(", ")
+        };
+        let wrapped = wrap(&text, width.saturating_sub(indent).max(10));
+        for (i, l) in wrapped.into_iter().enumerate() {
+            let label = if i == 0 { point } else { "" };
+            out.push(Line::from(vec![
+                Span::styled(format!("{label:<indent$}"), t.key),
+                Span::styled(l, if plugins.is_empty() { t.dim } else { t.text }),
+            ]));
+        }
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("Plugin args", t.header)));
+    if fw.plugin_args.is_empty() {
+        out.push(Line::from(Span::styled("  none", t.dim)));
+    }
+    for (name, args) in &fw.plugin_args {
+        out.push(Line::from(Span::styled(format!("  {name}"), t.title)));
+        let yaml = serde_saphyr::to_string(args).unwrap_or_else(|_| args.to_string());
+        for l in yaml.lines() {
+            out.push(Line::from(Span::styled(format!("    {l}"), t.text)));
+        }
+    }
+    out
+}

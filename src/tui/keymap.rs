@@ -1,0 +1,439 @@
+//! Keys → actions. One table drives both the mapping and the help overlay, so the help
+//! always lists every key. Keys are k9s/gitui habits: `/` filter, `:` commands, `?` help,
+//! `esc` back, `q`/`ctrl-c` quit, vi motions next to the arrows.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::{Action, Focus, Tab};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Global,
+    /// The pods list has focus.
+    Pods,
+    /// The detail pane has focus, on this tab.
+    Tab(Tab),
+}
+
+impl Scope {
+    pub fn title(self) -> String {
+        match self {
+            Scope::Global => "Everywhere".into(),
+            Scope::Pods => "Pods list".into(),
+            Scope::Tab(t) => format!("{} tab", t.title()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key(pub KeyCode, pub KeyModifiers);
+
+const fn k(c: char) -> Key {
+    Key(KeyCode::Char(c), KeyModifiers::NONE)
+}
+const fn ctrl(c: char) -> Key {
+    Key(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+const fn code(c: KeyCode) -> Key {
+    Key(c, KeyModifiers::NONE)
+}
+
+pub struct Binding {
+    pub scope: Scope,
+    pub keys: &'static [Key],
+    /// How the help overlay writes the keys.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const fn b(
+    scope: Scope,
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        scope,
+        keys,
+        label,
+        action,
+        help,
+    }
+}
+
+use Scope::{Global, Pods};
+
+pub static BINDINGS: &[Binding] = &[
+    b(
+        Global,
+        &[k('q'), ctrl('c')],
+        "q ctrl-c",
+        Action::Quit,
+        "quit",
+    ),
+    b(Global, &[k('?')], "?", Action::ToggleHelp, "this help"),
+    b(
+        Global,
+        &[code(KeyCode::Esc)],
+        "esc",
+        Action::Back,
+        "back: close help, cancel prompt, clear filter, previous tab, pods list",
+    ),
+    b(
+        Global,
+        &[code(KeyCode::Tab)],
+        "tab",
+        Action::FocusNext,
+        "switch pane (pods ↔ detail)",
+    ),
+    b(
+        Global,
+        &[code(KeyCode::BackTab)],
+        "shift-tab",
+        Action::FocusPrev,
+        "switch pane back",
+    ),
+    b(
+        Global,
+        &[k('1')],
+        "1",
+        Action::SelectTab(Tab::Pipeline),
+        "Pipeline: the pod's walk through every extension point",
+    ),
+    b(
+        Global,
+        &[k('2')],
+        "2",
+        Action::SelectTab(Tab::Filters),
+        "Filters: nodes × filter plugins, summary by reason",
+    ),
+    b(
+        Global,
+        &[k('3')],
+        "3",
+        Action::SelectTab(Tab::Scores),
+        "Scores: per-plugin scores of feasible nodes",
+    ),
+    b(
+        Global,
+        &[k('4')],
+        "4",
+        Action::SelectTab(Tab::Node),
+        "Node: resources, taints, labels, pods, verdicts",
+    ),
+    b(
+        Global,
+        &[k('5')],
+        "5",
+        Action::SelectTab(Tab::Compare),
+        "Compare: two nodes side by side",
+    ),
+    b(
+        Global,
+        &[k('6')],
+        "6",
+        Action::SelectTab(Tab::Preemption),
+        "Preemption: PostFilter, nominated node, victims",
+    ),
+    b(
+        Global,
+        &[k('7')],
+        "7",
+        Action::SelectTab(Tab::Waiting),
+        "Waiting: pods held at Permit, with countdowns",
+    ),
+    b(
+        Global,
+        &[k('8')],
+        "8",
+        Action::SelectTab(Tab::Profile),
+        "Profile: plugins per extension point, weights, args",
+    ),
+    b(Global, &[k(']')], "]", Action::NextTab, "next tab"),
+    b(Global, &[k('[')], "[", Action::PrevTab, "previous tab"),
+    b(
+        Global,
+        &[k('/')],
+        "/",
+        Action::StartFilter,
+        "filter the focused list (pods, nodes, scores)",
+    ),
+    b(
+        Global,
+        &[k(':')],
+        ":",
+        Action::StartCommand,
+        "command: ns NAME (ns alone: all), pod NS/NAME, node NAME, theme NAME, profile NAME, all, q",
+    ),
+    b(
+        Global,
+        &[k('j'), code(KeyCode::Down)],
+        "j ↓",
+        Action::Down,
+        "down",
+    ),
+    b(
+        Global,
+        &[k('k'), code(KeyCode::Up)],
+        "k ↑",
+        Action::Up,
+        "up",
+    ),
+    b(
+        Global,
+        &[k('g'), code(KeyCode::Home)],
+        "g home",
+        Action::Top,
+        "first row",
+    ),
+    b(
+        Global,
+        &[k('G'), code(KeyCode::End)],
+        "G end",
+        Action::Bottom,
+        "last row",
+    ),
+    b(
+        Global,
+        &[code(KeyCode::PageDown), ctrl('d'), ctrl('f')],
+        "pgdn ctrl-d",
+        Action::PageDown,
+        "page down",
+    ),
+    b(
+        Global,
+        &[code(KeyCode::PageUp), ctrl('u'), ctrl('b')],
+        "pgup ctrl-u",
+        Action::PageUp,
+        "page up",
+    ),
+    b(
+        Global,
+        &[k('h'), code(KeyCode::Left)],
+        "h ←",
+        Action::Left,
+        "previous column",
+    ),
+    b(
+        Global,
+        &[k('l'), code(KeyCode::Right)],
+        "l →",
+        Action::Right,
+        "next column",
+    ),
+    b(
+        Global,
+        &[code(KeyCode::Enter)],
+        "enter",
+        Action::Enter,
+        "open: pod → Pipeline, stage → its tab, node → Node, reason group → its nodes",
+    ),
+    b(
+        Global,
+        &[k('p')],
+        "p",
+        Action::CycleProfile,
+        "replay with the next profile (cycles back to the pod's own)",
+    ),
+    b(
+        Global,
+        &[k('T')],
+        "T",
+        Action::CycleTheme,
+        "next built-in theme",
+    ),
+    b(
+        Pods,
+        &[k('A')],
+        "A",
+        Action::ToggleAllPods,
+        "all pods ↔ pending pods only",
+    ),
+    b(
+        Scope::Tab(Tab::Filters),
+        &[k('v')],
+        "v",
+        Action::ToggleView,
+        "matrix ↔ summary grouped by rejection reason",
+    ),
+    b(
+        Scope::Tab(Tab::Filters),
+        &[k('s')],
+        "s",
+        Action::Sort,
+        "sort by the current column (again: reverse)",
+    ),
+    b(
+        Scope::Tab(Tab::Filters),
+        &[k('c')],
+        "c",
+        Action::MarkCompare,
+        "mark the node for Compare (a second mark opens it)",
+    ),
+    b(
+        Scope::Tab(Tab::Scores),
+        &[k('s')],
+        "s",
+        Action::Sort,
+        "sort by the current column (again: reverse)",
+    ),
+    b(
+        Scope::Tab(Tab::Scores),
+        &[k('c')],
+        "c",
+        Action::MarkCompare,
+        "mark the node for Compare (a second mark opens it)",
+    ),
+    b(
+        Scope::Tab(Tab::Node),
+        &[k('c')],
+        "c",
+        Action::MarkCompare,
+        "mark this node for Compare",
+    ),
+    b(
+        Scope::Tab(Tab::Compare),
+        &[k('x')],
+        "x",
+        Action::SwapCompare,
+        "swap the two nodes",
+    ),
+    b(
+        Scope::Tab(Tab::Waiting),
+        &[k('a')],
+        "a",
+        Action::Allow,
+        "allow the selected pod at every plugin it waits on",
+    ),
+    b(
+        Scope::Tab(Tab::Waiting),
+        &[k('r')],
+        "r",
+        Action::Reject,
+        "reject the selected pod (asks for a reason)",
+    ),
+];
+
+/// Lines of the help overlay that no key table row covers.
+pub const MOUSE_HELP: &str =
+    "click selects a row or tab (click a selected row again to open it); wheel scrolls";
+
+fn normalise(e: &KeyEvent) -> Key {
+    // Shift is already in the character ('A'); BackTab is its own code.
+    let mods = e.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    Key(e.code, mods)
+}
+
+/// The action of a key in normal mode: the focused tab's bindings first, then the
+/// pods list's, then global ones.
+pub fn map_key(focus: Focus, tab: Tab, e: &KeyEvent) -> Option<Action> {
+    let key = normalise(e);
+    let scopes: [Option<Scope>; 2] = match focus {
+        Focus::Pods => [Some(Scope::Pods), None],
+        Focus::Detail => [Some(Scope::Tab(tab)), None],
+    };
+    for scope in scopes.into_iter().flatten().chain([Scope::Global]) {
+        if let Some(bd) = BINDINGS
+            .iter()
+            .find(|bd| bd.scope == scope && bd.keys.contains(&key))
+        {
+            return Some(bd.action.clone());
+        }
+    }
+    None
+}
+
+/// Keys while typing into a prompt.
+pub fn map_input_key(e: &KeyEvent) -> Option<Action> {
+    let key = normalise(e);
+    match key {
+        Key(KeyCode::Char('c'), KeyModifiers::CONTROL) => Some(Action::Quit),
+        Key(KeyCode::Char('u'), KeyModifiers::CONTROL) => Some(Action::InputClear),
+        Key(KeyCode::Esc, _) => Some(Action::InputCancel),
+        Key(KeyCode::Enter, _) => Some(Action::InputSubmit),
+        Key(KeyCode::Backspace, _) => Some(Action::InputBackspace),
+        Key(KeyCode::Char(c), m) if !m.contains(KeyModifiers::CONTROL) => {
+            Some(Action::InputChar(c))
+        }
+        _ => None,
+    }
+}
+
+/// Keys while the help overlay is open: it scrolls; `?`/`esc` close it; `q` quits.
+pub fn map_help_key(e: &KeyEvent) -> Option<Action> {
+    let key = normalise(e);
+    match key {
+        Key(KeyCode::Char('?') | KeyCode::Esc, _) => Some(Action::ToggleHelp),
+        _ => match map_key(Focus::Pods, Tab::Pipeline, e)? {
+            a @ (Action::Quit
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom) => Some(a),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(c: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(c, m)
+    }
+
+    #[test]
+    fn scoped_keys_win_over_global_ones() {
+        let a = press(KeyCode::Char('a'), KeyModifiers::NONE);
+        assert!(matches!(
+            map_key(Focus::Detail, Tab::Waiting, &a),
+            Some(Action::Allow)
+        ));
+        assert!(map_key(Focus::Pods, Tab::Waiting, &a).is_none());
+        let big_a = press(KeyCode::Char('A'), KeyModifiers::SHIFT);
+        assert!(matches!(
+            map_key(Focus::Pods, Tab::Filters, &big_a),
+            Some(Action::ToggleAllPods)
+        ));
+        let cc = press(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert!(matches!(
+            map_key(Focus::Detail, Tab::Filters, &cc),
+            Some(Action::Quit)
+        ));
+        let c = press(KeyCode::Char('c'), KeyModifiers::NONE);
+        assert!(matches!(
+            map_key(Focus::Detail, Tab::Filters, &c),
+            Some(Action::MarkCompare)
+        ));
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_scope() {
+        for (i, x) in BINDINGS.iter().enumerate() {
+            for y in &BINDINGS[i + 1..] {
+                if x.scope == y.scope {
+                    for key in x.keys {
+                        assert!(!y.keys.contains(key), "{key:?} twice in {:?}", x.scope);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prompt_keys() {
+        assert!(matches!(
+            map_input_key(&press(KeyCode::Char('q'), KeyModifiers::NONE)),
+            Some(Action::InputChar('q'))
+        ));
+        assert!(matches!(
+            map_input_key(&press(KeyCode::Esc, KeyModifiers::NONE)),
+            Some(Action::InputCancel)
+        ));
+    }
+}

@@ -1,0 +1,99 @@
+//! The terminal UI: pods in queue order, the selected pod's pipeline, filter verdicts,
+//! scores, node detail and comparison, preemption, waiting pods and the profile.
+//!
+//! Shape (ratatui's component template, gitui, k9s): [`App`] owns all state and
+//! changes only through [`App::update`] with an [`Action`]; [`App::draw`] renders it.
+//! Input, the trace worker and data sources are threads sending owned messages to the
+//! thin loop in `runner`; the loop redraws only when something changed and ticks at
+//! 1 Hz only while a Permit countdown runs. The engine is reached through a
+//! [`CycleRunner`] so tests inject hand-made traces.
+
+pub mod action;
+pub mod app;
+pub mod components;
+pub mod engine;
+pub mod format;
+pub mod keymap;
+pub mod runner;
+pub mod terminal;
+pub mod view;
+pub mod waiting;
+pub mod widgets;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+
+pub use action::{Action, DataUpdate, Focus, Tab};
+pub use app::{App, AppInit};
+pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
+pub use waiting::{Clock, SystemClock, WaitingList, WaitingPod, WaitingPods};
+
+use crate::engine::Framework;
+use crate::model::Cluster;
+use crate::theme::Theme;
+
+/// What the binary hands the TUI.
+pub struct TuiOptions {
+    pub cluster: Cluster,
+    /// Built profiles (from the scheduler configuration, or the defaults).
+    pub profiles: Vec<Framework>,
+    pub runner: Arc<dyn CycleRunner>,
+    /// Shown in the status bar, e.g. `snapshot cluster.yaml`.
+    pub source: String,
+    /// `--theme NAME|PATH`.
+    pub theme: Option<String>,
+    /// Pod to open first (`namespace/name`).
+    pub pod: Option<String>,
+    /// Pods waiting at Permit, when the source has them.
+    pub waiting: Option<Box<dyn WaitingPods>>,
+    /// Cluster replacements from a data source (reload, live watch).
+    pub updates: Option<Receiver<DataUpdate>>,
+}
+
+impl TuiOptions {
+    /// A snapshot in the TUI with the engine's cycle and the default theme.
+    pub fn new(cluster: Cluster, profiles: Vec<Framework>, source: impl Into<String>) -> Self {
+        TuiOptions {
+            cluster,
+            profiles,
+            runner: engine_runner(),
+            source: source.into(),
+            theme: None,
+            pod: None,
+            waiting: None,
+            updates: None,
+        }
+    }
+}
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+/// Run the TUI until the user quits. The theme is resolved before the terminal is
+/// touched, so a broken theme file is a plain error message.
+pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
+    let theme = Theme::resolve(opts.theme.as_deref(), &env_var)?;
+    let mut app = App::new(AppInit {
+        cluster: Arc::new(opts.cluster),
+        profiles: opts.profiles,
+        runner: opts.runner,
+        clock: Arc::new(SystemClock),
+        waiting: opts
+            .waiting
+            .unwrap_or_else(|| Box::new(WaitingList::default())),
+        theme,
+        theme_loader: Box::new(|spec| Theme::resolve(Some(spec), &env_var)),
+        source: opts.source,
+        pod: opts.pod,
+    });
+    let mut tui = terminal::Tui::enter()?;
+    let res = runner::run_loop(&mut tui, &mut app, opts.updates);
+    drop(tui);
+    res
+}

@@ -1,0 +1,143 @@
+//! The thin event loop: input, trace worker and data-source threads send owned events
+//! into one channel; the loop updates the app and redraws only when it changed. With
+//! no countdown running, it blocks on the channel and uses no CPU.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event as CtEvent, KeyEventKind, MouseButton, MouseEventKind};
+
+use super::action::{Action, DataUpdate, MouseKind};
+use super::app::App;
+use super::engine::{TraceJob, TraceKey};
+use super::terminal::Tui;
+use super::view::TraceView;
+use crate::trace::Trace;
+
+pub enum Event {
+    Key(crossterm::event::KeyEvent),
+    Action(Action),
+    Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
+    InputError(String),
+}
+
+fn spawn_input(tx: Sender<Event>) {
+    // Blocks in read(): no polling interval, so an idle app sleeps.
+    std::thread::spawn(move || {
+        loop {
+            let ev = match event::read() {
+                Ok(CtEvent::Key(k)) if k.kind == KeyEventKind::Press => Event::Key(k),
+                Ok(CtEvent::Mouse(m)) => {
+                    let kind = match m.kind {
+                        MouseEventKind::Down(MouseButton::Left) => MouseKind::Click,
+                        MouseEventKind::ScrollUp => MouseKind::ScrollUp,
+                        MouseEventKind::ScrollDown => MouseKind::ScrollDown,
+                        // Moves and drags would only cost redraws.
+                        _ => continue,
+                    };
+                    Event::Action(Action::Mouse {
+                        kind,
+                        column: m.column,
+                        row: m.row,
+                    })
+                }
+                Ok(CtEvent::Resize(w, h)) => Event::Action(Action::Resize(w, h)),
+                Ok(_) => continue,
+                Err(e) => Event::InputError(e.to_string()),
+            };
+            let stop = matches!(ev, Event::InputError(_));
+            if tx.send(ev).is_err() || stop {
+                return;
+            }
+        }
+    });
+}
+
+fn spawn_worker(tx: Sender<Event>) -> Sender<TraceJob> {
+    let (job_tx, job_rx) = mpsc::channel::<TraceJob>();
+    std::thread::spawn(move || {
+        while let Ok(mut job) = job_rx.recv() {
+            // Only the latest request matters (the user moved on).
+            while let Ok(newer) = job_rx.try_recv() {
+                job = newer;
+            }
+            let (key, trace, view) = job.run_with_view();
+            if tx.send(Event::Trace(key, trace, view)).is_err() {
+                return;
+            }
+        }
+    });
+    job_tx
+}
+
+fn spawn_updates(tx: Sender<Event>, updates: Receiver<DataUpdate>) {
+    std::thread::spawn(move || {
+        while let Ok(u) = updates.recv() {
+            if tx.send(Event::Action(Action::Data(u))).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
+    match ev {
+        Event::Key(k) => app.handle_key(&k),
+        Event::Action(a) => app.update(a),
+        Event::Trace(key, trace, view) => app.trace_ready(key, trace, view),
+        Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
+    }
+    Ok(())
+}
+
+pub fn run_loop(
+    tui: &mut Tui,
+    app: &mut App,
+    updates: Option<Receiver<DataUpdate>>,
+) -> anyhow::Result<()> {
+    let (tx, rx) = mpsc::channel::<Event>();
+    spawn_input(tx.clone());
+    let jobs = spawn_worker(tx.clone());
+    if let Some(u) = updates {
+        spawn_updates(tx.clone(), u);
+    }
+    drop(tx);
+    let mut next_tick: Option<Instant> = None;
+    loop {
+        if let Some(job) = app.take_job() {
+            let _ = jobs.send(job);
+        }
+        if app.take_dirty() {
+            tui.terminal.draw(|f| app.draw(f))?;
+        }
+        if app.should_quit() {
+            return Ok(());
+        }
+        let ev = if app.needs_tick() {
+            let due = *next_tick.get_or_insert_with(|| Instant::now() + Duration::from_secs(1));
+            match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(ev) => ev,
+                Err(RecvTimeoutError::Timeout) => {
+                    next_tick = Some(due + Duration::from_secs(1));
+                    Event::Action(Action::Tick)
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        } else {
+            next_tick = None;
+            match rx.recv() {
+                Ok(ev) => ev,
+                Err(_) => return Ok(()),
+            }
+        };
+        apply(app, ev)?;
+        // Take everything already queued before drawing (fast scrolling, key repeat).
+        while let Ok(ev) = rx.try_recv() {
+            apply(app, ev)?;
+            if app.should_quit() {
+                return Ok(());
+            }
+        }
+    }
+}

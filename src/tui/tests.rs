@@ -1,0 +1,853 @@
+//! Rendered-screen tests (ratatui `TestBackend` + insta snapshots) of every pane and
+//! the main flows, plus behaviour tests of the app core.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use k8s_openapi::jiff::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::{Color, Modifier};
+
+use super::action::{Action, DataUpdate, Focus, MouseKind, Tab};
+use super::app::{App, AppInit, TraceStatus};
+use super::fixtures::*;
+use crate::engine::Framework;
+use crate::model::{Cluster, Pod};
+use crate::theme::Theme;
+
+fn term(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| app.draw(f)).expect("draw");
+    t
+}
+
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    term(app, w, h).backend().to_string()
+}
+
+fn key(f: &mut Fixture, code: KeyCode) {
+    f.app.handle_key(&KeyEvent::new(code, KeyModifiers::NONE));
+    f.settle();
+}
+
+/// Type keys: plain characters, with `<enter>`, `<esc>`, `<tab>`, `<down>` etc.
+fn keys(f: &mut Fixture, s: &str) {
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('<')
+            && let Some(end) = r.find('>')
+        {
+            let code = match &r[..end] {
+                "enter" => KeyCode::Enter,
+                "esc" => KeyCode::Esc,
+                "tab" => KeyCode::Tab,
+                "down" => KeyCode::Down,
+                "up" => KeyCode::Up,
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "bs" => KeyCode::Backspace,
+                "pgdn" => KeyCode::PageDown,
+                other => panic!("unknown key <{other}>"),
+            };
+            key(f, code);
+            rest = &r[end + 1..];
+            continue;
+        }
+        let c = rest.chars().next().expect("char");
+        let mods = if c.is_ascii_uppercase() {
+            KeyModifiers::SHIFT
+        } else {
+            KeyModifiers::NONE
+        };
+        f.app.handle_key(&KeyEvent::new(KeyCode::Char(c), mods));
+        f.settle();
+        rest = &rest[c.len_utf8()..];
+    }
+}
+
+fn open_pod(f: &mut Fixture, pod: &str) {
+    keys(f, &format!(":pod {pod}<enter>"));
+    assert_eq!(f.app.selected_pod_key(), Some(pod));
+}
+
+// ----- panes -----
+
+#[test]
+fn pods_in_queue_order_with_pipeline() {
+    let mut f = fixture();
+    let keys_in_order: Vec<String> = f.app.pods.iter().map(|r| r.key()).collect();
+    assert_eq!(
+        keys_in_order,
+        [
+            "default/big",
+            "team-a/retry",
+            "default/nominated",
+            "default/other-sched",
+            "default/web",
+            "team-a/job-1",
+            "team-a/gated",
+        ],
+        "priority first, then age"
+    );
+    assert_snapshot!("pods_pipeline", screen(&mut f.app, 130, 30));
+}
+
+#[test]
+fn pipeline_of_a_scheduled_pod_walks_every_point() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    assert_eq!(f.app.tab, Tab::Pipeline);
+    keys(&mut f, "jj");
+    assert_snapshot!("pipeline_prefilter", screen(&mut f.app, 130, 30));
+    // Enter on Filter opens the Filters tab.
+    keys(&mut f, "j<enter>");
+    assert_eq!(f.app.tab, Tab::Filters);
+}
+
+#[test]
+fn pipeline_of_a_gated_pod() {
+    let mut f = fixture();
+    open_pod(&mut f, "team-a/gated");
+    assert_snapshot!("pipeline_gated", screen(&mut f.app, 130, 24));
+}
+
+#[test]
+fn filters_matrix_highlights_first_rejection() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "2jjjj");
+    // Column cursor onto NodeResourcesFit (6th plugin → column 6).
+    keys(&mut f, "llllll");
+    assert_snapshot!("filters_matrix", screen(&mut f.app, 130, 24));
+    // The first rejecting plugin of n5 is TaintToleration; NodeResourcesFit rejects too.
+    let t = term(&mut f.app, 130, 24);
+    let buf = t.backend().buffer();
+    let theme = Theme::builtin("dark").expect("dark");
+    let row_y = (0..24)
+        .find(|&y| {
+            (0..130)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("n5 ")
+        })
+        .expect("n5 row");
+    let cells: Vec<(u16, &str, ratatui::style::Style)> = (0..130)
+        .map(|x| (x, buf[(x, row_y)].symbol(), buf[(x, row_y)].style()))
+        .filter(|(_, s, _)| *s == "✗")
+        .collect();
+    assert_eq!(cells.len(), 2, "two rejecting plugins on n5");
+    assert!(cells[0].2.add_modifier.contains(Modifier::REVERSED));
+    assert_eq!(cells[0].2.fg, theme.reject_first.fg);
+    assert!(!cells[1].2.add_modifier.contains(Modifier::REVERSED));
+}
+
+#[test]
+fn filters_sort_and_filter() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    // Sort by the first-rejection column: rejected nodes first.
+    keys(&mut f, "2");
+    for _ in 0..14 {
+        keys(&mut f, "l");
+    }
+    keys(&mut f, "s");
+    let order: Vec<String> = f
+        .app
+        .filters
+        .order
+        .iter()
+        .map(|&i| {
+            f.app.current.as_ref().expect("trace").view.rows[i as usize]
+                .node
+                .clone()
+        })
+        .collect();
+    assert_eq!(order, ["n5", "n4", "n1", "n2", "n3"]);
+    keys(&mut f, "s");
+    assert_eq!(f.app.filters.sort, Some((14, true)));
+    keys(&mut f, "/insuff");
+    assert_eq!(f.app.filters.order.len(), 1, "only n4 says Insufficient");
+    keys(&mut f, "<enter>");
+    assert_snapshot!("filters_filtered", screen(&mut f.app, 130, 20));
+    keys(&mut f, "<esc>");
+    assert_eq!(f.app.filters.order.len(), 5);
+}
+
+#[test]
+fn filters_summary_groups_by_reason_then_drills_down() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/big");
+    keys(&mut f, "2v");
+    assert_snapshot!("filters_summary", screen(&mut f.app, 130, 20));
+    keys(&mut f, "<enter>");
+    assert!(!f.app.filters.summary);
+    assert_eq!(f.app.filters.order.len(), 4, "the 4 Insufficient cpu nodes");
+    assert_snapshot!("filters_group", screen(&mut f.app, 130, 20));
+    keys(&mut f, "<esc>");
+    assert!(f.app.filters.summary, "esc returns to the summary");
+}
+
+#[test]
+fn scores_with_ranks_bars_and_ties() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "3");
+    assert_snapshot!("scores", screen(&mut f.app, 130, 26));
+}
+
+#[test]
+fn preemption_nominated_node_and_victims() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/big");
+    keys(&mut f, "6");
+    assert_snapshot!("preemption", screen(&mut f.app, 130, 24));
+    keys(&mut f, "<enter>");
+    assert_eq!(f.app.tab, Tab::Node);
+    assert_eq!(f.app.node.as_deref(), Some("n1"));
+}
+
+#[test]
+fn preemption_not_run_for_a_schedulable_pod() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "6");
+    assert_snapshot!("preemption_not_run", screen(&mut f.app, 100, 12));
+}
+
+#[test]
+fn profile_tab_lists_plugins_weights_args() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "8");
+    assert_snapshot!("profile", screen(&mut f.app, 130, 36));
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut f = fixture();
+    keys(&mut f, "?");
+    let s = screen(&mut f.app, 120, 80);
+    for b in super::keymap::BINDINGS {
+        let head: String = b.help.chars().take(40).collect();
+        assert!(s.contains(&head), "help misses {:?}", b.help);
+        assert!(s.contains(b.label), "help misses key {:?}", b.label);
+    }
+    assert_snapshot!("help", s);
+    keys(&mut f, "<esc>");
+    assert!(f.app.help.is_none());
+}
+
+#[test]
+fn status_bar_prompt_and_messages() {
+    let mut f = fixture();
+    keys(&mut f, ":ns nosuch<enter>");
+    assert!(f.app.message.as_ref().is_some_and(|m| m.error));
+    assert_snapshot!("status_error", screen(&mut f.app, 100, 10));
+    keys(&mut f, ":ns team-a");
+    assert_snapshot!("prompt_command", screen(&mut f.app, 100, 10));
+    keys(&mut f, "<enter>");
+    assert_eq!(f.app.namespace.as_deref(), Some("team-a"));
+    assert!(f.app.pods.iter().all(|r| r.pod.namespace == "team-a"));
+    keys(&mut f, "<esc>");
+    assert_eq!(f.app.namespace, None, "esc clears the namespace");
+}
+
+#[test]
+fn pods_filter_and_all_pods() {
+    let mut f = fixture();
+    keys(&mut f, "/team");
+    assert_eq!(f.app.pods.len(), 3);
+    keys(&mut f, "<enter>");
+    assert_snapshot!("pods_filtered", screen(&mut f.app, 130, 14));
+    keys(&mut f, "<esc>A");
+    assert_eq!(f.app.pods.len(), 11, "all pods, bound included");
+    assert_snapshot!("pods_all", screen(&mut f.app, 130, 18));
+}
+
+#[test]
+fn pod_without_profile_and_bound_pod() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/other-sched");
+    assert_eq!(f.app.status, TraceStatus::NoProfile("my-scheduler".into()));
+    assert_snapshot!("no_profile", screen(&mut f.app, 130, 12));
+    // p replays it with the first profile.
+    keys(&mut f, "p");
+    assert_eq!(f.app.status, TraceStatus::Ready);
+    open_pod(&mut f, "default/low-1");
+    assert_eq!(f.app.status, TraceStatus::Bound("n1".into()));
+    keys(&mut f, "4");
+    assert_eq!(f.app.node.as_deref(), Some("n1"));
+    // Its node, without counting it twice.
+    assert_snapshot!("node_of_bound_pod", screen(&mut f.app, 130, 24));
+}
+
+// ----- flows -----
+
+#[test]
+fn flow_select_pod_verdicts_scores_node_compare() {
+    let mut f = fixture();
+    // Select web in the list (5th) and open it.
+    keys(&mut f, "jjjj<enter>");
+    assert_eq!(f.app.selected_pod_key(), Some("default/web"));
+    assert_eq!(f.app.focus, Focus::Detail);
+    // Verdicts: n4 rejected, open it.
+    keys(&mut f, "2jjj<enter>");
+    assert_eq!(f.app.tab, Tab::Node);
+    assert_eq!(f.app.node.as_deref(), Some("n4"));
+    assert_snapshot!("flow_node_n4", screen(&mut f.app, 130, 30));
+    // Back to the verdicts, then scores.
+    keys(&mut f, "<esc>");
+    assert_eq!(f.app.tab, Tab::Filters);
+    keys(&mut f, "3");
+    // Mark the winner, then the runner-up: Compare opens.
+    keys(&mut f, "c");
+    assert!(f.app.message.is_some());
+    keys(&mut f, "jc");
+    assert_eq!(f.app.tab, Tab::Compare);
+    assert_eq!(f.app.compare.a.as_deref(), Some("n2"));
+    assert_eq!(f.app.compare.b.as_deref(), Some("n3"));
+    assert_snapshot!("flow_compare_tie", screen(&mut f.app, 130, 34));
+    // Once A and B are set, c starts a new pair: the runner-up against the loser.
+    keys(&mut f, "3c");
+    assert_eq!(f.app.compare.a.as_deref(), Some("n3"));
+    assert_eq!(f.app.compare.b, None);
+    keys(&mut f, "jc");
+    assert_eq!(f.app.compare.b.as_deref(), Some("n1"));
+    let s = screen(&mut f.app, 130, 34);
+    assert!(s.contains("n3 beats n1 by 62"), "{s}");
+    // And a feasible node against a rejected one, marked in the verdicts.
+    keys(&mut f, "2gcGc");
+    assert_eq!(f.app.tab, Tab::Compare);
+    let s = screen(&mut f.app, 130, 34);
+    assert!(
+        s.contains("n1 passes every filter; n5 is rejected by TaintToleration"),
+        "{s}"
+    );
+    assert_snapshot!("flow_compare_rejected", s);
+}
+
+#[test]
+fn flow_waiting_pod_countdown_allow() {
+    let mut f = fixture();
+    keys(&mut f, "7");
+    assert!(f.app.needs_tick(), "a countdown runs");
+    assert_snapshot!("waiting", screen(&mut f.app, 120, 14));
+    f.clock.advance(Duration::from_secs(5));
+    f.app.update(Action::Tick);
+    assert!(f.app.take_dirty());
+    let s = screen(&mut f.app, 120, 14);
+    assert!(s.contains("0:07") && s.contains("0:55"), "{s}");
+    // Urgent countdowns are styled differently.
+    let t = term(&mut f.app, 120, 14);
+    let buf = t.backend().buffer();
+    let theme = Theme::builtin("dark").expect("dark");
+    let urgent = (0..14u16).any(|y| {
+        (0..120u16).any(|x| {
+            buf[(x, y)].symbol() == "7"
+                && buf[(x, y)].fg == theme.countdown_urgent.fg.unwrap_or(Color::Reset)
+        })
+    });
+    assert!(urgent, "0:07 uses countdown_urgent");
+    keys(&mut f, "a");
+    assert!(f.app.waiting.is_empty());
+    assert!(!f.app.needs_tick(), "no countdown: no tick");
+    assert_snapshot!("waiting_allowed", screen(&mut f.app, 120, 14));
+}
+
+#[test]
+fn flow_waiting_pod_reject_with_reason() {
+    let mut f = fixture();
+    keys(&mut f, "7r");
+    assert_snapshot!("waiting_reject_prompt", screen(&mut f.app, 120, 12));
+    keys(&mut f, "quota exceeded<enter>");
+    assert!(f.app.waiting.is_empty());
+    let m = f.app.message.clone().expect("message");
+    assert!(m.error);
+    assert_eq!(
+        m.text,
+        "team-a/job-1: rejected: quota exceeded (0/1 nodes are available: 1 quota exceeded.)"
+    );
+}
+
+#[test]
+fn waiting_pod_times_out_at_the_first_deadline() {
+    let mut f = fixture();
+    keys(&mut f, "7");
+    f.clock.advance(Duration::from_secs(12));
+    f.app.update(Action::Tick);
+    assert!(f.app.waiting.is_empty());
+    let m = f.app.message.clone().expect("message");
+    assert!(
+        m.text
+            .contains("rejected due to timeout after waiting 12s at plugin Quota"),
+        "{}",
+        m.text
+    );
+}
+
+// ----- layout -----
+
+#[test]
+fn narrow_terminal_shows_one_pane() {
+    let mut f = fixture();
+    assert_snapshot!("narrow_pods", screen(&mut f.app, 80, 20));
+    keys(&mut f, "<enter>2");
+    assert_snapshot!("narrow_filters", screen(&mut f.app, 80, 20));
+}
+
+#[test]
+fn tiny_terminal_says_so() {
+    let mut f = fixture();
+    assert_snapshot!("tiny", screen(&mut f.app, 24, 5));
+    // Every tab survives odd sizes.
+    open_pod(&mut f, "default/web");
+    for t in Tab::ALL {
+        f.app.update(Action::SelectTab(t));
+        for (w, h) in [(30, 8), (31, 9), (45, 12), (200, 8), (30, 60)] {
+            screen(&mut f.app, w, h);
+        }
+    }
+}
+
+#[test]
+fn resize_keeps_the_selection_visible() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "2G");
+    screen(&mut f.app, 130, 40);
+    screen(&mut f.app, 130, 10);
+    let c = f.app.filters.cursor;
+    assert!(c.selected >= c.offset && c.selected < c.offset + c.page);
+}
+
+// ----- themes -----
+
+#[test]
+fn monochrome_theme_relies_on_symbols_and_reverse_video() {
+    let mut f = app_with(cluster(), "mono");
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "2j");
+    let t = term(&mut f.app, 130, 24);
+    let buf = t.backend().buffer();
+    for y in 0..24 {
+        for x in 0..130 {
+            let c = &buf[(x, y)];
+            assert!(
+                matches!(c.fg, Color::Reset) && matches!(c.bg, Color::Reset),
+                "colour at {x},{y}"
+            );
+        }
+    }
+    let (sx, sy) = (0..24u16)
+        .flat_map(|y| (0..130u16).map(move |x| (x, y)))
+        .find(|&(x, y)| x > 46 && buf[(x, y)].symbol() == "›")
+        .expect("a selected row in the detail pane");
+    assert!(
+        buf[(sx + 2, sy)].modifier.contains(Modifier::REVERSED),
+        "selection is reverse video"
+    );
+    let s = t.backend().to_string();
+    for sym in ["✓", "✗", "∅", "›"] {
+        assert!(s.contains(sym), "symbol {sym} on screen");
+    }
+}
+
+#[test]
+fn every_theme_renders_and_cycles() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "2");
+    let mut seen = Vec::new();
+    for _ in 0..crate::theme::BUILTIN.len() {
+        keys(&mut f, "T");
+        seen.push(f.app.theme.name.clone());
+        screen(&mut f.app, 100, 20);
+    }
+    seen.sort();
+    assert_eq!(seen, ["colorblind", "dark", "light", "mono"]);
+    keys(&mut f, ":theme nosuch<enter>");
+    assert!(f.app.message.as_ref().is_some_and(|m| m.error));
+}
+
+// ----- core behaviour -----
+
+#[test]
+fn redraws_only_on_change_and_never_recomputes_on_draw() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let app = App::new(AppInit {
+        cluster: Arc::new(cluster()),
+        profiles: vec![profile("default-scheduler")],
+        runner: Arc::new(
+            move |fw: &Framework, _c: &Cluster, p: &Pod, _n: Timestamp| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                trace_for(fw, p)
+            },
+        ),
+        clock,
+        waiting: Box::new(super::waiting::WaitingList::default()),
+        theme: Theme::builtin("dark").expect("dark"),
+        theme_loader: Box::new(|_| {
+            Err(crate::theme::ThemeError::NotFound {
+                name: String::new(),
+                builtins: String::new(),
+                searched: String::new(),
+            })
+        }),
+        source: "test".into(),
+        pod: Some("default/web".into()),
+    });
+    let mut f = Fixture {
+        app,
+        clock: Arc::new(super::waiting::ManualClock::new(t0())),
+    };
+    f.settle();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(f.app.take_dirty());
+    assert!(!f.app.take_dirty(), "nothing changed");
+    assert!(!f.app.needs_tick(), "idle: no timer");
+    for tab in Tab::ALL {
+        f.app.update(Action::SelectTab(tab));
+        for _ in 0..5 {
+            screen(&mut f.app, 130, 30);
+        }
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "drawing never runs a cycle"
+    );
+    // An unbound key changes nothing.
+    f.app.take_dirty();
+    f.app
+        .handle_key(&KeyEvent::new(KeyCode::Char('z'), KeyModifiers::NONE));
+    assert!(!f.app.take_dirty());
+    // Away and back: the cache answers.
+    keys(&mut f, "<tab>k");
+    let after_move = calls.load(Ordering::SeqCst);
+    keys(&mut f, "j");
+    assert_eq!(calls.load(Ordering::SeqCst), after_move, "cached");
+    // Another profile is another trace; a new cluster version is too.
+    keys(&mut f, "p");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        after_move,
+        "override = same profile 0"
+    );
+    f.app.update(Action::Data(DataUpdate {
+        cluster: Arc::new(cluster()),
+        source: Some("snapshot v2".into()),
+    }));
+    f.settle();
+    assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
+    assert_eq!(
+        f.app.selected_pod_key(),
+        Some("default/web"),
+        "selection kept"
+    );
+    assert_eq!(f.app.source, "snapshot v2");
+}
+
+#[test]
+fn stale_traces_are_dropped() {
+    let mut f = fixture();
+    open_pod(&mut f, "default/web");
+    // Ask for big, but deliver an old web trace for a previous generation.
+    keys(&mut f, "<tab>");
+    f.app.update(Action::Data(DataUpdate {
+        cluster: Arc::new(cluster()),
+        source: None,
+    }));
+    let job = f.app.take_job().expect("recompute after data change");
+    let mut old_key = job.key.clone();
+    old_key.generation = 0;
+    f.app.update(Action::TraceReady(
+        old_key,
+        Arc::new(web_trace("default/web")),
+    ));
+    assert_eq!(f.app.status, TraceStatus::Computing);
+    let (k, t, v) = job.run_with_view();
+    f.app.trace_ready(k, t, v);
+    assert_eq!(f.app.status, TraceStatus::Ready);
+}
+
+#[test]
+fn mouse_selects_and_scrolls() {
+    let mut f = fixture();
+    screen(&mut f.app, 130, 30);
+    // Pods rows start under the border and the header: row 2 is the first pod.
+    f.app.update(Action::Mouse {
+        kind: MouseKind::Click,
+        column: 5,
+        row: 6,
+    });
+    f.settle();
+    assert_eq!(f.app.selected_pod_key(), Some("default/web"));
+    // Clicking a tab switches to it.
+    screen(&mut f.app, 130, 30);
+    let (rect, _) = *f
+        .app
+        .hits
+        .iter()
+        .find(|(_, h)| *h == super::app::Hit::Tab(Tab::Scores))
+        .expect("scores tab hit");
+    f.app.update(Action::Mouse {
+        kind: MouseKind::Click,
+        column: rect.x + 1,
+        row: rect.y,
+    });
+    assert_eq!(f.app.tab, Tab::Scores);
+    // The wheel over the pods list moves down.
+    screen(&mut f.app, 130, 30);
+    let before = f.app.pods_cur.selected;
+    f.app.update(Action::Mouse {
+        kind: MouseKind::ScrollDown,
+        column: 5,
+        row: 8,
+    });
+    f.settle();
+    assert!(f.app.pods_cur.selected >= before);
+    // Clicking the selected filter row again opens the node.
+    keys(&mut f, "2");
+    screen(&mut f.app, 130, 30);
+    let (rows, _) = *f
+        .app
+        .hits
+        .iter()
+        .find(|(_, h)| *h == super::app::Hit::DetailRows)
+        .expect("filter rows");
+    for _ in 0..2 {
+        f.app.update(Action::Mouse {
+            kind: MouseKind::Click,
+            column: rows.x + 3,
+            row: rows.y + 1,
+        });
+    }
+    assert_eq!(f.app.tab, Tab::Node);
+    assert_eq!(f.app.node.as_deref(), Some("n2"));
+}
+
+#[test]
+fn real_engine_cycle_drives_the_panes() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut f = Fixture {
+        app: App::new(AppInit {
+            cluster: Arc::new(cluster()),
+            profiles: config.profiles.clone(),
+            runner: super::engine::engine_runner(),
+            clock: clock.clone(),
+            waiting: Box::new(super::waiting::WaitingList::default()),
+            theme: Theme::builtin("dark").expect("dark"),
+            theme_loader: Box::new(|_| {
+                Err(crate::theme::ThemeError::NotFound {
+                    name: String::new(),
+                    builtins: String::new(),
+                    searched: String::new(),
+                })
+            }),
+            source: "real engine".into(),
+            pod: Some("default/web".into()),
+        }),
+        clock,
+    };
+    f.settle();
+    assert_eq!(f.app.status, TraceStatus::Ready);
+    let cur = f.app.current.clone().expect("trace");
+    assert_eq!(cur.trace.nodes_total, 5);
+    assert!(
+        cur.trace.filter_all.is_some(),
+        "the TUI asks for every filter"
+    );
+    // n5 is tainted and web does not tolerate it.
+    let n5 = cur.trace.verdict("n5").expect("n5 evaluated");
+    assert_eq!(n5.plugin.as_deref(), Some("TaintToleration"));
+    for tab in Tab::ALL {
+        f.app.update(Action::SelectTab(tab));
+        let s = screen(&mut f.app, 130, 30);
+        assert!(!s.contains("replaying the scheduling cycle"), "{s}");
+    }
+    // The gated pod stops at PreEnqueue.
+    open_pod(&mut f, "team-a/gated");
+    let cur = f.app.current.clone().expect("trace");
+    assert!(matches!(
+        cur.trace.outcome,
+        crate::trace::Outcome::Gated { .. }
+    ));
+}
+
+/// Frame time at scale: 5,000 nodes, 150,000 pods, a 5,000-node all-filters trace,
+/// drawn into a 200x50 `TestBackend`. Run with
+/// `cargo test --release --lib frame_time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn frame_time_5000_nodes() {
+    use std::time::Instant;
+    let t_build = Instant::now();
+    let c = big_cluster(5_000, 150_000);
+    let build = t_build.elapsed();
+    let pending = c.pending_pods().count();
+    let trace_calls = Arc::new(AtomicUsize::new(0));
+    let counter = trace_calls.clone();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut app = App::new(AppInit {
+        cluster: Arc::new(c),
+        profiles: vec![profile("default-scheduler")],
+        runner: Arc::new(
+            move |_fw: &Framework, c: &Cluster, p: &Pod, _n: Timestamp| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                scale_trace(&p.key(), c.nodes().len())
+            },
+        ),
+        clock,
+        waiting: Box::new(super::waiting::WaitingList::default()),
+        theme: Theme::builtin("dark").expect("dark"),
+        theme_loader: Box::new(|_| {
+            Err(crate::theme::ThemeError::NotFound {
+                name: String::new(),
+                builtins: String::new(),
+                searched: String::new(),
+            })
+        }),
+        source: "scale".into(),
+        pod: None,
+    });
+    let t_trace = Instant::now();
+    while let Some(job) = app.take_job() {
+        let (k, t, v) = job.run_with_view();
+        app.trace_ready(k, t, v);
+    }
+    let trace_time = t_trace.elapsed();
+    let t_all = Instant::now();
+    app.update(Action::ToggleAllPods);
+    let all_pods = t_all.elapsed();
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).expect("terminal");
+    let mut report = Vec::new();
+    for (label, tab, summary) in [
+        ("filters matrix", Tab::Filters, false),
+        ("filters summary", Tab::Filters, true),
+        ("scores", Tab::Scores, false),
+        ("node detail", Tab::Node, false),
+        ("pipeline", Tab::Pipeline, false),
+    ] {
+        app.update(Action::SelectTab(tab));
+        app.filters.summary = summary;
+        let frames = 200;
+        let start = Instant::now();
+        for i in 0..frames {
+            // Scroll every frame, alternating panes, as a user holding j would.
+            if i % 2 == 0 {
+                app.update(Action::PageDown);
+            } else {
+                app.update(Action::Down);
+            }
+            terminal.draw(|f| app.draw(f)).expect("draw");
+        }
+        let per = start.elapsed() / frames;
+        report.push(format!("{label:16} {per:>10.2?}/frame"));
+    }
+    assert_eq!(
+        trace_calls.load(Ordering::SeqCst),
+        1,
+        "scrolling and drawing never recompute the trace"
+    );
+    println!(
+        "scale: 5000 nodes, 150000 pods ({pending} pending), pods list of {} rows\n\
+         build cluster {build:.2?}, first trace + view {trace_time:.2?}, all-pods list {all_pods:.2?}\n{}",
+        app.pods.len(),
+        report.join("\n")
+    );
+}
+
+/// The same at scale with the engine's real cycle: the synthetic 5,000-node /
+/// 150,000-pod cluster, the default profile, every filter on every node. Run with
+/// `cargo test --release --lib frame_time_real -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn frame_time_real_engine_5000_nodes() {
+    use crate::synthetic::{ANTI_AFFINITY_POD, PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
+    use std::time::Instant;
+    let text = synthetic_cluster_json(&SyntheticSpec::default());
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut c = Cluster::new();
+    let items = v["items"].as_array().expect("items");
+    for it in items.iter().filter(|i| i["kind"] == "Node") {
+        let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(it.clone()).expect("node");
+        c.upsert_node(crate::model::Node::from_k8s(&n).expect("node"));
+    }
+    for it in items.iter().filter(|i| i["kind"] == "Pod") {
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(it.clone()).expect("pod");
+        c.upsert_pod(Pod::from_k8s(&p).expect("pod"));
+    }
+    drop(v);
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut app = App::new(AppInit {
+        cluster: Arc::new(c),
+        profiles: config.profiles.clone(),
+        runner: super::engine::engine_runner(),
+        clock,
+        waiting: Box::new(super::waiting::WaitingList::default()),
+        theme: Theme::builtin("dark").expect("dark"),
+        theme_loader: Box::new(|_| {
+            Err(crate::theme::ThemeError::NotFound {
+                name: String::new(),
+                builtins: String::new(),
+                searched: String::new(),
+            })
+        }),
+        source: "synthetic".into(),
+        pod: Some(PLAIN_POD.into()),
+    });
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).expect("terminal");
+    for pod in [PLAIN_POD, ANTI_AFFINITY_POD] {
+        app.update(Action::StartCommand);
+        for ch in format!("pod {pod}").chars() {
+            app.update(Action::InputChar(ch));
+        }
+        app.update(Action::InputSubmit);
+        let start = Instant::now();
+        while let Some(job) = app.take_job() {
+            let (k, t, v) = job.run_with_view();
+            app.trace_ready(k, t, v);
+        }
+        let cycle = start.elapsed();
+        let cur = app.current.clone().expect("trace");
+        let mut report = Vec::new();
+        for (label, tab, summary) in [
+            ("filters matrix", Tab::Filters, false),
+            ("filters summary", Tab::Filters, true),
+            ("scores", Tab::Scores, false),
+            ("node detail", Tab::Node, false),
+        ] {
+            app.update(Action::SelectTab(tab));
+            app.filters.summary = summary;
+            let frames = 100;
+            let t = Instant::now();
+            for i in 0..frames {
+                app.update(if i % 2 == 0 {
+                    Action::PageDown
+                } else {
+                    Action::Down
+                });
+                terminal.draw(|f| app.draw(f)).expect("draw");
+            }
+            report.push(format!(
+                "  {label:16} {:>10.2?}/frame",
+                t.elapsed() / frames
+            ));
+        }
+        println!(
+            "{pod}: cycle (all filters) + view {cycle:.2?}; {} feasible of {}; {}\n{}",
+            cur.trace.feasible.len(),
+            cur.trace.nodes_total,
+            cur.view.headline,
+            report.join("\n")
+        );
+    }
+}

@@ -1,0 +1,379 @@
+//! Pods held at Permit, as the TUI sees them: a small trait over whatever keeps the
+//! waiting-pods map (the engine's, later), and an in-memory list with kube-scheduler's
+//! semantics (§5) for tests and snapshots. Deadlines, not timers: the countdown is
+//! computed from an injected [`Clock`] at draw time.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// Wall-clock time.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp::new(d.as_secs() as i64, d.subsec_nanos() as i32).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+}
+
+/// A clock tests move by hand.
+pub struct ManualClock(Mutex<Timestamp>);
+
+impl ManualClock {
+    pub fn new(t: Timestamp) -> Self {
+        ManualClock(Mutex::new(t))
+    }
+    pub fn advance(&self, d: Duration) {
+        if let Ok(mut t) = self.0.lock()
+            && let Ok(sd) = SignedDuration::try_from(d)
+        {
+            *t = t.checked_add(sd).unwrap_or(*t);
+        }
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        self.0.lock().map(|t| *t).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+}
+
+/// A plugin that returned Wait at Permit, and until when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingPlugin {
+    pub plugin: String,
+    /// The (capped) timeout the plugin asked for.
+    pub timeout: Duration,
+    pub deadline: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitingPod {
+    /// `namespace/name`.
+    pub pod: String,
+    pub node: String,
+    pub pending: Vec<PendingPlugin>,
+}
+
+impl WaitingPod {
+    /// The earliest deadline: when the pod is rejected unless every plugin allows first.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.pending.iter().map(|p| p.deadline).min()
+    }
+}
+
+/// What happened to a waiting pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitingEvent {
+    /// Every plugin allowed: the binding cycle goes on.
+    Allowed { pod: String, node: String },
+    /// The first rejection (or a timeout) ends the wait.
+    Rejected {
+        pod: String,
+        plugin: String,
+        message: String,
+    },
+}
+
+impl WaitingEvent {
+    pub fn describe(&self) -> String {
+        match self {
+            WaitingEvent::Allowed { pod, node } => {
+                format!("{pod}: allowed by every plugin; binding to {node} goes on")
+            }
+            WaitingEvent::Rejected {
+                pod,
+                plugin,
+                message,
+            } => {
+                let by = if plugin.is_empty() {
+                    String::new()
+                } else {
+                    format!(" by {plugin}")
+                };
+                format!("{pod}: rejected{by}: {message} (0/1 nodes are available: 1 {message}.)")
+            }
+        }
+    }
+}
+
+/// The waiting-pods map as the TUI drives it.
+pub trait WaitingPods: Send {
+    /// Current waiting pods, by pod key.
+    fn list(&self) -> Vec<WaitingPod>;
+    /// `Allow(plugin)`; `None` while other plugins still wait.
+    fn allow(&mut self, pod: &str, plugin: &str) -> Option<WaitingEvent>;
+    /// `Reject(plugin, message)`.
+    fn reject(&mut self, pod: &str, plugin: &str, message: &str) -> Option<WaitingEvent>;
+    /// Timeouts due at `now`.
+    fn expire(&mut self, now: Timestamp) -> Vec<WaitingEvent>;
+}
+
+/// An in-memory waiting-pods map with kube-scheduler's rules: `Allow(p)` stops p's
+/// timer and signals success once none remain; `Reject` stops every timer; the first
+/// signal wins; a timer firing rejects with `rejected due to timeout after waiting <d>
+/// at plugin <p>`.
+#[derive(Clone, Debug, Default)]
+pub struct WaitingList {
+    pods: Vec<WaitingPod>,
+}
+
+impl WaitingList {
+    pub fn new(mut pods: Vec<WaitingPod>) -> Self {
+        pods.sort_by(|a, b| a.pod.cmp(&b.pod));
+        WaitingList { pods }
+    }
+
+    /// A waiting pod whose plugins each wait `timeout` from `now`.
+    pub fn add(&mut self, pod: &str, node: &str, plugins: &[(&str, Duration)], now: Timestamp) {
+        let pending = plugins
+            .iter()
+            .map(|(p, d)| PendingPlugin {
+                plugin: p.to_string(),
+                timeout: *d,
+                deadline: SignedDuration::try_from(*d)
+                    .ok()
+                    .and_then(|sd| now.checked_add(sd).ok())
+                    .unwrap_or(now),
+            })
+            .collect();
+        self.pods.retain(|w| w.pod != pod);
+        self.pods.push(WaitingPod {
+            pod: pod.to_string(),
+            node: node.to_string(),
+            pending,
+        });
+        self.pods.sort_by(|a, b| a.pod.cmp(&b.pod));
+    }
+}
+
+impl WaitingPods for WaitingList {
+    fn list(&self) -> Vec<WaitingPod> {
+        self.pods.clone()
+    }
+
+    fn allow(&mut self, pod: &str, plugin: &str) -> Option<WaitingEvent> {
+        let i = self.pods.iter().position(|w| w.pod == pod)?;
+        let w = &mut self.pods[i];
+        w.pending.retain(|p| p.plugin != plugin);
+        if !w.pending.is_empty() {
+            return None;
+        }
+        let w = self.pods.remove(i);
+        Some(WaitingEvent::Allowed {
+            pod: w.pod,
+            node: w.node,
+        })
+    }
+
+    fn reject(&mut self, pod: &str, plugin: &str, message: &str) -> Option<WaitingEvent> {
+        let i = self.pods.iter().position(|w| w.pod == pod)?;
+        let w = self.pods.remove(i);
+        Some(WaitingEvent::Rejected {
+            pod: w.pod,
+            plugin: plugin.to_string(),
+            message: message.to_string(),
+        })
+    }
+
+    fn expire(&mut self, now: Timestamp) -> Vec<WaitingEvent> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.pods.len() {
+            // The earliest timer fires first; ties go to the plugin listed first.
+            let due = self.pods[i]
+                .pending
+                .iter()
+                .filter(|p| p.deadline <= now)
+                .min_by_key(|p| p.deadline)
+                .cloned();
+            match due {
+                Some(p) => {
+                    let w = self.pods.remove(i);
+                    out.push(WaitingEvent::Rejected {
+                        pod: w.pod,
+                        message: format!(
+                            "rejected due to timeout after waiting {} at plugin {}",
+                            go_duration(p.timeout),
+                            p.plugin
+                        ),
+                        plugin: p.plugin,
+                    });
+                }
+                None => i += 1,
+            }
+        }
+        out
+    }
+}
+
+/// Go's `time.Duration.String()` for non-negative durations: `1m0s`, `1.5s`, `2h0m0s`,
+/// `250ms`.
+pub fn go_duration(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000_000_000 {
+        let (unit, div) = if nanos < 1_000 {
+            ("ns", 1u128)
+        } else if nanos < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        return format!("{}{unit}", frac(nanos, div));
+    }
+    let total_secs = nanos / 1_000_000_000;
+    let sub = nanos % 1_000_000_000;
+    let h = total_secs / 3600;
+    let m = (total_secs % 3600) / 60;
+    let s_int = total_secs % 60;
+    let s = frac(s_int * 1_000_000_000 + sub, 1_000_000_000);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn frac(v: u128, div: u128) -> String {
+    let int = v / div;
+    let rem = v % div;
+    if rem == 0 {
+        return int.to_string();
+    }
+    let width = div.to_string().len() - 1;
+    let digits = format!("{rem:0width$}");
+    format!("{int}.{}", digits.trim_end_matches('0'))
+}
+
+/// A countdown as `m:ss` (or `h:mm:ss`), rounded up so it reaches 0:00 at the deadline.
+pub fn countdown(deadline: Timestamp, now: Timestamp) -> (String, i64) {
+    let left = deadline.duration_since(now);
+    let secs = if left.is_negative() {
+        0
+    } else {
+        left.as_secs() + i64::from(left.subsec_nanos() > 0)
+    };
+    let text = if secs >= 3600 {
+        format!("{}:{:02}:{:02}", secs / 3600, (secs % 3600) / 60, secs % 60)
+    } else {
+        format!("{}:{:02}", secs / 60, secs % 60)
+    };
+    (text, secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t0() -> Timestamp {
+        Timestamp::new(1_700_000_000, 0).expect("ts")
+    }
+
+    #[test]
+    fn go_durations() {
+        for (d, want) in [
+            (Duration::from_secs(60), "1m0s"),
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_secs(900), "15m0s"),
+            (Duration::from_secs(3661), "1h1m1s"),
+            (Duration::from_millis(250), "250ms"),
+            (Duration::ZERO, "0s"),
+        ] {
+            assert_eq!(go_duration(d), want, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn allow_needs_every_plugin_and_reject_wins_at_once() {
+        let mut w = WaitingList::default();
+        w.add(
+            "default/a",
+            "n1",
+            &[
+                ("Coscheduling", Duration::from_secs(60)),
+                ("Other", Duration::from_secs(30)),
+            ],
+            t0(),
+        );
+        assert_eq!(w.allow("default/a", "Coscheduling"), None);
+        assert_eq!(w.list()[0].pending.len(), 1);
+        // Allowing a plugin that is not waiting changes nothing.
+        assert_eq!(w.allow("default/a", "Unknown"), None);
+        assert_eq!(
+            w.allow("default/a", "Other"),
+            Some(WaitingEvent::Allowed {
+                pod: "default/a".into(),
+                node: "n1".into()
+            })
+        );
+        assert!(w.list().is_empty());
+
+        w.add(
+            "default/b",
+            "n2",
+            &[("Coscheduling", Duration::from_secs(60))],
+            t0(),
+        );
+        assert_eq!(
+            w.reject("default/b", "", "removed"),
+            Some(WaitingEvent::Rejected {
+                pod: "default/b".into(),
+                plugin: "".into(),
+                message: "removed".into()
+            })
+        );
+        assert_eq!(w.reject("default/b", "", "again"), None);
+    }
+
+    #[test]
+    fn earliest_timer_rejects() {
+        let mut w = WaitingList::default();
+        w.add(
+            "default/a",
+            "n1",
+            &[
+                ("Coscheduling", Duration::from_secs(60)),
+                ("Other", Duration::from_secs(30)),
+            ],
+            t0(),
+        );
+        let at = |s| t0().checked_add(SignedDuration::from_secs(s)).expect("ts");
+        assert!(w.expire(at(29)).is_empty());
+        assert_eq!(
+            w.expire(at(30)),
+            vec![WaitingEvent::Rejected {
+                pod: "default/a".into(),
+                plugin: "Other".into(),
+                message: "rejected due to timeout after waiting 30s at plugin Other".into()
+            }]
+        );
+        assert!(w.list().is_empty());
+    }
+
+    #[test]
+    fn countdown_rounds_up() {
+        let at = |ms| {
+            t0().checked_add(SignedDuration::from_millis(ms))
+                .expect("ts")
+        };
+        assert_eq!(countdown(at(60_000), t0()), ("1:00".into(), 60));
+        assert_eq!(countdown(at(59_001), t0()), ("1:00".into(), 60));
+        assert_eq!(countdown(at(9_000), t0()), ("0:09".into(), 9));
+        assert_eq!(countdown(t0(), at(5_000)), ("0:00".into(), 0));
+        assert_eq!(countdown(at(3_723_000), t0()), ("1:02:03".into(), 3723));
+    }
+}

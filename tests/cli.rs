@@ -1,0 +1,175 @@
+//! The binary, run as a user would: exit codes, messages, output formats.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_schedscope"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn demo() -> PathBuf {
+    root().join("examples/demo-cluster.yaml")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp_file(name: &str, content: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedscope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn explain_table_on_the_demo_names_the_verdict() {
+    let o = run(&["explain", "--snapshot", s(&demo()), "shop/web-7d9f-5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Pod        shop/web-7d9f-5"), "{out}");
+    assert!(out.contains("schedulable"), "{out}");
+    assert!(out.contains("Scores"), "{out}");
+}
+
+#[test]
+fn explain_unschedulable_pod_prints_the_fit_error() {
+    let o = run(&["explain", "-s", s(&demo()), "ml/trainer-big"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("0/12 nodes are available:"), "{out}");
+    assert!(out.contains("Insufficient nvidia.com/gpu"), "{out}");
+}
+
+#[test]
+fn explain_json_matches_the_fidelity_schema() {
+    let dir = root().join("tests/fidelity/h01-basic-least-allocated");
+    let o = run(&[
+        "explain",
+        "--snapshot",
+        s(&dir.join("snapshot.yaml")),
+        "default/pending",
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid json");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    for key in [
+        "pod",
+        "nodes_total",
+        "prefilter",
+        "filter",
+        "filter_all",
+        "scores",
+        "total",
+        "best_nodes",
+        "fit_error",
+        "postfilter",
+    ] {
+        assert_eq!(v[key], expected[key], "{key}");
+    }
+}
+
+#[test]
+fn explain_yaml_is_parseable() {
+    let o = run(&["explain", "-s", s(&demo()), "shop/web-7d9f-5", "-o", "yaml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("pod: shop/web-7d9f-5"), "{text}");
+}
+
+#[test]
+fn missing_pod_is_a_clear_error_with_exit_2() {
+    let o = run(&["explain", "-s", s(&demo()), "shop/nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("\"shop/nope\" is not in the snapshot"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_snapshot_file_is_a_clear_error() {
+    let o = run(&["explain", "-s", "/nonexistent/cluster.yaml", "a/b"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("/nonexistent/cluster.yaml"), "{err}");
+}
+
+#[test]
+fn malformed_yaml_names_the_file() {
+    let p = tmp_file(
+        "bad.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: [\n",
+    );
+    let o = run(&["explain", "-s", s(&p), "default/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("bad.yaml"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_quantity_names_object_and_field() {
+    let p = tmp_file(
+        "qty.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: 2 cores}\n",
+    );
+    let o = run(&["explain", "-s", s(&p), "default/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("n1"), "{err}");
+    assert!(err.contains("cpu"), "{err}");
+}
+
+#[test]
+fn invalid_config_gives_the_upstream_message() {
+    let cfg = tmp_file(
+        "cfg.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled:\n      - name: NoSuchPlugin\n",
+    );
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "-c",
+        s(&cfg),
+        "shop/web-7d9f-5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("NoSuchPlugin"), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+}
+
+#[test]
+fn pods_lists_pending_pods_in_queue_order() {
+    let o = run(&["pods", "-s", s(&demo())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let high = out.find("batch/quarterly-report").expect("listed");
+    let normal = out.find("shop/web-7d9f-5").expect("listed");
+    assert!(high < normal, "higher priority first:\n{out}");
+    assert!(out.contains("gated"), "{out}");
+}

@@ -1,0 +1,221 @@
+//! Fidelity scenarios: kube-scheduler v1.35's own answers (`expected.json`) against
+//! ours, field by field, as `shared/fidelity/README.md` defines the comparison.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use schedscope::config::SchedulerConfig;
+use schedscope::engine::cycle::CycleOptions;
+use schedscope::explain::explain;
+use schedscope::render::json::to_json;
+use schedscope::source::load_snapshot;
+use serde_json::Value;
+
+fn scenario_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fidelity")
+        .join(name)
+}
+
+/// Our answer for a scenario directory, as the CLI's `-o json` gives it.
+pub fn answer(dir: &Path) -> Value {
+    let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+    let cfg_path = dir.join("config.yaml");
+    let config = if cfg_path.exists() {
+        SchedulerConfig::from_file(&cfg_path).expect("config loads")
+    } else {
+        SchedulerConfig::defaults()
+    };
+    let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap();
+    let opts = CycleOptions {
+        all_filters: true,
+        now: "2026-01-01T00:00:00Z".parse().unwrap(),
+    };
+    let trace = explain(&snap.cluster, &config, pod.trim(), &opts).expect("explain");
+    to_json(&trace)
+}
+
+/// Differences between expected and actual, as readable lines.
+pub fn compare(expected: &Value, actual: &Value) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for key in [
+        "pod",
+        "nodes_total",
+        "prefilter",
+        "filter",
+        "scores",
+        "total",
+        "fit_error",
+    ] {
+        if expected[key] != actual[key] {
+            diffs.push(format!(
+                "{key}:\n  expected {}\n  actual   {}",
+                expected[key], actual[key]
+            ));
+        }
+    }
+    // best_nodes: as a set (order of ties is not meaningful).
+    let set = |v: &Value| -> BTreeSet<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    };
+    if set(&expected["best_nodes"]) != set(&actual["best_nodes"]) {
+        diffs.push(format!(
+            "best_nodes: expected {} actual {}",
+            expected["best_nodes"], actual["best_nodes"]
+        ));
+    }
+    // filter_all: Success entries may be omitted; every other entry must match.
+    let empty = serde_json::Map::new();
+    let e_all = expected["filter_all"].as_object().unwrap_or(&empty);
+    let a_all = actual["filter_all"].as_object().unwrap_or(&empty);
+    let nodes: BTreeSet<&String> = e_all.keys().chain(a_all.keys()).collect();
+    for node in nodes {
+        let e = e_all.get(node).and_then(Value::as_object).unwrap_or(&empty);
+        let a = a_all.get(node).and_then(Value::as_object).unwrap_or(&empty);
+        let plugins: BTreeSet<&String> = e.keys().chain(a.keys()).collect();
+        for p in plugins {
+            let ev = e.get(p);
+            let av = a.get(p);
+            let is_success = |v: Option<&Value>| v.is_none_or(|v| v["code"] == "Success");
+            if is_success(ev) && is_success(av) {
+                continue;
+            }
+            if ev != av {
+                diffs.push(format!(
+                    "filter_all[{node}][{p}]: expected {} actual {}",
+                    ev.map_or("-".into(), Value::to_string),
+                    av.map_or("-".into(), Value::to_string)
+                ));
+            }
+        }
+    }
+    // postfilter: victims compared as a set.
+    let (ep, ap) = (&expected["postfilter"], &actual["postfilter"]);
+    if ep.is_null() != ap.is_null() {
+        diffs.push(format!("postfilter: expected {ep} actual {ap}"));
+    } else if !ep.is_null() {
+        for k in ["nominated_node", "message"] {
+            if ep[k] != ap[k] {
+                diffs.push(format!(
+                    "postfilter.{k}: expected {} actual {}",
+                    ep[k], ap[k]
+                ));
+            }
+        }
+        if set(&ep["victims"]) != set(&ap["victims"]) {
+            diffs.push(format!(
+                "postfilter.victims: expected {} actual {}",
+                ep["victims"], ap["victims"]
+            ));
+        }
+    }
+    diffs
+}
+
+fn check(name: &str) {
+    let dir = scenario_dir(name);
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let actual = answer(&dir);
+    let diffs = compare(&expected, &actual);
+    assert!(
+        diffs.is_empty(),
+        "{name} differs from kube-scheduler:\n{}\nnot modelled: {}",
+        diffs.join("\n"),
+        actual["not_modelled"]
+    );
+}
+
+macro_rules! scenarios {
+    ($($test:ident => $dir:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check($dir);
+            }
+        )*
+
+        /// Every scenario directory has a test above, so none is silently skipped.
+        #[test]
+        fn every_scenario_directory_is_tested() {
+            let listed: BTreeSet<&str> = [$($dir),*].into_iter().collect();
+            let dirs: BTreeSet<String> = std::fs::read_dir(scenario_dir(""))
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().join("expected.json").exists())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            let dirs: BTreeSet<&str> = dirs.iter().map(String::as_str).collect();
+            assert_eq!(listed, dirs);
+        }
+    };
+}
+
+scenarios! {
+    h01 => "h01-basic-least-allocated",
+    h02 => "h02-node-unschedulable",
+    h03 => "h03-node-unschedulable-tolerated",
+    h04 => "h04-taint-noschedule",
+    h05 => "h05-taint-noexecute",
+    h06 => "h06-taint-prefernoschedule-score",
+    h07 => "h07-nodeselector",
+    h08 => "h08-nodeaffinity-required-operators",
+    h09 => "h09-nodeaffinity-matchfields",
+    h10 => "h10-nodeaffinity-matchfields-unknown-node",
+    h11 => "h11-nodeaffinity-preferred",
+    h12 => "h12-nodeports",
+    h13 => "h13-nodeports-wildcard-pending",
+    h14 => "h14-resources-mixed-failures",
+    h15 => "h15-resources-extended-gpu",
+    h16 => "h16-resources-init-sidecar",
+    h17 => "h17-resources-pod-overhead",
+    h18 => "h18-scoring-most-allocated",
+    h19 => "h19-scoring-requested-to-capacity-ratio",
+    h20 => "h20-balanced-allocation-3-resources",
+    h21 => "h21-best-effort-and-ties",
+    h22 => "h22-volume-restrictions-rwop-preempt",
+    h23 => "h23-volume-restrictions-disk-conflict",
+    h24 => "h24-volumebinding-bound-pv-node-affinity",
+    h25 => "h25-volumebinding-wffc-unbound",
+    h26 => "h26-missing-pvc",
+    h27 => "h27-volumebinding-unbound-immediate",
+    h28 => "h28-volumezone",
+    h29 => "h29-nodevolumelimits-csi",
+    h30 => "h30-pts-hard-zone",
+    h31 => "h31-pts-soft-scoring",
+    h32 => "h32-pts-min-domains",
+    h33 => "h33-pts-default-policies",
+    h34 => "h34-pts-node-taints-policy-honor",
+    h35 => "h35-pts-node-affinity-policy-ignore",
+    h36 => "h36-pts-match-label-keys",
+    h37 => "h37-pts-system-default-constraints",
+    h38 => "h38-pts-missing-topology-label",
+    h39 => "h39-ipa-required-affinity",
+    h40 => "h40-ipa-required-anti-affinity",
+    h41 => "h41-ipa-existing-pods-anti-affinity",
+    h42 => "h42-ipa-preferred-and-symmetry",
+    h43 => "h43-ipa-namespace-selector",
+    h44 => "h44-ipa-self-affinity-first-pod",
+    h45 => "h45-image-locality",
+    h46 => "h46-scheduling-gates",
+    h47 => "h47-preemption-basic",
+    h48 => "h48-preemption-pdb",
+    h49 => "h49-preemption-reprieve",
+    h50 => "h50-preemption-policy-never",
+    h51 => "h51-nominated-pods",
+    h52 => "h52-preemption-no-candidates",
+    h53 => "h53-config-disable-plugins",
+    h54 => "h54-config-weights",
+    h55 => "h55-config-add-plugin",
+    h56 => "h56-config-multi-profile",
+    h57 => "h57-fiterror-lexicographic-reasons",
+    h58 => "h58-config-pts-default-constraints-list",
+    h59 => "h59-config-node-affinity-added",
+    h60 => "h60-nominated-node-of-pending-pod",
+    h61 => "h61-list-format-global-default-priority",
+    h62 => "h62-hostnetwork-port-defaulting",
+}

@@ -1,0 +1,739 @@
+//! Snapshot loading: formats, API-server defaulting, reports and error messages.
+
+use std::path::{Path, PathBuf};
+
+use schedscope::model::PreemptionPolicy;
+use schedscope::source::{SnapshotError, load_snapshot, load_snapshot_str};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn load(text: &str) -> schedscope::source::Snapshot {
+    load_snapshot_str(text, "snap.yaml").unwrap_or_else(|e| panic!("load failed: {e}"))
+}
+
+fn load_err(text: &str, name: &str) -> (SnapshotError, String) {
+    match load_snapshot_str(text, name) {
+        Ok(s) => panic!("expected an error, loaded: {}", s.report),
+        Err(e) => {
+            let msg = e.to_string();
+            (e, msg)
+        }
+    }
+}
+
+/// Every `kind:` at the start of an object in a fidelity snapshot (List excluded).
+fn kinds_in(text: &str) -> Vec<String> {
+    let list = text.lines().any(|l| l == "kind: List");
+    text.lines()
+        .filter_map(|l| {
+            let t = if list {
+                l.strip_prefix("- ").or(l.strip_prefix("  "))?
+            } else {
+                l
+            };
+            t.strip_prefix("kind: ")
+        })
+        .filter(|k| *k != "List")
+        .map(str::to_string)
+        .collect()
+}
+
+fn check_fidelity_dir(dir: &Path) {
+    let text = std::fs::read_to_string(dir.join("snapshot.yaml")).unwrap();
+    let snap = load_snapshot(&dir.join("snapshot.yaml"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let kinds = kinds_in(&text);
+    let count = |k: &str| kinds.iter().filter(|x| *x == k).count();
+    let r = &snap.report;
+    assert!(r.skipped_kinds.is_empty(), "{}: {r}", dir.display());
+    assert_eq!(
+        snap.cluster.nodes().len(),
+        count("Node"),
+        "{}",
+        dir.display()
+    );
+    assert_eq!(
+        snap.cluster.pod_count() + r.terminal_pods,
+        count("Pod"),
+        "{}",
+        dir.display()
+    );
+    let total: usize = r.objects.values().sum::<usize>() + r.terminal_pods;
+    assert_eq!(total, kinds.len(), "{}: {r}", dir.display());
+    let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap();
+    let pod = pod.trim();
+    assert!(
+        snap.cluster.pod(pod).is_some(),
+        "{}: pod {pod} not loaded",
+        dir.display()
+    );
+}
+
+#[test]
+fn fidelity_fixtures_load() {
+    let root = fixtures().join("fidelity");
+    let mut n = 0;
+    for e in std::fs::read_dir(&root).unwrap() {
+        check_fidelity_dir(&e.unwrap().path());
+        n += 1;
+    }
+    assert!(n >= 6);
+}
+
+/// The whole fidelity set, wherever it is (the lead copies it to tests/fidelity).
+#[test]
+fn all_fidelity_snapshots_load() {
+    let candidates = [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fidelity"),
+        PathBuf::from("/work/shared/fidelity"),
+    ];
+    let Some(root) = candidates.iter().find(|p| p.is_dir()) else {
+        eprintln!("no fidelity set found; covered by fidelity_fixtures_load only");
+        return;
+    };
+    let mut n = 0;
+    for e in std::fs::read_dir(root).unwrap() {
+        let dir = e.unwrap().path();
+        if dir.join("snapshot.yaml").is_file() {
+            check_fidelity_dir(&dir);
+            n += 1;
+        }
+    }
+    assert!(n >= 60, "only {n} scenarios in {}", root.display());
+}
+
+#[test]
+fn list_yaml_applies_global_default_priority() {
+    let snap = load_snapshot(
+        &fixtures().join("fidelity/h61-list-format-global-default-priority/snapshot.yaml"),
+    )
+    .unwrap();
+    assert_eq!(snap.report.documents, 1);
+    let std1 = snap.cluster.pod("default/std-1").unwrap();
+    assert_eq!(std1.priority, 500);
+    assert_eq!(std1.priority_class_name.as_deref(), Some("standard"));
+    let crit = snap.cluster.pod("default/crit-1").unwrap();
+    assert_eq!(crit.priority, 5000);
+}
+
+#[test]
+fn priority_class_preemption_policy_and_defaults() {
+    let snap =
+        load_snapshot(&fixtures().join("fidelity/h50-preemption-policy-never/snapshot.yaml"))
+            .unwrap();
+    let pending = snap.cluster.pod("default/pending").unwrap();
+    assert_eq!(pending.priority, 100000);
+    assert_eq!(pending.preemption_policy, PreemptionPolicy::Never);
+    // PriorityClass defaulting: preemptionPolicy PreemptLowerPriority when absent.
+    let low = &snap.cluster.priority_classes["low"];
+    assert_eq!(
+        low.preemption_policy.as_deref(),
+        Some("PreemptLowerPriority")
+    );
+}
+
+const PRIORITY_TABLE: &str = r#"
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 100
+preemptionPolicy: Never
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: everyday}
+value: 7
+globalDefault: true
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: by-class}
+spec: {priorityClassName: batch, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: by-default}
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: explicit}
+spec: {priorityClassName: batch, priority: 42, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: explicit-policy}
+spec: {priorityClassName: batch, preemptionPolicy: PreemptLowerPriority, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: node-critical, namespace: kube-system}
+spec: {priorityClassName: system-node-critical, containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: cluster-critical, namespace: kube-system}
+spec: {priorityClassName: system-cluster-critical, containers: [{name: c}]}
+"#;
+
+#[test]
+fn priority_resolution_table() {
+    let snap = load(PRIORITY_TABLE);
+    use PreemptionPolicy::*;
+    let rows = [
+        ("default/by-class", 100, Never),
+        ("default/by-default", 7, PreemptLowerPriority),
+        ("default/explicit", 42, Never),
+        ("default/explicit-policy", 100, PreemptLowerPriority),
+        (
+            "kube-system/node-critical",
+            2_000_001_000,
+            PreemptLowerPriority,
+        ),
+        (
+            "kube-system/cluster-critical",
+            2_000_000_000,
+            PreemptLowerPriority,
+        ),
+    ];
+    for (key, prio, policy) in rows {
+        let p = snap.cluster.pod(key).unwrap_or_else(|| panic!("{key}"));
+        assert_eq!((p.priority, p.preemption_policy), (prio, policy), "{key}");
+    }
+    // Without any class, priority is 0.
+    let none =
+        load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
+    assert_eq!(none.cluster.pod("default/p").unwrap().priority, 0);
+}
+
+#[test]
+fn missing_priority_class_is_an_error() {
+    let (e, msg) = load_err(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns1}\nspec: {priorityClassName: gold, containers: [{name: c}]}\n",
+        "snap.yaml",
+    );
+    assert!(
+        matches!(e, SnapshotError::MissingPriorityClass { .. }),
+        "{msg}"
+    );
+    assert!(msg.contains("snap.yaml: document 1"), "{msg}");
+    assert!(msg.contains("Pod ns1/p"), "{msg}");
+    assert!(msg.contains("\"gold\""), "{msg}");
+}
+
+#[test]
+fn multi_document_yaml_with_empty_documents_and_comments() {
+    let snap = load(
+        "# leading comment\n---\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\n# only a comment\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: b\n...\n",
+    );
+    assert_eq!(snap.report.documents, 2);
+    let names: Vec<_> = snap
+        .cluster
+        .nodes()
+        .iter()
+        .map(|n| n.name().to_string())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
+#[test]
+fn list_json_and_typed_list() {
+    let json = r#"{"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+         "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": 110}}},
+        {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "x"},
+         "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": 1.5}}}]}}
+    ]}"#;
+    let snap = load_snapshot_str(json, "snap.json").unwrap();
+    assert_eq!(snap.cluster.nodes().len(), 1);
+    let n1 = snap.cluster.node("n1").unwrap();
+    assert_eq!(n1.node.allocatable.allowed_pod_number, 110);
+    assert_eq!(n1.requested.milli_cpu, 1500);
+
+    // The API server's own lists (`PodList`) print items without kind/apiVersion.
+    let typed = r#"{"apiVersion": "v1", "kind": "PodList", "items": [
+        {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c"}]}},
+        {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c"}]}}]}"#;
+    let snap = load_snapshot_str(typed, "pods.json").unwrap();
+    assert_eq!(snap.cluster.pod_count(), 2);
+
+    // A JSON stream of objects and a top-level array.
+    let stream = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "b"}}
+[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "c"}}]"#;
+    let snap = load_snapshot_str(stream, "stream.json").unwrap();
+    assert_eq!(snap.cluster.nodes().len(), 3);
+    assert_eq!(snap.report.documents, 3);
+}
+
+#[test]
+fn json_inside_a_yaml_file_and_yaml_flow_style() {
+    let snap = load_snapshot_str(
+        r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}"#,
+        "snap.yaml",
+    )
+    .unwrap();
+    assert_eq!(snap.cluster.nodes().len(), 1);
+    // Flow-style YAML is not JSON: parsed as YAML.
+    let snap = load_snapshot_str(
+        "{apiVersion: v1, kind: Node, metadata: {name: b}}",
+        "snap.yaml",
+    )
+    .unwrap();
+    assert!(snap.cluster.node("b").is_some());
+}
+
+#[test]
+fn large_json_list_decoded_in_parallel_keeps_order_and_first_error() {
+    // Enough items to take the multi-threaded path.
+    let mut items = Vec::new();
+    for i in 0..1500 {
+        items.push(format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "p{i}", "namespace": "ns"}}, "spec": {{"containers": [{{"name": "c"}}], "priority": {i}}}}}"#
+        ));
+    }
+    // A later duplicate replaces the earlier one.
+    items.push(r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p3", "namespace": "ns"}, "spec": {"containers": [{"name": "c"}], "priority": 9999}}"#.into());
+    let list = format!(
+        r#"{{"apiVersion": "v1", "kind": "List", "items": [{}]}}"#,
+        items.join(",\n")
+    );
+    let snap = load_snapshot_str(&list, "big.json").unwrap();
+    assert_eq!(snap.cluster.pod_count(), 1500);
+    assert_eq!(snap.cluster.pod("ns/p3").unwrap().priority, 9999);
+    assert_eq!(snap.report.duplicates, 1);
+
+    // Two bad items: the first in input order is reported.
+    let mut bad = items.clone();
+    bad[1400] = bad[1400].replace(r#""containers""#, r#""containers": 5, "x""#);
+    bad[700] = bad[700].replace(r#""priority": 700"#, r#""priority": "high""#);
+    let list = format!(
+        r#"{{"apiVersion": "v1", "kind": "List", "items": [{}]}}"#,
+        bad.join(",\n")
+    );
+    let (_, msg) = load_err(&list, "big.json");
+    assert!(msg.contains("items[700]"), "{msg}");
+    assert!(msg.contains("Pod ns/p700"), "{msg}");
+    assert!(msg.contains("field spec.priority"), "{msg}");
+    assert!(msg.contains("(line 701, column"), "{msg}");
+}
+
+#[test]
+fn directory_is_read_in_name_order_non_recursively() {
+    let snap = load_snapshot(&fixtures().join("dir")).unwrap();
+    let r = &snap.report;
+    let files: Vec<_> = r
+        .files
+        .iter()
+        .map(|f| {
+            Path::new(f)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(files, ["01-nodes.yaml", "02-pods.json", "03-pending.yml"]);
+    let names: Vec<_> = snap
+        .cluster
+        .nodes()
+        .iter()
+        .map(|n| n.name().to_string())
+        .collect();
+    assert_eq!(names, ["n1", "n2"]);
+    // n2 has only capacity: allocatable defaults to it.
+    assert_eq!(
+        snap.cluster.node("n2").unwrap().node.allocatable.milli_cpu,
+        4000
+    );
+    let web = snap.cluster.pod("default/web").unwrap();
+    assert_eq!(web.priority, 1000);
+    // Request defaulted from the limit.
+    assert_eq!(web.requests.milli_cpu, 500);
+    assert_eq!(snap.cluster.node("n1").unwrap().requested.milli_cpu, 500);
+    assert_eq!(r.terminal_pods, 1);
+    assert_eq!(r.count("Pod"), 2);
+    assert_eq!(r.count("Node"), 2);
+    assert_eq!(r.count("PriorityClass"), 1);
+    assert_eq!(snap.cluster.pending_pods().count(), 1);
+    assert!(r.to_string().contains("ignored 1 terminated pod"), "{r}");
+}
+
+#[test]
+fn empty_directory_is_an_error() {
+    let (e, msg) =
+        match load_snapshot(&fixtures().join("dir/nested/..").join("nested").join("none")) {
+            Err(e) => {
+                let m = e.to_string();
+                (e, m)
+            }
+            Ok(_) => panic!("loaded a missing path"),
+        };
+    assert!(matches!(e, SnapshotError::Io { .. }), "{msg}");
+    assert!(msg.contains("cannot read"), "{msg}");
+    let dir = std::env::temp_dir().join(format!("schedscope-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "x").unwrap();
+    let err = load_snapshot(&dir).unwrap_err();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(matches!(err, SnapshotError::EmptyDirectory { .. }), "{err}");
+    assert!(err.to_string().contains("no snapshot files"), "{err}");
+}
+
+#[test]
+fn storage_class_and_namespace_defaults() {
+    let snap = load_snapshot(
+        &fixtures().join("fidelity/h27-volumebinding-unbound-immediate/snapshot.yaml"),
+    )
+    .unwrap();
+    let sc = &snap.cluster.storage_classes["fast"];
+    assert_eq!(sc.volume_binding_mode.as_deref(), Some("Immediate"));
+    assert_eq!(sc.reclaim_policy.as_deref(), Some("Delete"));
+
+    let snap = load_snapshot(&fixtures().join("fidelity/h43-ipa-namespace-selector/snapshot.yaml"))
+        .unwrap();
+    let prod = &snap.cluster.namespaces["prod"];
+    let labels = prod.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["kubernetes.io/metadata.name"], "prod");
+    assert_eq!(labels["env"], "prod");
+    // An explicit WaitForFirstConsumer stays.
+    let snap = load(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: w}\nprovisioner: x\nvolumeBindingMode: WaitForFirstConsumer\n",
+    );
+    assert_eq!(
+        snap.cluster.storage_classes["w"]
+            .volume_binding_mode
+            .as_deref(),
+        Some("WaitForFirstConsumer")
+    );
+}
+
+#[test]
+fn terminal_pods_are_ignored_but_counted() {
+    let snap = load(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {nodeName: n, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\nstatus: {phase: Running}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {nodeName: n, containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\nstatus: {phase: Succeeded}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: f}\nspec: {nodeName: n, containers: [{name: c}]}\nstatus: {phase: Failed}\n",
+    );
+    assert_eq!(snap.report.terminal_pods, 2);
+    assert_eq!(snap.cluster.pod_count(), 1);
+    assert_eq!(snap.cluster.node("n").unwrap().requested.milli_cpu, 100);
+}
+
+#[test]
+fn unknown_kinds_counted_and_secrets_never_read() {
+    let snap = load(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: e}\n---\n\
+apiVersion: v1\ndata:\n  password: [not, valid, for, a, secret]\nkind: Secret\nmetadata: {name: s}\n---\n\
+apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: 5}\n---\n\
+apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: ksvc}\nspec: {template: 5}\n---\n\
+apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec: {selector: {app: a}}\n",
+    );
+    let skipped = &snap.report.skipped_kinds;
+    assert_eq!(skipped["Deployment"], 2);
+    assert_eq!(skipped["Secret"], 1);
+    assert_eq!(skipped["ConfigMap"], 1);
+    assert_eq!(skipped["Service (serving.knative.dev/v1)"], 1);
+    assert_eq!(snap.cluster.services.len(), 1);
+    assert!(snap.cluster.services.contains_key("default/svc"));
+    let shown = snap.report.to_string();
+    assert!(
+        shown.contains("skipped 1 ConfigMap, 2 Deployment, 1 Secret"),
+        "{shown}"
+    );
+
+    // In JSON too, a Secret's payload is not decoded (kubectl prints `data` first).
+    let json = r#"{"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "data": {"x": ["not", "a", "string"]}, "kind": "Secret", "metadata": {"name": "s"}}]}"#;
+    let snap = load_snapshot_str(json, "s.json").unwrap();
+    assert_eq!(snap.report.skipped_kinds["Secret"], 1);
+}
+
+#[test]
+fn runtime_class_overhead_is_applied() {
+    let snap = load(
+        "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\noverhead:\n  podFixed: {cpu: 250m, memory: 160Mi}\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  runtimeClassName: kata\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  runtimeClassName: kata\n  overhead: {cpu: 10m}\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n---\n\
+apiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec:\n  runtimeClassName: runc\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n",
+    );
+    let a = snap.cluster.pod("default/a").unwrap();
+    assert_eq!(a.overhead.milli_cpu, 250);
+    assert_eq!(a.requests.milli_cpu, 1250);
+    assert_eq!(a.requests.memory, 160 * 1024 * 1024);
+    let b = snap.cluster.pod("default/b").unwrap();
+    assert_eq!(b.requests.milli_cpu, 1010);
+    let c = snap.cluster.pod("default/c").unwrap();
+    assert_eq!(c.requests.milli_cpu, 1000);
+    assert_eq!(snap.report.count("RuntimeClass"), 1);
+}
+
+#[test]
+fn pod_groups_and_other_kinds() {
+    let snap = load(
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: batch}\nspec:\n  minMember: 3\n  scheduleTimeoutSeconds: 30\n  minResources: {cpu: '3', memory: 1Gi}\n---\n\
+apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb, namespace: batch}\nspec: {minAvailable: 1, selector: {matchLabels: {app: a}}}\n---\n\
+apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec: {drivers: [{name: d, nodeID: n1, allocatable: {count: 2}}]}\n---\n\
+apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: batch}\nspec: {selector: {matchLabels: {app: a}}}\n",
+    );
+    let g = &snap.cluster.pod_groups["batch/g"];
+    assert_eq!(g.min_member, 3);
+    assert_eq!(g.schedule_timeout_seconds, Some(30));
+    assert_eq!(g.min_resources["memory"], "1Gi");
+    assert!(
+        snap.cluster
+            .pod_disruption_budgets
+            .contains_key("batch/pdb")
+    );
+    assert!(snap.cluster.csi_nodes.contains_key("n1"));
+    assert!(snap.cluster.replica_sets.contains_key("batch/rs"));
+    let (_, msg) = load_err(
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minResources: {cpu: lots}}\n",
+        "pg.yaml",
+    );
+    assert!(msg.contains("PodGroup default/g"), "{msg}");
+    assert!(msg.contains("spec.minResources.cpu"), "{msg}");
+}
+
+#[test]
+fn missing_uid_gets_a_stable_synthetic_one() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\nspec: {containers: [{name: c}]}\n";
+    let a = load(text);
+    let b = load(text);
+    let ua = &a.cluster.pod("x/p").unwrap().uid;
+    assert!(!ua.is_empty());
+    assert_eq!(ua, &b.cluster.pod("x/p").unwrap().uid);
+}
+
+// ---------------------------------------------------------------------------------
+// Malformed input: a clear error, never a panic.
+
+#[test]
+fn bad_yaml_syntax_names_file_document_and_line() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n    namespace: x\n";
+    let (e, msg) = load_err(text, "cluster.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(
+        msg.starts_with("cluster.yaml: document 2 (line 9, column"),
+        "{msg}"
+    );
+    assert!(msg.contains("YAML syntax error"), "{msg}");
+}
+
+#[test]
+fn bad_json_syntax_names_line() {
+    let text =
+        "{\"apiVersion\": \"v1\",\n \"kind\": \"List\",\n \"items\": [\n {\"kind\": \"Pod\",}\n]}";
+    let (e, msg) = load_err(text, "c.json");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("c.json: document 1 (line 4"), "{msg}");
+    assert!(msg.contains("JSON syntax error"), "{msg}");
+}
+
+#[test]
+fn wrong_field_type_names_the_field_path() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\nspec:\n  containers:\n  - name: c\n    ports:\n    - containerPort: eighty\n";
+    let (e, msg) = load_err(text, "s.yaml");
+    assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    assert!(msg.contains("s.yaml: document 2 (line 5)"), "{msg}");
+    assert!(msg.contains("Pod x/p"), "{msg}");
+    assert!(
+        msg.contains("field spec.containers[0].ports[0].containerPort"),
+        "{msg}"
+    );
+
+    // In a JSON List, the position is the offending value's.
+    let json = "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {\"name\": \"n\", \"labels\": {\"a\": 1}}}]}";
+    let (_, msg) = load_err(json, "s.json");
+    assert!(
+        msg.contains("s.json: document 1, items[0] (line 3"),
+        "{msg}"
+    );
+    assert!(msg.contains("Node n"), "{msg}");
+    assert!(msg.contains("field metadata.labels.a"), "{msg}");
+}
+
+#[test]
+fn unknown_quantity_names_object_and_field() {
+    let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: web, namespace: shop}\n  spec:\n    containers:\n    - name: c\n      resources:\n        requests:\n          cpu: 2 cores\n";
+    let (e, msg) = load_err(text, "s.yaml");
+    assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    assert!(
+        msg.contains("s.yaml: document 1, items[0] (line 4)"),
+        "{msg}"
+    );
+    assert!(msg.contains("Pod shop/web"), "{msg}");
+    assert!(
+        msg.contains("field spec.containers[0].resources.requests.cpu"),
+        "{msg}"
+    );
+    assert!(msg.contains("2 cores"), "{msg}");
+
+    let node =
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {memory: 8GB}}\n";
+    let (_, msg) = load_err(node, "n.yaml");
+    assert!(
+        msg.contains("Node n: field status.capacity.memory"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn document_without_kind() {
+    let (e, msg) = load_err(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: mystery, namespace: x}\n",
+        "s.yaml",
+    );
+    assert!(matches!(e, SnapshotError::MissingKind { .. }), "{msg}");
+    assert!(msg.contains("s.yaml: document 2 (line 5)"), "{msg}");
+    assert!(msg.contains("x/mystery"), "{msg}");
+    assert!(msg.contains("no `kind` field"), "{msg}");
+}
+
+#[test]
+fn empty_files_are_errors() {
+    for (text, name) in [
+        ("", "e.yaml"),
+        ("  \n\n", "e.yaml"),
+        ("# nothing\n---\n", "e.yaml"),
+        ("", "e.json"),
+    ] {
+        let (e, msg) = load_err(text, name);
+        assert!(
+            matches!(e, SnapshotError::EmptyFile { .. }),
+            "{text:?}: {msg}"
+        );
+        assert!(
+            msg.starts_with(&format!("{name}: the file is empty")),
+            "{msg}"
+        );
+    }
+    // An empty List is valid kubectl output (no objects of those kinds).
+    let snap = load("apiVersion: v1\nkind: List\nitems: []\n");
+    assert_eq!(snap.cluster.nodes().len(), 0);
+}
+
+#[test]
+fn binary_garbage_is_an_error() {
+    let bytes: Vec<u8> = (0..2048u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let dir = std::env::temp_dir().join(format!("schedscope-garbage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("garbage.yaml");
+    std::fs::write(&file, &bytes).unwrap();
+    let err = load_snapshot(&file).unwrap_err();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(matches!(err, SnapshotError::NotText { .. }), "{err}");
+    assert!(err.to_string().contains("not a text file"), "{err}");
+    // Control characters that are valid UTF-8.
+    let (e, msg) = load_err("\u{1}\u{2}\u{0}kind: Pod", "g.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+}
+
+#[test]
+fn non_objects_and_api_versions() {
+    let (e, msg) = load_err("- a\n- b\n", "s.yaml");
+    assert!(matches!(e, SnapshotError::NotAnObject { .. }), "{msg}");
+    assert!(msg.contains("found a list"), "{msg}");
+    let (_, msg) = load_err(
+        "apiVersion: v1\nkind: List\nitems:\n- just a string\n",
+        "s.yaml",
+    );
+    assert!(msg.contains("items[0] (line 4)"), "{msg}");
+    assert!(msg.contains("found a string"), "{msg}");
+    let (e, msg) = load_err(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: n}\n",
+        "s.yaml",
+    );
+    assert!(
+        matches!(e, SnapshotError::UnsupportedApiVersion { .. }),
+        "{msg}"
+    );
+    assert!(msg.contains("PodDisruptionBudget n/p"), "{msg}");
+    assert!(msg.contains("\"policy/v1\""), "{msg}");
+    let (_, msg) = load_err("apiVersion: v1\nkind: Node\nmetadata: {}\n", "s.yaml");
+    assert!(
+        msg.contains("field metadata.name: required field is missing"),
+        "{msg}"
+    );
+}
+
+/// A tiny deterministic generator, so failures reproduce.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn mutate(rng: &mut XorShift, base: &[u8]) -> Vec<u8> {
+    let mut b = base.to_vec();
+    let noise = b"{}[]:,-\"'#&*!|>%@`\n\t \\0x9.eE+";
+    for _ in 0..1 + rng.below(4) {
+        let len = b.len();
+        match rng.below(6) {
+            0 if len > 0 => b[rng.below(len)] = rng.next() as u8,
+            1 => {
+                let at = rng.below(len + 1);
+                b.insert(at, noise[rng.below(noise.len())]);
+            }
+            2 if len > 0 => {
+                let at = rng.below(len);
+                let end = (at + rng.below(40)).min(len);
+                b.drain(at..end);
+            }
+            3 => b.truncate(rng.below(len + 1)),
+            4 if len > 0 => {
+                // Duplicate a slice (repeated keys, nested structure).
+                let at = rng.below(len);
+                let end = (at + rng.below(60)).min(len);
+                let piece = b[at..end].to_vec();
+                let to = rng.below(b.len() + 1);
+                b.splice(to..to, piece);
+            }
+            _ => {
+                let at = rng.below(len + 1);
+                b.insert(at, noise[rng.below(noise.len())]);
+            }
+        }
+    }
+    b
+}
+
+/// Mutated snapshots (YAML, JSON, Lists) must give either a snapshot or an error that
+/// names the input, never a panic.
+#[test]
+fn fuzzed_inputs_never_panic() {
+    let yaml = std::fs::read(
+        fixtures().join("fidelity/h61-list-format-global-default-priority/snapshot.yaml"),
+    )
+    .unwrap();
+    let multi = std::fs::read(fixtures().join("dir/01-nodes.yaml")).unwrap();
+    let json = std::fs::read(fixtures().join("dir/02-pods.json")).unwrap();
+    let bases: [(&[u8], &str); 3] = [(&yaml, "f.yaml"), (&multi, "m.yaml"), (&json, "f.json")];
+    let mut rng = XorShift(0x9E3779B97F4A7C15);
+    let (mut ok, mut failed) = (0, 0);
+    for round in 0..900 {
+        let (base, name) = bases[round % bases.len()];
+        let input = mutate(&mut rng, base);
+        let text = String::from_utf8_lossy(&input);
+        match load_snapshot_str(&text, name) {
+            Ok(_) => ok += 1,
+            Err(e) => {
+                failed += 1;
+                let msg = e.to_string();
+                assert!(msg.starts_with(name), "round {round}: {msg}");
+            }
+        }
+    }
+    // The mutations must exercise both outcomes to mean anything.
+    assert!(ok > 50 && failed > 50, "ok {ok}, failed {failed}");
+}
