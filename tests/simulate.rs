@@ -528,3 +528,90 @@ fn node_search_stops_at_num_nodes_to_find_and_rotates() {
     assert_eq!(t2.feasible.first().map(String::as_str), Some("n100"));
     assert_eq!(t2.feasible.last().map(String::as_str), Some("n199"));
 }
+
+/// A test Permit plugin: pods labelled `wait: "yes"` wait 60 s.
+struct WaitForLabel;
+impl schedscope::engine::framework::Plugin for WaitForLabel {
+    fn name(&self) -> &str {
+        "WaitForLabel"
+    }
+    fn as_permit(&self) -> Option<&dyn schedscope::engine::framework::PermitPlugin> {
+        Some(self)
+    }
+}
+impl schedscope::engine::framework::PermitPlugin for WaitForLabel {
+    fn permit(
+        &self,
+        _cx: &schedscope::engine::Ctx,
+        _state: &mut schedscope::engine::CycleState,
+        pod: &schedscope::model::Pod,
+        _node: &str,
+    ) -> (schedscope::engine::Status, Duration) {
+        if pod.labels.get("wait").map(String::as_str) == Some("yes") {
+            (
+                schedscope::engine::Status::new(
+                    schedscope::engine::Code::Wait,
+                    Vec::<String>::new(),
+                ),
+                Duration::from_secs(60),
+            )
+        } else {
+            (schedscope::engine::Status::success(), Duration::ZERO)
+        }
+    }
+}
+
+#[test]
+fn preempting_a_waiting_pod_rejects_it_and_the_preemptor_binds() {
+    let mut config = SchedulerConfig::defaults();
+    config.profiles[0]
+        .permit
+        .push(std::sync::Arc::new(WaitForLabel));
+    let mut w = simple_pod("w", "3", "1Gi", None);
+    w["metadata"]["labels"] = json!({"wait": "yes"});
+    let c = cluster(vec![simple_node("n1", "4", "16Gi")], vec![w]);
+    let mut sim = Simulator::new(c, config, opts());
+    sim.run_until_idle();
+    assert_eq!(sim.waiting().len(), 1);
+
+    let mut h = simple_pod("h", "3", "1Gi", None);
+    h["spec"]["priority"] = json!(100);
+    sim.add_pod(schedscope::model::testing::pod(h)).unwrap();
+    assert!(
+        sim.add_pod(schedscope::model::testing::pod(simple_pod(
+            "h", "1", "1Gi", None
+        )))
+        .is_err()
+    );
+    sim.run_until_idle();
+
+    let r = sim.result();
+    let w_events = events_of(&r, "default/w");
+    assert!(
+        w_events.iter().any(
+            |e| matches!(e, SimEventKind::Rejected { plugin, message, .. }
+            if plugin == "DefaultPreemption" && message == "preempted")
+        ),
+        "{w_events:?}"
+    );
+    assert!(
+        events_of(&r, "default/h")
+            .iter()
+            .any(|e| matches!(e, SimEventKind::Nominated { node, victims } if node == "n1" && victims == &["default/w".to_string()]))
+    );
+    assert_eq!(
+        placement(&r, "default/h"),
+        &Placement::Bound { node: "n1".into() }
+    );
+    // The waiting victim was not deleted: it is back in the queue, unschedulable.
+    match placement(&r, "default/w") {
+        Placement::Unschedulable { message, .. } => {
+            assert!(
+                message.starts_with("0/1 nodes are available: 1 Insufficient cpu."),
+                "{message}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sim.waiting().is_empty());
+}

@@ -413,6 +413,7 @@ impl Simulator {
     }
 
     fn enqueue_initial(&mut self, pod: Arc<Pod>) {
+        // (Also used for pods added later: `initial_adds` keeps their order.)
         let key = pod.key();
         self.records.entry(key.clone()).or_default();
         let Some(pi) = self.profile_of(&pod) else {
@@ -430,9 +431,9 @@ impl Simulator {
             self.event(&key, SimEventKind::Skipped { reason });
             return;
         }
-        // As a freshly started scheduler lists them: in key order (the API server's
-        // list order), each added a moment after the previous one.
-        let added = add(self.start, Duration::from_nanos(self.initial_adds));
+        // At the start, as a freshly started scheduler lists them: in key order (the
+        // API server's list order), each added a moment after the previous one.
+        let added = add(self.now, Duration::from_nanos(self.initial_adds));
         self.initial_adds += 1;
         let gate = queue::run_pre_enqueue(
             &self.config.profiles[pi],
@@ -448,6 +449,26 @@ impl Simulator {
             self.queue.add(qp, gate, &less)
         };
         self.event(&key, SimEventKind::Queued { queue: to });
+    }
+
+    /// A pod created while the simulation runs (an informer Add): a pending pod is
+    /// queued now; a bound one joins its node (an assigned-pod add for the queue).
+    pub fn add_pod(&mut self, pod: Pod) -> Result<(), String> {
+        let key = pod.key();
+        if self.cluster.pod(&key).is_some() {
+            return Err(format!("pod {key} already exists"));
+        }
+        let bound = pod.is_bound();
+        self.cluster.upsert_pod(pod);
+        let Some(pod) = self.cluster.pod(&key).cloned() else {
+            return Err(format!("pod {key} is terminal"));
+        };
+        if bound {
+            self.move_all(ClusterEvent::AssignedPodAdd, None);
+        } else {
+            self.enqueue_initial(pod);
+        }
+        Ok(())
     }
 
     pub fn now(&self) -> Timestamp {
