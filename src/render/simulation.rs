@@ -122,11 +122,19 @@ pub fn describe_placement(p: &Placement) -> String {
             nominated_node,
             queue,
         } => {
-            let nom = nominated_node
-                .as_ref()
-                .map(|n| format!(" (nominated to {n})"))
-                .unwrap_or_default();
-            format!("unschedulable{nom} in {}: {message}", queue.as_str())
+            let mut notes = Vec::new();
+            if let Some(n) = nominated_node {
+                notes.push(format!("nominated to {n}"));
+            }
+            if *queue != QueueName::Unschedulable {
+                notes.push(format!("in {}", queue.as_str()));
+            }
+            let notes = if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join(", "))
+            };
+            format!("unschedulable{notes}: {message}")
         }
         Placement::Gated { plugin, message } => format!("gated by {plugin}: {message}"),
         Placement::Waiting { node } => format!("still waiting at Permit on {node}"),
@@ -245,4 +253,124 @@ pub fn to_json(r: &SimulationResult, traces: bool) -> Value {
         m.insert("traces".into(), Value::Array(t));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::queue::ClusterEvent;
+    use crate::engine::scheduler::{PodResult, SimEvent, WaitInfo};
+    use k8s_openapi::jiff::Timestamp;
+
+    fn result() -> SimulationResult {
+        let ev = |seq, at_ms, pod: &str, kind| SimEvent {
+            seq,
+            at_ms,
+            pod: pod.into(),
+            kind,
+        };
+        SimulationResult {
+            start: Timestamp::new(1_767_225_600, 0).unwrap(),
+            end_ms: 60_000,
+            stop: StopReason::Settled,
+            events: vec![
+                ev(
+                    0,
+                    0,
+                    "ns/a",
+                    SimEventKind::Queued {
+                        queue: QueueName::Active,
+                    },
+                ),
+                ev(
+                    1,
+                    0,
+                    "ns/a",
+                    SimEventKind::Waiting {
+                        node: "n1".into(),
+                        waits: vec![WaitInfo {
+                            plugin: "Coscheduling".into(),
+                            timeout: "1m0s".into(),
+                            deadline_ms: 60_000,
+                        }],
+                    },
+                ),
+                ev(
+                    2,
+                    60_000,
+                    "ns/a",
+                    SimEventKind::Failed {
+                        message: "0/1 nodes are available: 1 x.".into(),
+                        plugins: vec!["Coscheduling".into()],
+                        queue: QueueName::Unschedulable,
+                    },
+                ),
+                ev(
+                    3,
+                    60_000,
+                    "ns/b",
+                    SimEventKind::Moved {
+                        to: QueueName::Backoff,
+                        event: ClusterEvent::AssignedPodDelete,
+                    },
+                ),
+            ],
+            attempts: Vec::new(),
+            pods: vec![
+                PodResult {
+                    pod: "ns/a".into(),
+                    attempts: 1,
+                    placement: Placement::Unschedulable {
+                        message: "0/1 nodes are available: 1 x.".into(),
+                        nominated_node: None,
+                        queue: QueueName::Unschedulable,
+                    },
+                },
+                PodResult {
+                    pod: "ns/b".into(),
+                    attempts: 2,
+                    placement: Placement::Bound { node: "n2".into() },
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn timeline_text() {
+        let want = "\
+simulation from 2026-01-01T00:00:00Z: 0 attempts, settled at +1m0s
+
+TIME   POD   EVENT
++0s    ns/a  queued in activeQ
++0s    ns/a  waiting at Permit on n1: Coscheduling up to 1m0s (until +1m0s)
++1m0s  ns/a  failed (rejected by Coscheduling) → unschedulablePods: 0/1 nodes are available: 1 x.
++1m0s  ns/b  moved to backoffQ (AssignedPodDelete)
+
+POD   ATTEMPTS  RESULT
+ns/a  1         unschedulable: 0/1 nodes are available: 1 x.
+ns/b  2         bound to n2
+
+1 pod of 2 bound
+";
+        assert_eq!(render_timeline(&result()), want);
+    }
+
+    #[test]
+    fn json_has_events_with_times_and_placements_by_pod() {
+        let j = to_json(&result(), false);
+        assert_eq!(j["end"], "+1m0s");
+        assert_eq!(j["stop"], json!({"kind": "settled"}));
+        assert_eq!(
+            j["events"][1],
+            json!({"seq": 1, "at_ms": 0, "at": "+0s", "pod": "ns/a", "kind": "waiting", "node": "n1",
+                   "waits": [{"plugin": "Coscheduling", "timeout": "1m0s", "deadline_ms": 60000}]})
+        );
+        assert_eq!(
+            j["pods"]["ns/b"],
+            json!({"kind": "bound", "node": "n2", "attempts": 2})
+        );
+        assert_eq!(j["pods"]["ns/a"]["queue"], "unschedulable");
+        assert!(j.get("traces").is_none());
+        assert_eq!(to_json(&result(), true)["traces"], json!([]));
+    }
 }
