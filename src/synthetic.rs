@@ -39,8 +39,19 @@ impl Lcg {
 }
 
 pub fn synthetic_cluster_json(spec: &SyntheticSpec) -> String {
+    synthetic_cluster_with_pending_json(spec, 0)
+}
+
+/// Name of the `i`-th extra plain pending pod (namespace `bench-sim`).
+pub fn pending_pod_key(i: usize) -> String {
+    format!("bench-sim/pending-{i:06}")
+}
+
+/// As [`synthetic_cluster_json`], plus `extra_pending` plain pending pods (for `simulate`):
+/// `bench-sim/pending-NNNNNN`, one container each, 100–400m cpu and 128–512Mi.
+pub fn synthetic_cluster_with_pending_json(spec: &SyntheticSpec, extra_pending: usize) -> String {
     let mut rng = Lcg(42);
-    let mut s = String::with_capacity(spec.pods * 900 + spec.nodes * 700);
+    let mut s = String::with_capacity((spec.pods + extra_pending) * 900 + spec.nodes * 700);
     s.push_str(r#"{"apiVersion":"v1","kind":"List","items":["#);
     let mut first = true;
     let mut sep = |s: &mut String| {
@@ -107,6 +118,20 @@ pub fn synthetic_cluster_json(spec: &SyntheticSpec) -> String {
             r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"{ns}","uid":"uid-{name}","labels":{{"app":"app-7"}},"creationTimestamp":"2026-01-02T00:00:00Z"}},"spec":{{"containers":[{{"name":"main","image":"registry.example.com/app:3","resources":{{"requests":{{"cpu":"500m","memory":"512Mi"}}}}}}]{extra}}},"status":{{"phase":"Pending"}}}}"#
         );
     }
+    let mut rng = Lcg(7);
+    for i in 0..extra_pending {
+        sep(&mut s);
+        let cpu = 100 + (rng.next() % 4) * 100;
+        let mem = 128 + (rng.next() % 4) * 128;
+        let key = pending_pod_key(i);
+        let (ns, name) = key.split_once('/').unwrap_or(("bench-sim", &key));
+        let _ = write!(
+            s,
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"{ns}","uid":"uid-sim-{i}","labels":{{"app":"sim-{app}"}},"creationTimestamp":"2026-01-03T00:00:00Z"}},"spec":{{"containers":[{{"name":"main","image":"registry.example.com/app:{v}","resources":{{"requests":{{"cpu":"{cpu}m","memory":"{mem}Mi"}}}}}}]}},"status":{{"phase":"Pending"}}}}"#,
+            app = i % 50,
+            v = i % 7,
+        );
+    }
     s.push_str("]}");
     s
 }
@@ -127,6 +152,22 @@ mod tests {
         let kinds = |k: &str| items.iter().filter(|i| i["kind"] == k).count();
         assert_eq!(kinds("Node"), 10);
         assert_eq!(kinds("Pod"), 25 + 3);
+        let with = synthetic_cluster_with_pending_json(
+            &SyntheticSpec {
+                nodes: 10,
+                pods: 25,
+                zones: 3,
+            },
+            7,
+        );
+        let v: serde_json::Value = serde_json::from_str(&with).unwrap();
+        let items = v["items"].as_array().unwrap();
+        let pending = items
+            .iter()
+            .filter(|i| i["kind"] == "Pod" && i["spec"]["nodeName"].is_null())
+            .count();
+        assert_eq!(pending, 3 + 7);
+        assert!(with.contains("\"bench-sim\"") && with.contains("pending-000006"));
         // Deterministic.
         assert_eq!(
             text,

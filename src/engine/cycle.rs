@@ -46,6 +46,42 @@ pub fn run_cycle_with_state(
     pod: &Pod,
     opts: &CycleOptions,
 ) -> CycleOutput {
+    let mut out = run_scheduling_cycle(fw, cluster, pod, opts, CycleState::default(), None);
+    if let Outcome::Scheduled { node: host } = &out.trace.outcome {
+        let host = host.clone();
+        let cx = Ctx {
+            cluster,
+            now: opts.now,
+        };
+        out.trace.binding = dry_run_binding(fw, &cx, &mut out.state, pod, &host);
+        let (outcome, fit_error) = binding_outcome(&out.trace.binding, &host);
+        out.trace.outcome = outcome;
+        if fit_error.is_some() {
+            out.trace.fit_error = fit_error;
+        }
+    }
+    out
+}
+
+/// The scheduling cycle up to host selection, without the binding half: when a host
+/// is selected, `trace.outcome` is `Scheduled` with it and `trace.binding` is empty,
+/// for a caller that runs Reserve/Permit/... itself (the simulator). `state` is the
+/// cycle state to start from (it may carry a framework handle).
+///
+/// `next_start_node_index`: `None` filters every node (explain). `Some` searches as
+/// kube-scheduler does with `parallelism: 1`: nodes from that index on (wrapping),
+/// stopping once `numNodesToFind` feasible nodes are found; the index is advanced by
+/// the nodes processed (not when the nominated node was taken), and `trace.filter`
+/// lists the processed nodes only.
+pub fn run_scheduling_cycle(
+    fw: &Framework,
+    cluster: &Cluster,
+    pod: &Pod,
+    opts: &CycleOptions,
+    state: CycleState,
+    next_start_node_index: Option<&mut usize>,
+) -> CycleOutput {
+    let mut state = state;
     let cx = Ctx {
         cluster,
         now: opts.now,
@@ -78,7 +114,6 @@ pub fn run_cycle_with_state(
             nominated_node: None,
         },
     };
-    let mut state = CycleState::default();
 
     // PreEnqueue: a rejected pod never reaches the active queue.
     for p in &fw.pre_enqueue {
@@ -133,6 +168,8 @@ pub fn run_cycle_with_state(
     }
 
     let mut feasible: Vec<usize> = Vec::new();
+    // Nodes the sampled search processed (None: every node, or not sampled).
+    let mut processed: Option<BTreeSet<usize>> = None;
     if pre_filter_msg.is_empty() {
         // Nominated node fast path.
         let mut took_nominated = false;
@@ -174,9 +211,20 @@ pub fn run_cycle_with_state(
                 }
             };
             trace.num_nodes_to_find = num_feasible_nodes_to_find(fw, candidates.len());
-            for idx in candidates {
+            let n = candidates.len();
+            let (start, limit) = match &next_start_node_index {
+                Some(i) if n > 0 => (**i % n, trace.num_nodes_to_find),
+                _ => (0, usize::MAX),
+            };
+            let mut visited: Vec<usize> = Vec::with_capacity(n.min(limit.saturating_add(64)));
+            for k in 0..n {
+                let idx = candidates[(start + k) % n];
                 let st = fw.run_filter_plugins_with_nominated_pods(&cx, &state, pod, &nodes[idx]);
                 if st.is_success() {
+                    // Enough found: the search is cancelled and this node dropped.
+                    if feasible.len() >= limit {
+                        break;
+                    }
                     feasible.push(idx);
                 } else if st.is_rejected() {
                     statuses.statuses[idx] = Some(st);
@@ -184,17 +232,27 @@ pub fn run_cycle_with_state(
                     trace.outcome = Outcome::Error {
                         message: st.message(),
                     };
-                    trace.filter = verdicts(nodes, &statuses, &feasible, None);
+                    let only = next_start_node_index
+                        .is_some()
+                        .then(|| visited.into_iter().collect());
+                    trace.filter = verdicts(nodes, &statuses, &feasible, only);
                     return CycleOutput { trace, state };
                 }
+                visited.push(idx);
+            }
+            if let Some(i) = next_start_node_index {
+                if !nodes.is_empty() {
+                    *i = (*i + visited.len()) % nodes.len();
+                }
+                processed = Some(visited.into_iter().collect());
             }
         }
     }
 
     let only = if pre_filter_msg.is_empty() && trace.nominated_node.as_ref().is_some_and(|n| n.1) {
-        feasible.first().copied()
+        feasible.first().map(|&i| BTreeSet::from([i]))
     } else {
-        None
+        processed
     };
     trace.filter = verdicts(nodes, &statuses, &feasible, only);
     trace.feasible = feasible
@@ -249,13 +307,8 @@ pub fn run_cycle_with_state(
     trace.best_nodes = best;
     let host = select_host(&trace.totals).map(|i| trace.feasible[i].clone());
     trace.selected_node = host.clone();
-    if let Some(host) = host {
-        trace.binding = dry_run_binding(fw, &cx, &mut state, pod, &host);
-        let (outcome, fit_error) = binding_outcome(&trace.binding, &host);
-        trace.outcome = outcome;
-        if fit_error.is_some() {
-            trace.fit_error = fit_error;
-        }
+    if let Some(node) = host {
+        trace.outcome = Outcome::Scheduled { node };
     }
     CycleOutput { trace, state }
 }
@@ -405,7 +458,7 @@ fn verdicts(
     nodes: &[NodeInfo],
     statuses: &NodeToStatus,
     feasible: &[usize],
-    only: Option<usize>,
+    only: Option<BTreeSet<usize>>,
 ) -> Vec<NodeVerdict> {
     let feasible: BTreeSet<usize> = feasible.iter().copied().collect();
     let make = |i: usize, n: &NodeInfo| {
@@ -429,7 +482,7 @@ fn verdicts(
         }
     };
     match only {
-        Some(i) => vec![make(i, &nodes[i])],
+        Some(set) => set.into_iter().map(|i| make(i, &nodes[i])).collect(),
         None => nodes.iter().enumerate().map(|(i, n)| make(i, n)).collect(),
     }
 }

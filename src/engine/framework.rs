@@ -213,6 +213,19 @@ pub trait PreEnqueuePlugin {
 pub trait QueueSortPlugin {
     /// `a` should be popped before `b`.
     fn less(&self, a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool;
+    /// `less` inside a running scheduler: `cx.cluster` holds the queued pods' world
+    /// and `state` the scheduler's handle (`engine::handle`). Plugins whose order
+    /// depends on other objects or their own history (Coscheduling: PodGroups and
+    /// their last failure) override this; the default is `less`.
+    fn less_in(
+        &self,
+        _cx: &Ctx,
+        _state: &CycleState,
+        a: &QueuedPodInfo,
+        b: &QueuedPodInfo,
+    ) -> bool {
+        self.less(a, b)
+    }
 }
 
 pub trait PreFilterPlugin {

@@ -1,11 +1,16 @@
 //! The pure scheduling engine: cluster model in, trace out. No terminal, network,
 //! clock or files here.
 
+pub mod binding;
 pub mod cycle;
 pub mod fit_error;
 pub mod framework;
+pub mod handle;
 pub mod plugins;
+pub mod queue;
+pub mod scheduler;
 pub mod status;
+pub mod waiting;
 
 pub use framework::{Ctx, CycleState, Framework};
 pub use status::{Code, Status};

@@ -2,4 +2,5 @@
 //! schema (also as YAML) and a human table.
 
 pub mod json;
+pub mod simulation;
 pub mod table;

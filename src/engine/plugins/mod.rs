@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::framework::Plugin;
 
+pub mod coscheduling;
 pub mod csi_translation;
 pub mod default_binder;
 pub mod default_preemption;
@@ -129,6 +130,7 @@ pub fn registry() -> Registry {
         ),
         in_tree("ImageLocality", image_locality::new, None),
         in_tree("DefaultBinder", default_binder::new, None),
+        out_of_tree("Coscheduling", coscheduling::new, Some(coscheduling::args)),
         out_of_tree(
             "NodeResourcesAllocatable",
             node_resources_allocatable::new,

@@ -1,0 +1,803 @@
+//! The scheduling queue for `simulate` (semantics §7): activeQ ordered by the
+//! profile's QueueSort plugin, backoffQ, unschedulable pods, and gated pods (PreEnqueue
+//! rejected them).
+//!
+//! Faithful:
+//! * activeQ and backoffQ are Go `container/heap`s (same sift order, so equal keys
+//!   pop in upstream's order); backoffQ is ordered by backoff expiry, ties by activeQ
+//!   order.
+//! * Backoff `min(initial·2^(count−1), max)`, `count` = consecutive errors if any,
+//!   else unschedulable attempts; expiry = requeue time + backoff, truncated to the
+//!   second; completed backoffs move to activeQ before every pop; with activeQ empty
+//!   the scheduler pops the head of backoffQ (`SchedulerPopFromBackoffQ`, on).
+//! * A rejected pod goes to unschedulable pods unless an event that concerns one of
+//!   its rejector plugins happened while it was being scheduled (then to backoffQ,
+//!   or activeQ when its backoff is over); Pending-only rejections skip backoff.
+//! * `Activate` (PodsToActivate) moves unschedulable or backing-off pods to activeQ.
+//!
+//! Simplified (say so when it matters):
+//! * Queueing hints are a static table: which plugin is concerned by an assigned pod
+//!   being added (bound) or deleted (victim evicted, assumed pod forgotten); no hint
+//!   function looks at the pod. Plugins not in the table are concerned by both.
+//! * A cycle that ended in an Error parks the pod with the unschedulable ones, to be
+//!   retried (after backoff) on the next cluster event; upstream retries it on error
+//!   backoff forever, which in a model where nothing else changes gives the same error.
+//! * The 5-minute flush of unschedulable pods is not modelled (it retries pods whose
+//!   answer cannot have changed), so a simulation can settle.
+//! * Gated pods stay gated: nothing in a simulation removes a scheduling gate, and
+//!   PreEnqueue is not re-run on moves from backoff/unschedulable to activeQ.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use super::framework::{Ctx, Framework, QueuedPodInfo};
+use super::status::Status;
+use crate::model::Pod;
+
+/// The cluster events a simulation produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClusterEvent {
+    /// A pod was bound (`AssignedPodAdd`).
+    AssignedPodAdd,
+    /// An assigned pod went away: a preemption victim was deleted, or an assumed pod
+    /// was forgotten after a binding failure (`AssignedPodDelete`).
+    AssignedPodDelete,
+}
+
+impl ClusterEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterEvent::AssignedPodAdd => "AssignedPodAdd",
+            ClusterEvent::AssignedPodDelete => "AssignedPodDelete",
+        }
+    }
+}
+
+/// Whether a rejection by `plugin` may be resolved by `event` (the plugin's
+/// `EventsToRegister` in 1.35, reduced to the events a simulation produces).
+pub fn plugin_cares(plugin: &str, event: ClusterEvent) -> bool {
+    use ClusterEvent::*;
+    match plugin {
+        // Pod/Delete: resources, ports, volumes freed.
+        "NodeResourcesFit" | "NodePorts" | "VolumeRestrictions" | "NodeVolumeLimits" => {
+            event == AssignedPodDelete
+        }
+        // Pod/Add|UpdatePodLabel|Delete.
+        "InterPodAffinity" | "PodTopologySpread" => true,
+        // scheduler-plugins Coscheduling: Pod/Add, PodGroup/Add|Update.
+        "Coscheduling" => event == AssignedPodAdd,
+        // Node, volume-object, claim or gate events only.
+        "NodeUnschedulable" | "NodeName" | "TaintToleration" | "NodeAffinity" | "VolumeBinding"
+        | "VolumeZone" | "SchedulingGates" | "DynamicResources" => false,
+        _ => true,
+    }
+}
+
+/// Why a gated pod is held.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    pub plugin: String,
+    pub message: String,
+}
+
+/// A pod in the queue with upstream's bookkeeping (`framework.QueuedPodInfo`).
+#[derive(Clone, Debug)]
+pub struct QueuedPod {
+    pub info: QueuedPodInfo,
+    pub unschedulable_count: u32,
+    pub consecutive_errors: u32,
+    /// Plugins that rejected the pod in its last attempt.
+    pub unschedulable_plugins: BTreeSet<String>,
+    /// Plugins that returned Pending in its last attempt.
+    pub pending_plugins: BTreeSet<String>,
+    pub backoff_expiration: Option<Timestamp>,
+    pub gate: Option<Gate>,
+}
+
+impl QueuedPod {
+    pub fn new(pod: Arc<Pod>, added: Timestamp) -> Self {
+        QueuedPod {
+            info: QueuedPodInfo {
+                pod,
+                timestamp: added,
+                initial_attempt_timestamp: None,
+                attempts: 0,
+            },
+            unschedulable_count: 0,
+            consecutive_errors: 0,
+            unschedulable_plugins: BTreeSet::new(),
+            pending_plugins: BTreeSet::new(),
+            backoff_expiration: None,
+            gate: None,
+        }
+    }
+    pub fn uid(&self) -> &str {
+        &self.info.pod.uid
+    }
+    pub fn key(&self) -> String {
+        self.info.pod.key()
+    }
+}
+
+/// How the last attempt failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Rejected by these plugins (Unschedulable/UU), or Pending from these.
+    Rejected {
+        unschedulable: BTreeSet<String>,
+        pending: BTreeSet<String>,
+    },
+    /// An Error status.
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum QueueName {
+    #[serde(rename = "activeQ")]
+    Active,
+    #[serde(rename = "backoffQ")]
+    Backoff,
+    Unschedulable,
+    Gated,
+}
+
+impl QueueName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueName::Active => "activeQ",
+            QueueName::Backoff => "backoffQ",
+            QueueName::Unschedulable => "unschedulablePods",
+            QueueName::Gated => "gated",
+        }
+    }
+}
+
+/// `a` pops before `b`.
+pub type Less<'a> = &'a dyn Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool;
+
+/// A keyed binary heap with Go `container/heap`'s exact sift order.
+#[derive(Clone, Debug, Default)]
+struct GoHeap {
+    items: Vec<QueuedPod>,
+    index: HashMap<String, usize>,
+}
+
+impl GoHeap {
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+    fn contains(&self, uid: &str) -> bool {
+        self.index.contains_key(uid)
+    }
+    fn swap(&mut self, i: usize, j: usize) {
+        self.items.swap(i, j);
+        self.index.insert(self.items[i].uid().to_string(), i);
+        self.index.insert(self.items[j].uid().to_string(), j);
+    }
+    fn up(&mut self, mut j: usize, less: &dyn Fn(&QueuedPod, &QueuedPod) -> bool) {
+        while j > 0 {
+            let i = (j - 1) / 2;
+            if !less(&self.items[j], &self.items[i]) {
+                break;
+            }
+            self.swap(i, j);
+            j = i;
+        }
+    }
+    fn down(&mut self, i0: usize, n: usize, less: &dyn Fn(&QueuedPod, &QueuedPod) -> bool) -> bool {
+        let mut i = i0;
+        loop {
+            let j1 = 2 * i + 1;
+            if j1 >= n {
+                break;
+            }
+            let mut j = j1;
+            let j2 = j1 + 1;
+            if j2 < n && less(&self.items[j2], &self.items[j1]) {
+                j = j2;
+            }
+            if !less(&self.items[j], &self.items[i]) {
+                break;
+            }
+            self.swap(i, j);
+            i = j;
+        }
+        i > i0
+    }
+    /// `AddOrUpdate`: push, or replace and fix.
+    fn push(&mut self, qp: QueuedPod, less: &dyn Fn(&QueuedPod, &QueuedPod) -> bool) {
+        if let Some(&i) = self.index.get(qp.uid()) {
+            self.items[i] = qp;
+            let n = self.items.len();
+            if !self.down(i, n, less) {
+                self.up(i, less);
+            }
+            return;
+        }
+        let uid = qp.uid().to_string();
+        self.items.push(qp);
+        let n = self.items.len() - 1;
+        self.index.insert(uid, n);
+        self.up(n, less);
+    }
+    fn peek(&self) -> Option<&QueuedPod> {
+        self.items.first()
+    }
+    fn pop(&mut self, less: &dyn Fn(&QueuedPod, &QueuedPod) -> bool) -> Option<QueuedPod> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let n = self.items.len() - 1;
+        self.swap(0, n);
+        self.down(0, n, less);
+        let qp = self.items.pop()?;
+        self.index.remove(qp.uid());
+        Some(qp)
+    }
+    fn remove(
+        &mut self,
+        uid: &str,
+        less: &dyn Fn(&QueuedPod, &QueuedPod) -> bool,
+    ) -> Option<QueuedPod> {
+        let i = *self.index.get(uid)?;
+        let n = self.items.len() - 1;
+        if n != i {
+            self.swap(i, n);
+            if !self.down(i, n, less) {
+                self.up(i, less);
+            }
+        }
+        let qp = self.items.pop()?;
+        self.index.remove(qp.uid());
+        Some(qp)
+    }
+    fn get_mut(&mut self, uid: &str) -> Option<&mut QueuedPod> {
+        let i = *self.index.get(uid)?;
+        self.items.get_mut(i)
+    }
+}
+
+fn add_duration(t: Timestamp, d: Duration) -> Timestamp {
+    SignedDuration::try_from(d)
+        .ok()
+        .and_then(|sd| t.checked_add(sd).ok())
+        .unwrap_or(Timestamp::MAX)
+}
+
+fn truncate_to_second(t: Timestamp) -> Timestamp {
+    let secs = t.as_second();
+    let secs = if t.subsec_nanosecond() < 0 {
+        secs - 1
+    } else {
+        secs
+    };
+    Timestamp::new(secs, 0).unwrap_or(t)
+}
+
+/// PreEnqueue (before the pod may enter activeQ/backoffQ): the first plugin that
+/// does not return Success gates the pod.
+pub fn run_pre_enqueue(fw: &Framework, cx: &Ctx, pod: &Pod) -> Option<Gate> {
+    for p in &fw.pre_enqueue {
+        let Some(pe) = p.as_pre_enqueue() else {
+            continue;
+        };
+        let st: Status = pe.pre_enqueue(cx, pod);
+        if !st.is_success() {
+            return Some(Gate {
+                plugin: p.name().to_string(),
+                message: st.message(),
+            });
+        }
+    }
+    None
+}
+
+#[derive(Clone, Debug)]
+pub struct SchedulingQueue {
+    active: GoHeap,
+    /// Pods that were rejected by plugins, backing off.
+    backoff: GoHeap,
+    /// Pods that failed with an error, backing off (`podErrorBackoffQ`).
+    error_backoff: GoHeap,
+    /// Unschedulable and gated pods, by uid.
+    unschedulable: BTreeMap<String, QueuedPod>,
+    /// Pods popped and not yet done, with the events seen meanwhile.
+    in_flight: BTreeMap<String, Vec<ClusterEvent>>,
+    initial_backoff: Duration,
+    max_backoff: Duration,
+}
+
+impl SchedulingQueue {
+    /// Backoffs from the config (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
+    pub fn new(initial_backoff: Duration, max_backoff: Duration) -> Self {
+        SchedulingQueue {
+            active: GoHeap::default(),
+            backoff: GoHeap::default(),
+            error_backoff: GoHeap::default(),
+            unschedulable: BTreeMap::new(),
+            in_flight: BTreeMap::new(),
+            initial_backoff,
+            max_backoff,
+        }
+    }
+
+    /// `calculateBackoffDuration`.
+    pub fn backoff_duration(&self, qp: &QueuedPod) -> Duration {
+        let count = if qp.consecutive_errors > 0 {
+            qp.consecutive_errors
+        } else {
+            qp.unschedulable_count
+        };
+        if count == 0 || self.max_backoff.is_zero() {
+            return Duration::ZERO;
+        }
+        let mut d = self.initial_backoff;
+        for _ in 1..count {
+            if d > self.max_backoff.saturating_sub(d) {
+                return self.max_backoff;
+            }
+            d += d;
+        }
+        d.min(self.max_backoff)
+    }
+
+    fn backoff_time(&self, qp: &QueuedPod) -> Timestamp {
+        qp.backoff_expiration.unwrap_or_else(|| {
+            truncate_to_second(add_duration(qp.info.timestamp, self.backoff_duration(qp)))
+        })
+    }
+
+    /// `isPodBackingoff`.
+    pub fn is_backing_off(&self, qp: &QueuedPod, now: Timestamp) -> bool {
+        self.backoff_time(qp) > now
+    }
+
+    fn active_less<'a>(less: Less<'a>) -> impl Fn(&QueuedPod, &QueuedPod) -> bool + 'a {
+        move |a: &QueuedPod, b: &QueuedPod| less(&a.info, &b.info)
+    }
+
+    fn backoff_less<'a>(less: Less<'a>) -> impl Fn(&QueuedPod, &QueuedPod) -> bool + 'a {
+        move |a: &QueuedPod, b: &QueuedPod| {
+            let (x, y) = (a.backoff_expiration, b.backoff_expiration);
+            if x != y {
+                return x < y;
+            }
+            less(&a.info, &b.info)
+        }
+    }
+
+    fn push_active(&mut self, mut qp: QueuedPod, less: Less) {
+        qp.backoff_expiration = None;
+        self.active.push(qp, &Self::active_less(less));
+    }
+
+    fn push_backoff(&mut self, mut qp: QueuedPod, less: Less) {
+        qp.backoff_expiration = Some(self.backoff_time(&qp));
+        if qp.unschedulable_plugins.is_empty() && qp.pending_plugins.is_empty() {
+            self.error_backoff.push(qp, &Self::backoff_less(less));
+        } else {
+            self.backoff.push(qp, &Self::backoff_less(less));
+        }
+    }
+
+    /// A new pending pod: gated when PreEnqueue rejected it, else activeQ.
+    pub fn add(&mut self, mut qp: QueuedPod, gate: Option<Gate>, less: Less) -> QueueName {
+        if let Some(g) = gate {
+            qp.gate = Some(g);
+            self.unschedulable.insert(qp.uid().to_string(), qp);
+            return QueueName::Gated;
+        }
+        self.push_active(qp, less);
+        QueueName::Active
+    }
+
+    /// `flushBackoffQCompleted`: pods whose backoff is over move to activeQ.
+    pub fn flush_backoff_completed(&mut self, now: Timestamp, less: Less) -> Vec<String> {
+        let mut moved = Vec::new();
+        for which in 0..2 {
+            loop {
+                let heap = if which == 0 {
+                    &mut self.backoff
+                } else {
+                    &mut self.error_backoff
+                };
+                let Some(head) = heap.peek() else { break };
+                if head.backoff_expiration.is_some_and(|e| e > now) {
+                    break;
+                }
+                let Some(qp) = heap.pop(&Self::backoff_less(less)) else {
+                    break;
+                };
+                moved.push(qp.key());
+                self.push_active(qp, less);
+            }
+        }
+        moved
+    }
+
+    /// `Pop`: the head of activeQ (after flushing completed backoffs), else the head
+    /// of backoffQ. The attempt is counted and the pod is in flight until [`done`].
+    ///
+    /// [`done`]: SchedulingQueue::done
+    pub fn pop(&mut self, now: Timestamp, less: Less) -> Option<(QueuedPod, QueueName)> {
+        self.flush_backoff_completed(now, less);
+        let (mut qp, from) = match self.active.pop(&Self::active_less(less)) {
+            Some(qp) => (qp, QueueName::Active),
+            None => (
+                self.backoff.pop(&Self::backoff_less(less))?,
+                QueueName::Backoff,
+            ),
+        };
+        qp.info.attempts += 1;
+        if qp.info.initial_attempt_timestamp.is_none() {
+            qp.info.initial_attempt_timestamp = Some(now);
+        }
+        qp.backoff_expiration = None;
+        self.in_flight.insert(qp.uid().to_string(), Vec::new());
+        Some((qp, from))
+    }
+
+    /// The pod's scheduling (and binding) is over.
+    pub fn done(&mut self, uid: &str) {
+        self.in_flight.remove(uid);
+    }
+
+    /// `AddUnschedulableIfNotPresent` after a failed attempt; returns where it went.
+    pub fn requeue_failed(
+        &mut self,
+        mut qp: QueuedPod,
+        failure: Failure,
+        now: Timestamp,
+        less: Less,
+    ) -> QueueName {
+        let events = self.in_flight.remove(qp.uid()).unwrap_or_default();
+        qp.info.timestamp = now;
+        qp.backoff_expiration = None;
+        let (immediately, concerned) = match &failure {
+            Failure::Rejected {
+                unschedulable,
+                pending,
+            } => {
+                qp.unschedulable_count += 1;
+                qp.consecutive_errors = 0;
+                qp.unschedulable_plugins = unschedulable.clone();
+                qp.pending_plugins = pending.clone();
+                let rejectors: BTreeSet<&String> = unschedulable.union(pending).collect();
+                let concerned = events
+                    .iter()
+                    .any(|&e| rejectors.is_empty() || rejectors.iter().any(|p| plugin_cares(p, e)));
+                let pending_only = unschedulable.is_empty() && !pending.is_empty();
+                (pending_only, concerned)
+            }
+            Failure::Error => {
+                qp.consecutive_errors += 1;
+                qp.unschedulable_plugins.clear();
+                qp.pending_plugins.clear();
+                (false, !events.is_empty())
+            }
+        };
+        if !concerned {
+            self.unschedulable.insert(qp.uid().to_string(), qp);
+            return QueueName::Unschedulable;
+        }
+        self.requeue(qp, immediately, now, less)
+    }
+
+    fn requeue(
+        &mut self,
+        qp: QueuedPod,
+        immediately: bool,
+        now: Timestamp,
+        less: Less,
+    ) -> QueueName {
+        if !immediately && self.is_backing_off(&qp, now) {
+            self.push_backoff(qp, less);
+            QueueName::Backoff
+        } else {
+            self.push_active(qp, less);
+            QueueName::Active
+        }
+    }
+
+    /// `MoveAllToActiveOrBackoffQueue`: unschedulable pods concerned by `event` move
+    /// to backoffQ (still backing off) or activeQ; in-flight pods remember it. Returns
+    /// the moved pods (key, destination), in key order.
+    pub fn move_all(
+        &mut self,
+        event: ClusterEvent,
+        now: Timestamp,
+        except: Option<&str>,
+        less: Less,
+    ) -> Vec<(String, QueueName)> {
+        for evs in self.in_flight.values_mut() {
+            evs.push(event);
+        }
+        let mut chosen: Vec<(String, String)> = self
+            .unschedulable
+            .values()
+            .filter(|qp| qp.gate.is_none() && Some(qp.uid()) != except)
+            .filter(|qp| {
+                let rejectors: Vec<&String> = qp
+                    .unschedulable_plugins
+                    .iter()
+                    .chain(&qp.pending_plugins)
+                    .collect();
+                rejectors.is_empty() || rejectors.iter().any(|p| plugin_cares(p, event))
+            })
+            .map(|qp| (qp.key(), qp.uid().to_string()))
+            .collect();
+        chosen.sort();
+        let mut out = Vec::new();
+        for (key, uid) in chosen {
+            let Some(qp) = self.unschedulable.remove(&uid) else {
+                continue;
+            };
+            let immediately = qp.unschedulable_plugins.is_empty() && !qp.pending_plugins.is_empty();
+            let to = self.requeue(qp, immediately, now, less);
+            out.push((key, to));
+        }
+        out
+    }
+
+    /// `Activate`: unschedulable (not gated) or backing-off pods move to activeQ.
+    pub fn activate(&mut self, uids: &[String], less: Less) -> Vec<String> {
+        let mut out = Vec::new();
+        for uid in uids {
+            let qp = if self
+                .unschedulable
+                .get(uid)
+                .is_some_and(|qp| qp.gate.is_none())
+            {
+                self.unschedulable.remove(uid)
+            } else if self.backoff.contains(uid) {
+                self.backoff.remove(uid, &Self::backoff_less(less))
+            } else if self.error_backoff.contains(uid) {
+                self.error_backoff.remove(uid, &Self::backoff_less(less))
+            } else {
+                None
+            };
+            if let Some(qp) = qp {
+                out.push(qp.key());
+                self.push_active(qp, less);
+            }
+        }
+        out
+    }
+
+    /// Replace a queued pod's object (e.g. after its nomination changed).
+    pub fn update_pod(&mut self, pod: Arc<Pod>) {
+        let uid = pod.uid.clone();
+        if let Some(qp) = self.unschedulable.get_mut(&uid) {
+            qp.info.pod = pod;
+        } else if let Some(qp) = self.active.get_mut(&uid) {
+            qp.info.pod = pod;
+        } else if let Some(qp) = self.backoff.get_mut(&uid) {
+            qp.info.pod = pod;
+        } else if let Some(qp) = self.error_backoff.get_mut(&uid) {
+            qp.info.pod = pod;
+        }
+    }
+
+    /// Nothing to pop: activeQ and backoffQ are empty (error backoffs are not popped
+    /// early, so those count as pending work too).
+    pub fn is_idle(&self) -> bool {
+        self.active.len() == 0 && self.backoff.len() == 0 && self.error_backoff.len() == 0
+    }
+
+    /// The earliest backoff expiry in the error backoff queue (the only queue that
+    /// may need time to pass).
+    pub fn next_error_backoff(&self) -> Option<Timestamp> {
+        self.error_backoff.peek().and_then(|q| q.backoff_expiration)
+    }
+
+    pub fn len(&self, q: QueueName) -> usize {
+        match q {
+            QueueName::Active => self.active.len(),
+            QueueName::Backoff => self.backoff.len() + self.error_backoff.len(),
+            QueueName::Unschedulable => self
+                .unschedulable
+                .values()
+                .filter(|q| q.gate.is_none())
+                .count(),
+            QueueName::Gated => self
+                .unschedulable
+                .values()
+                .filter(|q| q.gate.is_some())
+                .count(),
+        }
+    }
+
+    /// Where a pod is, if queued.
+    pub fn position(&self, uid: &str) -> Option<QueueName> {
+        if let Some(qp) = self.unschedulable.get(uid) {
+            return Some(if qp.gate.is_some() {
+                QueueName::Gated
+            } else {
+                QueueName::Unschedulable
+            });
+        }
+        if self.active.contains(uid) {
+            return Some(QueueName::Active);
+        }
+        if self.backoff.contains(uid) || self.error_backoff.contains(uid) {
+            return Some(QueueName::Backoff);
+        }
+        None
+    }
+
+    /// Unschedulable and gated pods, by uid.
+    pub fn parked(&self) -> impl Iterator<Item = &QueuedPod> {
+        self.unschedulable.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{pod, simple_pod};
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::new(1_700_000_000 + s, 0).unwrap()
+    }
+
+    fn qp(name: &str, prio: i32, added: Timestamp) -> QueuedPod {
+        let mut v = simple_pod(name, "1", "1Gi", None);
+        v["spec"]["priority"] = prio.into();
+        QueuedPod::new(Arc::new(pod(v)), added)
+    }
+
+    /// PrioritySort's order.
+    fn prio(a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool {
+        a.pod.priority > b.pod.priority
+            || (a.pod.priority == b.pod.priority && a.timestamp < b.timestamp)
+    }
+
+    fn q() -> SchedulingQueue {
+        SchedulingQueue::new(Duration::from_secs(1), Duration::from_secs(10))
+    }
+
+    fn rejected(p: &str) -> Failure {
+        Failure::Rejected {
+            unschedulable: [p.to_string()].into(),
+            pending: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn active_queue_follows_queue_sort() {
+        let mut q = q();
+        q.add(qp("low", 0, t(0)), None, &prio);
+        q.add(qp("high", 10, t(5)), None, &prio);
+        q.add(qp("low-late", 0, t(3)), None, &prio);
+        let order: Vec<String> = std::iter::from_fn(|| q.pop(t(10), &prio))
+            .map(|(p, _)| p.info.pod.name.clone())
+            .collect();
+        assert_eq!(order, ["high", "low", "low-late"]);
+    }
+
+    #[test]
+    fn go_heap_breaks_ties_like_container_heap() {
+        // All equal: container/heap pops 0, then the last pushed moves to the root
+        // and sifts down (no swaps on equal keys): 0, 4, 3, 2, 1.
+        let mut q = q();
+        for i in 0..5 {
+            q.add(qp(&format!("p{i}"), 0, t(0)), None, &prio);
+        }
+        let order: Vec<String> = std::iter::from_fn(|| q.pop(t(0), &prio))
+            .map(|(p, _)| p.info.pod.name.clone())
+            .collect();
+        assert_eq!(order, ["p0", "p4", "p3", "p2", "p1"]);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_max() {
+        let q = q();
+        let mut p = qp("a", 0, t(0));
+        let secs: Vec<u64> = (0..7)
+            .map(|n| {
+                p.unschedulable_count = n;
+                q.backoff_duration(&p).as_secs()
+            })
+            .collect();
+        assert_eq!(secs, [0, 1, 2, 4, 8, 10, 10]);
+        p.consecutive_errors = 2;
+        assert_eq!(q.backoff_duration(&p).as_secs(), 2);
+        let q2 = SchedulingQueue::new(Duration::from_secs(3), Duration::from_secs(5));
+        p.consecutive_errors = 0;
+        p.unschedulable_count = 2;
+        assert_eq!(q2.backoff_duration(&p).as_secs(), 5);
+    }
+
+    #[test]
+    fn rejected_without_events_parks_then_event_moves_to_backoff() {
+        let mut q = q();
+        q.add(qp("a", 0, t(0)), None, &prio);
+        let (a, _) = q.pop(t(0), &prio).unwrap();
+        assert_eq!(
+            q.requeue_failed(a, rejected("NodeResourcesFit"), t(0), &prio),
+            QueueName::Unschedulable
+        );
+        // A bound pod does not concern NodeResourcesFit.
+        assert!(
+            q.move_all(ClusterEvent::AssignedPodAdd, t(0), None, &prio)
+                .is_empty()
+        );
+        let moved = q.move_all(ClusterEvent::AssignedPodDelete, t(0), None, &prio);
+        assert_eq!(moved, [("default/a".to_string(), QueueName::Backoff)]);
+        // activeQ empty: the backoffQ head is popped anyway.
+        let (a, from) = q.pop(t(0), &prio).unwrap();
+        assert_eq!(from, QueueName::Backoff);
+        assert_eq!(a.info.attempts, 2);
+    }
+
+    #[test]
+    fn event_during_the_attempt_requeues_instead_of_parking() {
+        let mut q = q();
+        q.add(qp("a", 0, t(0)), None, &prio);
+        q.add(qp("b", 0, t(1)), None, &prio);
+        let (a, _) = q.pop(t(0), &prio).unwrap();
+        q.move_all(ClusterEvent::AssignedPodDelete, t(0), None, &prio);
+        assert_eq!(
+            q.requeue_failed(a, rejected("NodePorts"), t(0), &prio),
+            QueueName::Backoff
+        );
+        // b is still in activeQ and goes first; a's backoff (1 s) completes at t=1.
+        assert_eq!(q.pop(t(0), &prio).unwrap().0.info.pod.name, "b");
+        q.done("uid-b");
+        assert_eq!(q.flush_backoff_completed(t(1), &prio), ["default/a"]);
+        assert_eq!(q.len(QueueName::Active), 1);
+    }
+
+    #[test]
+    fn errors_park_until_any_event_and_use_error_backoff() {
+        let mut q = q();
+        q.add(qp("a", 0, t(0)), None, &prio);
+        let (a, _) = q.pop(t(0), &prio).unwrap();
+        assert_eq!(
+            q.requeue_failed(a, Failure::Error, t(0), &prio),
+            QueueName::Unschedulable
+        );
+        let moved = q.move_all(ClusterEvent::AssignedPodAdd, t(0), None, &prio);
+        assert_eq!(moved, [("default/a".to_string(), QueueName::Backoff)]);
+        // Error backoff is not popped early.
+        assert!(q.pop(t(0), &prio).is_none());
+        assert!(!q.is_idle());
+        assert_eq!(q.next_error_backoff(), Some(t(1)));
+        assert!(q.pop(t(1), &prio).is_some());
+    }
+
+    #[test]
+    fn gated_pods_stay_gated_and_activate_moves_parked_pods() {
+        let mut q = q();
+        let g = Gate {
+            plugin: "SchedulingGates".into(),
+            message: "waiting for scheduling gates: [x]".into(),
+        };
+        assert_eq!(q.add(qp("g", 0, t(0)), Some(g), &prio), QueueName::Gated);
+        q.add(qp("a", 0, t(0)), None, &prio);
+        let (a, _) = q.pop(t(0), &prio).unwrap();
+        q.requeue_failed(a, rejected("Coscheduling"), t(0), &prio);
+        assert!(
+            q.move_all(ClusterEvent::AssignedPodDelete, t(0), None, &prio)
+                .is_empty()
+        );
+        let moved = q.activate(&["uid-a".into(), "uid-g".into()], &prio);
+        assert_eq!(moved, ["default/a"]);
+        assert_eq!(q.position("uid-g"), Some(QueueName::Gated));
+        assert_eq!(q.position("uid-a"), Some(QueueName::Active));
+    }
+
+    #[test]
+    fn backoff_expiry_is_truncated_to_the_second() {
+        let q = q();
+        let mut p = qp("a", 0, Timestamp::new(1_700_000_000, 700_000_000).unwrap());
+        p.unschedulable_count = 1;
+        assert_eq!(q.backoff_time(&p), t(1));
+    }
+}
