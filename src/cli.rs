@@ -53,6 +53,31 @@ pub enum Command {
     Explain(ExplainArgs),
     /// List pending pods in scheduling-queue order (priority, then age).
     Pods,
+    /// Run the scheduler loop over every pending pod until the queue settles: a
+    /// timeline of attempts, waits at Permit, bindings and preemptions.
+    Simulate(SimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Output format: a text timeline or JSON events.
+    #[arg(long, short = 'o', value_enum, default_value_t = SimFormat::Text)]
+    pub output: SimFormat,
+    /// Include each attempt's full trace in the JSON output.
+    #[arg(long)]
+    pub traces: bool,
+    /// Stop after this many scheduling attempts.
+    #[arg(long)]
+    pub max_attempts: Option<usize>,
+    /// Stop when simulated time passes this many seconds after the start.
+    #[arg(long, default_value_t = 3600)]
+    pub max_seconds: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +155,28 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
             let text =
                 serde_saphyr::to_string(&json::to_json(&trace)).context("cannot render YAML")?;
             out.write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
+    use crate::engine::scheduler::{SimOptions, simulate};
+    use crate::render::simulation;
+    let snapshot = load_source(source)?;
+    let config = load_config(source.config.as_deref())?;
+    let opts = SimOptions {
+        keep_traces: args.traces,
+        max_attempts: args.max_attempts,
+        max_duration: std::time::Duration::from_secs(args.max_seconds),
+        ..SimOptions::default()
+    };
+    let result = simulate(snapshot.cluster, config, opts);
+    match args.output {
+        SimFormat::Text => out.write_all(simulation::render_timeline(&result).as_bytes())?,
+        SimFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &simulation::to_json(&result, args.traces))?;
+            writeln!(out)?;
         }
     }
     Ok(())

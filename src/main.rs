@@ -10,6 +10,9 @@ fn main() -> ExitCode {
         Some(Command::Explain(args)) => {
             schedscope::cli::run_explain(&cli.source, args, &mut stdout.lock())
         }
+        Some(Command::Simulate(args)) => {
+            schedscope::cli::run_simulate(&cli.source, args, &mut stdout.lock())
+        }
         Some(Command::Pods) => schedscope::cli::run_pods(&cli.source, &mut stdout.lock()),
         Some(Command::Tui) | None => schedscope::cli::run_tui(&cli),
     };

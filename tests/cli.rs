@@ -173,3 +173,16 @@ fn pods_lists_pending_pods_in_queue_order() {
     assert!(high < normal, "higher priority first:\n{out}");
     assert!(out.contains("gated"), "{out}");
 }
+
+#[test]
+fn simulate_is_deterministic_and_settles_every_pod() {
+    let a = run(&["simulate", "-s", s(&demo()), "-o", "json"]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let b = run(&["simulate", "-s", s(&demo()), "-o", "json"]);
+    assert_eq!(a.stdout, b.stdout, "same snapshot, same simulation");
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert!(v.to_string().contains("quarterly-report"));
+    let text = stdout(&run(&["simulate", "-s", s(&demo())]));
+    assert!(text.contains("bound to"), "{text}");
+    assert!(text.contains("gated by SchedulingGates"), "{text}");
+}
