@@ -737,3 +737,50 @@ fn fuzzed_inputs_never_panic() {
     // The mutations must exercise both outcomes to mean anything.
     assert!(ok > 50 && failed > 50, "ok {ok}, failed {failed}");
 }
+
+#[test]
+fn deep_nesting_and_alias_bombs_are_errors() {
+    let deep_yaml = format!(
+        "kind: Pod\nmetadata: {}{}\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let (e, msg) = load_err(&deep_yaml, "deep.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    let deep_json = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let (_, msg) = load_err(&deep_json, "deep.json");
+    assert!(msg.starts_with("deep.json: document 1"), "{msg}");
+    // Deep inside an item of a List big enough to be decoded on worker threads.
+    let item = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}"#;
+    let mut items = vec![item.to_string(); 1200];
+    items[1100] = format!(
+        r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "deep", "x": {}{}}}}}"#,
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    let list = format!(r#"{{"kind": "List", "items": [{}]}}"#, items.join(","));
+    // An unknown field is skipped without recursion, so this one loads.
+    let snap = load_snapshot_str(&list, "deep-list.json").unwrap();
+    assert!(snap.cluster.node("deep").is_some());
+    // Deep nesting in a field that is decoded is an error.
+    items[1100] = format!(
+        r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "deep"}}, "spec": {{"taints": {}{}}}}}"#,
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    let list = format!(r#"{{"kind": "List", "items": [{}]}}"#, items.join(","));
+    let (_, msg) = load_err(&list, "deep-list.json");
+    assert!(
+        msg.starts_with("deep-list.json: document 1, items[1100]"),
+        "{msg}"
+    );
+
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    bomb.push_str("kind: Node\n");
+    let (_, msg) = load_err(&bomb, "bomb.yaml");
+    assert!(msg.starts_with("bomb.yaml: document 1"), "{msg}");
+}

@@ -237,34 +237,33 @@ fn yaml_options() -> serde_saphyr::Options {
         max_total_scalar_bytes: usize::MAX,
         max_total_comment_bytes: usize::MAX,
         max_documents: usize::MAX,
-        max_depth: 256,
+        max_depth: 128,
+        // Kubernetes output has no anchors; hand-written files use a few at most.
+        max_aliases: 10_000,
+        max_recorded_anchor_events: 100_000,
     };
     // YAML 1.2 booleans only: `n`, `yes` or `off` stay strings (a label value, a
-    // node named `n`); kubectl quotes anything ambiguous when it prints YAML.
+    // node named `n`), and so do digits with leading zeros (an id like `0042`).
+    // kubectl quotes anything ambiguous when it prints YAML.
     serde_saphyr::options! {
         budget: budget,
         with_snippet: false,
         strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
     }
 }
 
-/// Strip the parser's own " at line L, column C" suffix: the location is reported
-/// separately, relative to the whole file.
+/// Strip the parser's own " at line L, column C ..." suffix (the location is
+/// reported separately, relative to the whole file) and advice meant for programmers.
 fn strip_location(mut msg: String) -> String {
-    // Advice meant for programmers using the parser, not for whoever edits the file.
-    if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
-        let tail = msg[i..].find(" at line ").map(|j| msg[i + j..].to_string());
+    if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
-        msg.push_str(&tail.unwrap_or_default());
     }
-    for pat in [" at line ", ", line "] {
-        if let Some(i) = msg.rfind(pat)
-            && msg[i + pat.len()..]
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c.is_ascii_alphabetic())
-        {
-            return msg[..i].to_string();
-        }
+    if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
+        msg.truncate(i);
+    }
+    if msg.starts_with("budget breached") {
+        msg = format!("aliases expand too far or the input is too large ({msg})");
     }
     msg
 }
@@ -454,6 +453,7 @@ fn json_found(s: &str) -> &'static str {
 const PARALLEL_MIN_ITEMS: usize = 2 * CHUNK;
 const CHUNK: usize = 256;
 const MAX_THREADS: usize = 8;
+const WORKER_STACK: usize = 16 << 20;
 
 /// Decode item `i` of a JSON List.
 fn json_item(
@@ -658,8 +658,12 @@ impl Loc<'_> {
         let mut o = self.origin();
         if let (Start::Offset(off), Some(l), Some(c)) = (self.start, line, column) {
             let (l0, c0) = line_col(self.text, off);
-            o.line = Some(l0 + l - 1);
-            o.column = Some(if l == 1 { c0 + c - 1 } else { c });
+            o.line = Some((l0 + l).saturating_sub(1));
+            o.column = Some(if l <= 1 {
+                (c0 + c).saturating_sub(1)
+            } else {
+                c
+            });
         }
         o
     }
@@ -1182,10 +1186,13 @@ impl Loader {
         let stop = AtomicBool::new(false);
         let (tx, rx) = mpsc::channel::<(usize, Vec<Result<Decoded, SnapshotError>>)>();
         std::thread::scope(|scope| {
+            let mut workers = 0;
             for _ in 0..threads {
                 let tx = tx.clone();
                 let (next, stop, one) = (&next, &stop, &one);
-                scope.spawn(move || {
+                // Explicit stack size: deeply nested (but valid) input recurses.
+                let worker = std::thread::Builder::new().stack_size(WORKER_STACK);
+                let spawned = worker.spawn_scoped(scope, move || {
                     while !stop.load(Ordering::Relaxed) {
                         let c = next.fetch_add(1, Ordering::Relaxed);
                         if c >= chunks {
@@ -1205,8 +1212,17 @@ impl Loader {
                         }
                     }
                 });
+                workers += usize::from(spawned.is_ok());
             }
             drop(tx);
+            if workers == 0 {
+                // No thread could be started: decode here.
+                for i in 0..items.len() {
+                    let d = one(i)?;
+                    self.apply(d);
+                }
+                return Ok(());
+            }
             // Apply chunks in order as they arrive.
             let mut pending = BTreeMap::new();
             let mut want = 0;
@@ -1244,7 +1260,7 @@ impl Loader {
                         file: file.to_string(),
                         document: Some(document + 1),
                         item: None,
-                        line: loc.map(|l| chunk.start_line + l.line() - 1),
+                        line: loc.map(|l| (chunk.start_line + l.line()).saturating_sub(1)),
                         column: loc.map(|l| l.column()),
                     }),
                     format: "YAML",
@@ -1284,7 +1300,9 @@ impl Loader {
                 for (i, item) in items.into_iter().enumerate() {
                     let item_loc = Loc {
                         item: Some(i),
-                        start: Start::Line(Some(chunk.start_line + item.referenced.line() - 1)),
+                        start: Start::Line(Some(
+                            (chunk.start_line + item.referenced.line()).saturating_sub(1),
+                        )),
                         ..loc
                     };
                     let o = match item.value {
