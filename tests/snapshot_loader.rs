@@ -784,3 +784,59 @@ fn deep_nesting_and_alias_bombs_are_errors() {
     let (_, msg) = load_err(&bomb, "bomb.yaml");
     assert!(msg.starts_with("bomb.yaml: document 1"), "{msg}");
 }
+
+/// A kubectl-style YAML List of `n` pods; pod `i` starts on line `3 + 8 * i`.
+fn yaml_pod_list(n: usize) -> String {
+    let mut s = String::from("apiVersion: v1\nitems:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: ns\n  spec:\n    priority: {i}\n    containers: [{{name: c}}]\n"
+        ));
+    }
+    s.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    s
+}
+
+#[test]
+fn large_yaml_list_is_split_and_decoded_in_parallel() {
+    let text = yaml_pod_list(300);
+    let snap = load(&text);
+    assert_eq!(snap.cluster.pod_count(), 300);
+    assert_eq!(snap.cluster.pod("ns/p250").unwrap().priority, 250);
+    assert_eq!(snap.report.documents, 1);
+
+    // Errors still name the item and its line.
+    let bad = text.replace("    priority: 250\n", "    priority: high\n");
+    let (_, msg) = load_err(&bad, "big.yaml");
+    assert!(
+        msg.starts_with(&format!(
+            "big.yaml: document 1, items[250] (line {})",
+            3 + 8 * 250
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("Pod ns/p250: field spec.priority"), "{msg}");
+    // A syntax error inside an item: reported at its line in the file.
+    let bad = text.replace("    name: p200\n", "    name: p200\n   bad: [\n");
+    let (e, msg) = load_err(&bad, "big.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("big.yaml: document 1 (line"), "{msg}");
+}
+
+#[test]
+fn yaml_list_with_anchors_shared_between_items_still_loads() {
+    let text = yaml_pod_list(300)
+        .replacen(
+            "    name: p0\n",
+            "    name: p0\n    labels: &shared {app: web}\n",
+            1,
+        )
+        .replacen(
+            "    name: p299\n",
+            "    name: p299\n    labels: *shared\n",
+            1,
+        );
+    let snap = load(&text);
+    assert_eq!(snap.cluster.pod_count(), 300);
+    assert_eq!(snap.cluster.pod("ns/p299").unwrap().labels["app"], "web");
+}
