@@ -8,10 +8,19 @@
 //! Each object is peeked at for `apiVersion`/`kind` and then deserialised straight from
 //! its own text (JSON) or from the parsed YAML tree into the k8s-openapi type, then
 //! converted into the scheduler's view. Secrets and ConfigMaps are never materialised.
+//! JSON List items, YAML documents and groups of YAML List items are decoded on all
+//! cores; results are applied in input order, so the outcome and the first error
+//! reported never depend on timing.
+//!
+//! YAML scalars follow YAML 1.2 (only `true`/`false` are booleans) and digits with
+//! leading zeros stay strings; otherwise an unquoted number where Kubernetes wants a
+//! string is an error, as `kubectl apply` would report it.
+//!
 //! What the API server would have applied before the scheduler sees the objects
 //! (priority admission, RuntimeClass overhead, StorageClass and PriorityClass
 //! defaults, the namespace name label) is applied once everything is read, since a
-//! PriorityClass may come after the pods that name it.
+//! PriorityClass may come after the pods that name it. Container requests from limits,
+//! port defaults and node allocatable are applied by the model's `from_k8s`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -1680,10 +1689,11 @@ impl Loader {
                     object: object(&pod),
                     class,
                 })?;
-            if cluster.pod(&pod.key()).is_some() {
-                self.report.duplicates += 1;
-            }
+            let before = cluster.pod_count();
             cluster.upsert_pod(pod);
+            if cluster.pod_count() == before {
+                self.report.duplicates += 1; // replaced a pod with the same key
+            }
         }
         cluster.priority_classes = classes;
 
@@ -1817,6 +1827,25 @@ mod tests {
             ]
         );
         assert_eq!(chunks[2].text, "---\n\nb: 2\n...\n");
+    }
+
+    /// `Cluster::upsert_node` re-indexes only the moved positions (changed for bulk
+    /// loads): lookups must stay right for out-of-order inserts too.
+    #[test]
+    fn node_index_after_out_of_order_inserts() {
+        let mut c = Cluster::new();
+        for name in ["n3", "n1", "n4", "n2", "n0", "n1"] {
+            c.upsert_node(Node {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        let names: Vec<_> = c.nodes().iter().map(|n| n.name().to_string()).collect();
+        assert_eq!(names, ["n0", "n1", "n2", "n3", "n4"]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(c.node_position(n), Some(i), "{n}");
+            assert_eq!(c.node(n).map(|x| x.name()), Some(n.as_str()));
+        }
     }
 
     #[test]
