@@ -737,3 +737,106 @@ fn fuzzed_inputs_never_panic() {
     // The mutations must exercise both outcomes to mean anything.
     assert!(ok > 50 && failed > 50, "ok {ok}, failed {failed}");
 }
+
+#[test]
+fn deep_nesting_and_alias_bombs_are_errors() {
+    let deep_yaml = format!(
+        "kind: Pod\nmetadata: {}{}\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let (e, msg) = load_err(&deep_yaml, "deep.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    let deep_json = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let (_, msg) = load_err(&deep_json, "deep.json");
+    assert!(msg.starts_with("deep.json: document 1"), "{msg}");
+    // Deep inside an item of a List big enough to be decoded on worker threads.
+    let item = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}"#;
+    let mut items = vec![item.to_string(); 1200];
+    items[1100] = format!(
+        r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "deep", "x": {}{}}}}}"#,
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    let list = format!(r#"{{"kind": "List", "items": [{}]}}"#, items.join(","));
+    // An unknown field is skipped without recursion, so this one loads.
+    let snap = load_snapshot_str(&list, "deep-list.json").unwrap();
+    assert!(snap.cluster.node("deep").is_some());
+    // Deep nesting in a field that is decoded is an error.
+    items[1100] = format!(
+        r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "deep"}}, "spec": {{"taints": {}{}}}}}"#,
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    let list = format!(r#"{{"kind": "List", "items": [{}]}}"#, items.join(","));
+    let (_, msg) = load_err(&list, "deep-list.json");
+    assert!(
+        msg.starts_with("deep-list.json: document 1, items[1100]"),
+        "{msg}"
+    );
+
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    bomb.push_str("kind: Node\n");
+    let (_, msg) = load_err(&bomb, "bomb.yaml");
+    assert!(msg.starts_with("bomb.yaml: document 1"), "{msg}");
+}
+
+/// A kubectl-style YAML List of `n` pods; pod `i` starts on line `3 + 8 * i`.
+fn yaml_pod_list(n: usize) -> String {
+    let mut s = String::from("apiVersion: v1\nitems:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: ns\n  spec:\n    priority: {i}\n    containers: [{{name: c}}]\n"
+        ));
+    }
+    s.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    s
+}
+
+#[test]
+fn large_yaml_list_is_split_and_decoded_in_parallel() {
+    let text = yaml_pod_list(300);
+    let snap = load(&text);
+    assert_eq!(snap.cluster.pod_count(), 300);
+    assert_eq!(snap.cluster.pod("ns/p250").unwrap().priority, 250);
+    assert_eq!(snap.report.documents, 1);
+
+    // Errors still name the item and its line.
+    let bad = text.replace("    priority: 250\n", "    priority: high\n");
+    let (_, msg) = load_err(&bad, "big.yaml");
+    assert!(
+        msg.starts_with(&format!(
+            "big.yaml: document 1, items[250] (line {})",
+            3 + 8 * 250
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("Pod ns/p250: field spec.priority"), "{msg}");
+    // A syntax error inside an item: reported at its line in the file.
+    let bad = text.replace("    name: p200\n", "    name: p200\n   bad: [\n");
+    let (e, msg) = load_err(&bad, "big.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("big.yaml: document 1 (line"), "{msg}");
+}
+
+#[test]
+fn yaml_list_with_anchors_shared_between_items_still_loads() {
+    let text = yaml_pod_list(300)
+        .replacen(
+            "    name: p0\n",
+            "    name: p0\n    labels: &shared {app: web}\n",
+            1,
+        )
+        .replacen(
+            "    name: p299\n",
+            "    name: p299\n    labels: *shared\n",
+            1,
+        );
+    let snap = load(&text);
+    assert_eq!(snap.cluster.pod_count(), 300);
+    assert_eq!(snap.cluster.pod("ns/p299").unwrap().labels["app"], "web");
+}

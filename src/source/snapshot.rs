@@ -8,17 +8,25 @@
 //! Each object is peeked at for `apiVersion`/`kind` and then deserialised straight from
 //! its own text (JSON) or from the parsed YAML tree into the k8s-openapi type, then
 //! converted into the scheduler's view. Secrets and ConfigMaps are never materialised.
+//! JSON List items, YAML documents and groups of YAML List items are decoded on all
+//! cores; results are applied in input order, so the outcome and the first error
+//! reported never depend on timing.
+//!
+//! YAML scalars follow YAML 1.2 (only `true`/`false` are booleans) and digits with
+//! leading zeros stay strings; otherwise an unquoted number where Kubernetes wants a
+//! string is an error, as `kubectl apply` would report it.
+//!
 //! What the API server would have applied before the scheduler sees the objects
 //! (priority admission, RuntimeClass overhead, StorageClass and PriorityClass
 //! defaults, the namespace name label) is applied once everything is read, since a
-//! PriorityClass may come after the pods that name it.
+//! PriorityClass may come after the pods that name it. Container requests from limits,
+//! port defaults and node allocatable are applied by the model's `from_k8s`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
@@ -237,34 +245,33 @@ fn yaml_options() -> serde_saphyr::Options {
         max_total_scalar_bytes: usize::MAX,
         max_total_comment_bytes: usize::MAX,
         max_documents: usize::MAX,
-        max_depth: 256,
+        max_depth: 128,
+        // Kubernetes output has no anchors; hand-written files use a few at most.
+        max_aliases: 10_000,
+        max_recorded_anchor_events: 100_000,
     };
     // YAML 1.2 booleans only: `n`, `yes` or `off` stay strings (a label value, a
-    // node named `n`); kubectl quotes anything ambiguous when it prints YAML.
+    // node named `n`), and so do digits with leading zeros (an id like `0042`).
+    // kubectl quotes anything ambiguous when it prints YAML.
     serde_saphyr::options! {
         budget: budget,
         with_snippet: false,
         strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
     }
 }
 
-/// Strip the parser's own " at line L, column C" suffix: the location is reported
-/// separately, relative to the whole file.
+/// Strip the parser's own " at line L, column C ..." suffix (the location is
+/// reported separately, relative to the whole file) and advice meant for programmers.
 fn strip_location(mut msg: String) -> String {
-    // Advice meant for programmers using the parser, not for whoever edits the file.
-    if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
-        let tail = msg[i..].find(" at line ").map(|j| msg[i + j..].to_string());
+    if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
-        msg.push_str(&tail.unwrap_or_default());
     }
-    for pat in [" at line ", ", line "] {
-        if let Some(i) = msg.rfind(pat)
-            && msg[i + pat.len()..]
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == ',' || c == ' ' || c.is_ascii_alphabetic())
-        {
-            return msg[..i].to_string();
-        }
+    if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
+        msg.truncate(i);
+    }
+    if msg.starts_with("budget breached") {
+        msg = format!("aliases expand too far or the input is too large ({msg})");
     }
     msg
 }
@@ -450,10 +457,10 @@ fn json_found(s: &str) -> &'static str {
     }
 }
 
-/// Lists at least this long are decoded in parallel, in chunks of `CHUNK` items.
-const PARALLEL_MIN_ITEMS: usize = 2 * CHUNK;
+/// JSON List items are decoded in parallel in chunks of this many.
 const CHUNK: usize = 256;
 const MAX_THREADS: usize = 8;
+const WORKER_STACK: usize = 16 << 20;
 
 /// Decode item `i` of a JSON List.
 fn json_item(
@@ -517,6 +524,313 @@ fn decode_any(
         });
     };
     decode_object(kind, api_version, body, loc, file_idx)
+}
+
+/// `f(0..n)` on up to `MAX_THREADS` threads (the caller's included), results in index
+/// order. Work is taken one index at a time, so uneven units balance out.
+fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(MAX_THREADS)
+        .min(n);
+    if threads < 2 {
+        return (0..n).map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                return done;
+            }
+            done.push((i, f(i)));
+        }
+    };
+    let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for _ in 1..threads {
+            // Explicit stack size: deeply nested (but valid) input recurses.
+            let builder = std::thread::Builder::new().stack_size(WORKER_STACK);
+            if let Ok(h) = builder.spawn_scoped(scope, work) {
+                handles.push(h);
+            }
+        }
+        let mut all = work();
+        for h in handles {
+            match h.join() {
+                Ok(done) => all.extend(done),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        for (i, t) in all {
+            slots[i] = Some(t);
+        }
+    });
+    slots.into_iter().flatten().collect()
+}
+
+/// A piece of a YAML file parsed on its own: a whole document, or a group of the
+/// items of a kubectl-style List (`items:` at column 0, one `- ` per item).
+struct YamlUnit<'a> {
+    text: &'a str,
+    start_line: u64,
+    /// 1-based document number.
+    document: usize,
+    first_of_document: bool,
+    kind: UnitKind,
+}
+
+enum UnitKind {
+    Document {
+        content_line: u64,
+    },
+    Items {
+        first_item: usize,
+        item_kind: Option<String>,
+        list_api_version: Option<String>,
+    },
+}
+
+/// Items per parallel unit when a YAML List is split.
+const YAML_GROUP: usize = 64;
+
+fn yaml_units(text: &str, split_lists: bool) -> Vec<YamlUnit<'_>> {
+    let mut units = Vec::new();
+    let mut document = 0;
+    for chunk in split_yaml(text) {
+        let Some(content_line) = chunk.content_line else {
+            continue;
+        };
+        document += 1;
+        if split_lists && let Some(groups) = split_list_items(&chunk, document) {
+            units.extend(groups);
+            continue;
+        }
+        units.push(YamlUnit {
+            text: chunk.text,
+            start_line: chunk.start_line,
+            document,
+            first_of_document: true,
+            kind: UnitKind::Document { content_line },
+        });
+    }
+    units
+}
+
+/// Split a List document's `items:` block at its `- ` lines, in groups. None when the
+/// document is not laid out that way (it is then parsed whole).
+fn split_list_items<'a>(chunk: &YamlChunk<'a>, document: usize) -> Option<Vec<YamlUnit<'a>>> {
+    let text = chunk.text;
+    // Byte offsets and lines of each line.
+    let mut lines = Vec::new();
+    let mut off = 0;
+    for (n, l) in (chunk.start_line..).zip(text.split_inclusive('\n')) {
+        lines.push((off, n, l));
+        off += l.len();
+    }
+    let items_at = lines
+        .iter()
+        .position(|(_, _, l)| l.trim_end() == "items:")?;
+    // The block: lines that are items (`- `), more indented, blank or comments.
+    let mut starts = Vec::new();
+    let mut end = lines.len();
+    for (i, (_, _, l)) in lines.iter().enumerate().skip(items_at + 1) {
+        let bare = l.trim_end_matches(['\n', '\r']);
+        if bare.starts_with("- ") || bare == "-" {
+            starts.push(i);
+        } else if bare.starts_with([' ', '\t']) || bare.trim().is_empty() || bare.starts_with('#') {
+            if starts.is_empty() && !bare.trim().is_empty() && !bare.starts_with('#') {
+                return None; // indented sequence style: parse whole
+            }
+        } else {
+            end = i;
+            break;
+        }
+    }
+    if starts.len() < 2 * YAML_GROUP {
+        return None; // small: not worth it
+    }
+    // The document without its items must say it is a List.
+    let block_start = lines[items_at].0;
+    let block_end = lines.get(end).map_or(text.len(), |l| l.0);
+    let header = format!("{}{}", &text[..block_start], &text[block_end..]);
+    let head: YamlNode = serde_saphyr::from_str_with_options(&header, yaml_options()).ok()?;
+    let YamlNode::Obj(head) = head else {
+        return None;
+    };
+    let list_kind = head.kind.as_deref().filter(|k| k.ends_with("List"))?;
+    let item_kind = list_kind
+        .strip_suffix("List")
+        .filter(|k| !k.is_empty())
+        .map(str::to_string);
+    let mut units = Vec::new();
+    for (g, group) in starts.chunks(YAML_GROUP).enumerate() {
+        let first = group[0];
+        let stop = starts.get((g + 1) * YAML_GROUP).copied().unwrap_or(end);
+        let from = lines[first].0;
+        let to = lines.get(stop).map_or(text.len(), |l| l.0);
+        units.push(YamlUnit {
+            text: &text[from..to],
+            start_line: lines[first].1,
+            document,
+            first_of_document: g == 0,
+            kind: UnitKind::Items {
+                first_item: g * YAML_GROUP,
+                item_kind: item_kind.clone(),
+                list_api_version: head.api_version.clone(),
+            },
+        });
+    }
+    Some(units)
+}
+
+struct YamlCtx<'a> {
+    file: &'a str,
+    text: &'a str,
+    file_idx: usize,
+}
+
+impl YamlCtx<'_> {
+    /// Parse and decode one unit. None when a group of List items does not parse on
+    /// its own (the caller then parses whole documents).
+    fn run(&self, unit: &YamlUnit<'_>) -> Option<Vec<Result<Decoded, SnapshotError>>> {
+        let loc = Loc {
+            file: self.file,
+            text: self.text,
+            document: unit.document,
+            item: None,
+            start: Start::Line(None),
+        };
+        let syntax = |e: serde_saphyr::Error| {
+            let at = e.location();
+            SnapshotError::Syntax {
+                at: Box::new(Origin {
+                    file: self.file.to_string(),
+                    document: Some(unit.document),
+                    item: None,
+                    line: at.map(|l| (unit.start_line + l.line()).saturating_sub(1)),
+                    column: at.map(|l| l.column()),
+                }),
+                format: "YAML",
+                message: strip_location(e.to_string()),
+            }
+        };
+        match &unit.kind {
+            UnitKind::Items {
+                first_item,
+                item_kind,
+                list_api_version,
+            } => {
+                let items: Vec<serde_saphyr::Spanned<YamlNode>> =
+                    serde_saphyr::from_str_with_options(unit.text, yaml_options()).ok()?;
+                Some(self.items(
+                    items,
+                    *first_item,
+                    unit.start_line,
+                    item_kind.as_deref(),
+                    list_api_version.as_deref(),
+                    &loc,
+                ))
+            }
+            UnitKind::Document { content_line } => {
+                let loc = Loc {
+                    start: Start::Line(Some(*content_line)),
+                    ..loc
+                };
+                let node: YamlNode =
+                    match serde_saphyr::from_str_with_options(unit.text, yaml_options()) {
+                        Ok(n) => n,
+                        Err(e) => return Some(vec![Err(syntax(e))]),
+                    };
+                let obj = match node {
+                    YamlNode::Null => return Some(Vec::new()),
+                    YamlNode::Obj(o) => o,
+                    YamlNode::Other(found) => {
+                        return Some(vec![Err(SnapshotError::NotAnObject {
+                            at: loc.origin(),
+                            found: found.into(),
+                        })]);
+                    }
+                };
+                let list_kind = obj.kind.as_deref().filter(|k| k.ends_with("List"));
+                if let (Some(list_kind), Some(items)) = (list_kind, obj.items) {
+                    let item_kind = list_kind.strip_suffix("List").filter(|k| !k.is_empty());
+                    return Some(self.items(
+                        items,
+                        0,
+                        unit.start_line,
+                        item_kind,
+                        obj.api_version.as_deref(),
+                        &loc,
+                    ));
+                }
+                let body = Body::Value(Value::Object(obj.map));
+                Some(vec![decode_any(
+                    obj.kind.as_deref(),
+                    obj.api_version.as_deref(),
+                    &body,
+                    &loc,
+                    self.file_idx,
+                )])
+            }
+        }
+    }
+
+    fn items(
+        &self,
+        items: Vec<serde_saphyr::Spanned<YamlNode>>,
+        first_item: usize,
+        start_line: u64,
+        item_kind: Option<&str>,
+        list_api_version: Option<&str>,
+        loc: &Loc<'_>,
+    ) -> Vec<Result<Decoded, SnapshotError>> {
+        let mut out = Vec::with_capacity(items.len());
+        for (k, item) in items.into_iter().enumerate() {
+            let item_loc = Loc {
+                item: Some(first_item + k),
+                start: Start::Line(Some(
+                    (start_line + item.referenced.line()).saturating_sub(1),
+                )),
+                ..*loc
+            };
+            let r = match item.value {
+                YamlNode::Obj(o) => {
+                    let (kind, api_version) = match o.kind {
+                        Some(k) => (Some(k), o.api_version),
+                        None => (
+                            item_kind.map(str::to_string),
+                            o.api_version
+                                .or_else(|| list_api_version.map(str::to_string)),
+                        ),
+                    };
+                    decode_any(
+                        kind.as_deref(),
+                        api_version.as_deref(),
+                        &Body::Value(Value::Object(o.map)),
+                        &item_loc,
+                        self.file_idx,
+                    )
+                }
+                YamlNode::Null => Err(SnapshotError::NotAnObject {
+                    at: item_loc.origin(),
+                    found: "null".into(),
+                }),
+                YamlNode::Other(found) => Err(SnapshotError::NotAnObject {
+                    at: item_loc.origin(),
+                    found: found.into(),
+                }),
+            };
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -658,8 +972,12 @@ impl Loc<'_> {
         let mut o = self.origin();
         if let (Start::Offset(off), Some(l), Some(c)) = (self.start, line, column) {
             let (l0, c0) = line_col(self.text, off);
-            o.line = Some(l0 + l - 1);
-            o.column = Some(if l == 1 { c0 + c - 1 } else { c });
+            o.line = Some((l0 + l).saturating_sub(1));
+            o.column = Some(if l <= 1 {
+                (c0 + c).saturating_sub(1)
+            } else {
+                c
+            });
         }
         o
     }
@@ -1164,173 +1482,72 @@ impl Loader {
         list_loc: &Loc<'_>,
         file_idx: usize,
     ) -> Result<(), SnapshotError> {
-        let one =
-            |i: usize| json_item(items[i], i, item_kind, list_api_version, list_loc, file_idx);
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_THREADS);
-        if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
-            for i in 0..items.len() {
-                let d = one(i)?;
-                self.apply(d);
-            }
-            return Ok(());
-        }
-
         let chunks = items.len().div_ceil(CHUNK);
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let (tx, rx) = mpsc::channel::<(usize, Vec<Result<Decoded, SnapshotError>>)>();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                let tx = tx.clone();
-                let (next, stop, one) = (&next, &stop, &one);
-                scope.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        let c = next.fetch_add(1, Ordering::Relaxed);
-                        if c >= chunks {
-                            break;
-                        }
-                        let mut out = Vec::with_capacity(CHUNK);
-                        for i in c * CHUNK..((c + 1) * CHUNK).min(items.len()) {
-                            let r = one(i);
-                            let failed = r.is_err();
-                            out.push(r);
-                            if failed {
-                                break;
-                            }
-                        }
-                        if tx.send((c, out)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            // Apply chunks in order as they arrive.
-            let mut pending = BTreeMap::new();
-            let mut want = 0;
-            for (c, out) in rx.iter() {
-                pending.insert(c, out);
-                while let Some(out) = pending.remove(&want) {
-                    want += 1;
-                    for r in out {
-                        match r {
-                            Ok(d) => self.apply(d),
-                            Err(e) => {
-                                stop.store(true, Ordering::Relaxed);
-                                return Err(e);
-                            }
-                        }
-                    }
+        let outs = par_map(chunks, |c| {
+            let mut out = Vec::with_capacity(CHUNK);
+            let from = c * CHUNK;
+            let chunk = &items[from..((c + 1) * CHUNK).min(items.len())];
+            for (k, raw) in chunk.iter().enumerate() {
+                let r = json_item(
+                    raw,
+                    from + k,
+                    item_kind,
+                    list_api_version,
+                    list_loc,
+                    file_idx,
+                );
+                let failed = r.is_err();
+                out.push(r);
+                if failed {
+                    break;
                 }
             }
-            Ok(())
-        })
+            out
+        });
+        for r in outs.into_iter().flatten() {
+            self.apply(r?);
+        }
+        Ok(())
     }
 
     fn add_yaml(&mut self, text: &str, file: &str, file_idx: usize) -> Result<(), SnapshotError> {
-        let options = yaml_options();
-        let mut document = 0;
-        for chunk in split_yaml(text) {
-            let Some(content_line) = chunk.content_line else {
-                continue;
-            };
-            let node: YamlNode = serde_saphyr::from_str_with_options(chunk.text, options.clone())
-                .map_err(|e| {
-                let loc = e.location();
-                SnapshotError::Syntax {
-                    at: Box::new(Origin {
-                        file: file.to_string(),
-                        document: Some(document + 1),
-                        item: None,
-                        line: loc.map(|l| chunk.start_line + l.line() - 1),
-                        column: loc.map(|l| l.column()),
-                    }),
-                    format: "YAML",
-                    message: strip_location(e.to_string()),
-                }
-            })?;
-            let obj = match node {
-                YamlNode::Null => continue,
-                YamlNode::Obj(o) => o,
-                YamlNode::Other(found) => {
-                    document += 1;
-                    self.report.documents += 1;
-                    return Err(SnapshotError::NotAnObject {
-                        at: Box::new(Origin {
-                            file: file.to_string(),
-                            document: Some(document),
-                            item: None,
-                            line: Some(content_line),
-                            column: None,
-                        }),
-                        found: found.into(),
-                    });
-                }
-            };
-            document += 1;
-            self.report.documents += 1;
-            let loc = Loc {
-                file,
-                text,
-                document,
-                item: None,
-                start: Start::Line(Some(content_line)),
-            };
-            let list_kind = obj.kind.as_deref().filter(|k| k.ends_with("List"));
-            if let (Some(list_kind), Some(items)) = (list_kind, obj.items) {
-                let item_kind = list_kind.strip_suffix("List").filter(|k| !k.is_empty());
-                for (i, item) in items.into_iter().enumerate() {
-                    let item_loc = Loc {
-                        item: Some(i),
-                        start: Start::Line(Some(chunk.start_line + item.referenced.line() - 1)),
-                        ..loc
-                    };
-                    let o = match item.value {
-                        YamlNode::Obj(o) => o,
-                        YamlNode::Null => {
-                            return Err(SnapshotError::NotAnObject {
-                                at: item_loc.origin(),
-                                found: "null".into(),
-                            });
-                        }
-                        YamlNode::Other(found) => {
-                            return Err(SnapshotError::NotAnObject {
-                                at: item_loc.origin(),
-                                found: found.into(),
-                            });
-                        }
-                    };
-                    let (kind, api_version) = match o.kind {
-                        Some(k) => (Some(k), o.api_version),
-                        None => (
-                            item_kind.map(str::to_string),
-                            o.api_version.or_else(|| obj.api_version.clone()),
-                        ),
-                    };
-                    self.object(
-                        kind.as_deref(),
-                        api_version.as_deref(),
-                        Body::Value(Value::Object(o.map)),
-                        &item_loc,
-                        file_idx,
-                    )?;
-                }
-                continue;
-            }
-            self.object(
-                obj.kind.as_deref(),
-                obj.api_version.as_deref(),
-                Body::Value(Value::Object(obj.map)),
-                &loc,
-                file_idx,
-            )?;
-        }
-        if document == 0 {
+        // Documents, and the items of kubectl-style Lists in groups, are parsed and
+        // decoded in parallel, then applied in input order.
+        let units = yaml_units(text, true);
+        if units.is_empty() {
             return Err(SnapshotError::EmptyFile {
                 file: file.to_string(),
             });
+        }
+        let ctx = YamlCtx {
+            file,
+            text,
+            file_idx,
+        };
+        let outs = par_map(units.len(), |u| ctx.run(&units[u]));
+        if outs.iter().any(|o| o.is_none()) {
+            // A List split into groups did not parse group by group (anchors shared
+            // between items, unusual layout): parse whole documents instead, which
+            // also reports any real error in the right place.
+            let units = yaml_units(text, false);
+            let outs = par_map(units.len(), |u| ctx.run(&units[u]));
+            return self.apply_yaml(&units, outs);
+        }
+        self.apply_yaml(&units, outs)
+    }
+
+    fn apply_yaml(
+        &mut self,
+        units: &[YamlUnit<'_>],
+        outs: Vec<Option<Vec<Result<Decoded, SnapshotError>>>>,
+    ) -> Result<(), SnapshotError> {
+        for (unit, out) in units.iter().zip(outs) {
+            if unit.first_of_document {
+                self.report.documents += 1;
+            }
+            for r in out.into_iter().flatten() {
+                self.apply(r?);
+            }
         }
         Ok(())
     }
@@ -1472,10 +1689,11 @@ impl Loader {
                     object: object(&pod),
                     class,
                 })?;
-            if cluster.pod(&pod.key()).is_some() {
-                self.report.duplicates += 1;
-            }
+            let before = cluster.pod_count();
             cluster.upsert_pod(pod);
+            if cluster.pod_count() == before {
+                self.report.duplicates += 1; // replaced a pod with the same key
+            }
         }
         cluster.priority_classes = classes;
 
@@ -1609,6 +1827,25 @@ mod tests {
             ]
         );
         assert_eq!(chunks[2].text, "---\n\nb: 2\n...\n");
+    }
+
+    /// `Cluster::upsert_node` re-indexes only the moved positions (changed for bulk
+    /// loads): lookups must stay right for out-of-order inserts too.
+    #[test]
+    fn node_index_after_out_of_order_inserts() {
+        let mut c = Cluster::new();
+        for name in ["n3", "n1", "n4", "n2", "n0", "n1"] {
+            c.upsert_node(Node {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        let names: Vec<_> = c.nodes().iter().map(|n| n.name().to_string()).collect();
+        assert_eq!(names, ["n0", "n1", "n2", "n3", "n4"]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(c.node_position(n), Some(i), "{n}");
+            assert_eq!(c.node(n).map(|x| x.name()), Some(n.as_str()));
+        }
     }
 
     #[test]
