@@ -32,6 +32,16 @@ pub struct Cli {
     /// path to a theme YAML file.
     #[arg(long, global = true, value_name = "NAME|PATH")]
     pub theme: Option<String>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct TuiArgs {
+    /// Step through the scheduler loop in the inspector: play/pause (space), one cycle
+    /// (n), waiting pods with live countdowns, Allow/Reject, each pod's attempts.
+    #[arg(long)]
+    pub simulate: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -48,7 +58,7 @@ pub struct SourceArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the terminal inspector (the default).
-    Tui,
+    Tui(TuiArgs),
     /// Explain one pod's scheduling: filter verdicts, scores, FitError, preemption.
     Explain(ExplainArgs),
     /// List pending pods in scheduling-queue order (priority, then age).
@@ -228,7 +238,27 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
             .map(|p| p.display().to_string())
             .unwrap_or_default()
     );
+    let simulate = cli.tui.simulate || matches!(&cli.command, Some(Command::Tui(a)) if a.simulate);
+    let simulation = simulate.then(|| {
+        use crate::engine::scheduler::{SimOptions, Simulator};
+        let sim = Simulator::new(
+            snapshot.cluster.clone(),
+            config.clone(),
+            SimOptions {
+                keep_traces: true,
+                // The user drives: no attempt limit.
+                max_attempts: Some(usize::MAX),
+                ..SimOptions::default()
+            },
+        );
+        crate::tui::Simulation::new(sim, format!("simulate {}", source.trim_start_matches("snapshot ")))
+    });
+    let source = match &simulation {
+        Some(s) => s.source().to_string(),
+        None => source,
+    };
     let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
     opts.theme = cli.theme.clone();
+    opts.simulation = simulation;
     crate::tui::run(opts)
 }

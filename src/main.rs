@@ -14,7 +14,7 @@ fn main() -> ExitCode {
             schedscope::cli::run_simulate(&cli.source, args, &mut stdout.lock())
         }
         Some(Command::Pods) => schedscope::cli::run_pods(&cli.source, &mut stdout.lock()),
-        Some(Command::Tui) | None => schedscope::cli::run_tui(&cli),
+        Some(Command::Tui(_)) | None => schedscope::cli::run_tui(&cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

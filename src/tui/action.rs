@@ -8,7 +8,7 @@ use crate::trace::Trace;
 
 use super::engine::TraceKey;
 
-/// The detail tabs, in tab-bar order (keys `1`..`8`).
+/// The detail tabs, in tab-bar order (keys `1`..`9`; History only in simulation mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tab {
     Pipeline,
@@ -19,10 +19,24 @@ pub enum Tab {
     Preemption,
     Waiting,
     Profile,
+    /// Simulation mode: the pod's scheduling attempts.
+    History,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
+        Tab::Pipeline,
+        Tab::Filters,
+        Tab::Scores,
+        Tab::Node,
+        Tab::Compare,
+        Tab::Preemption,
+        Tab::Waiting,
+        Tab::Profile,
+        Tab::History,
+    ];
+    /// The tabs without a simulation.
+    pub const INSPECT: [Tab; 8] = [
         Tab::Pipeline,
         Tab::Filters,
         Tab::Scores,
@@ -43,6 +57,7 @@ impl Tab {
             Tab::Preemption => "Preemption",
             Tab::Waiting => "Waiting",
             Tab::Profile => "Profile",
+            Tab::History => "History",
         }
     }
 
@@ -117,13 +132,20 @@ pub enum Action {
     Allow,
     /// Waiting tab: reject the selected pod (prompts for a reason).
     Reject,
+    /// Simulation: play (time follows the wall clock, one cycle per tick) or pause.
+    SimPlayPause,
+    /// Simulation: one scheduling cycle (or, with nothing to pop, a jump to the next
+    /// deadline).
+    SimStep,
+    /// Simulation: every cycle possible at the current time.
+    SimRunIdle,
     Mouse {
         kind: MouseKind,
         column: u16,
         row: u16,
     },
     Resize(u16, u16),
-    /// 1 Hz, only while a countdown runs.
+    /// 1 Hz, only while a countdown runs or a simulation plays.
     Tick,
     TraceReady(TraceKey, Arc<Trace>),
     Data(DataUpdate),

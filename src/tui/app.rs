@@ -15,6 +15,7 @@ use crate::trace::Trace;
 use super::action::{Action, DataUpdate, Focus, MouseKind, Tab};
 use super::engine::{CycleRunner, TraceCache, TraceJob, TraceKey};
 use super::keymap;
+use super::simulation::{Simulation, Step};
 use super::view::{PodQuery, PodRow, TraceView, pod_rows};
 use super::waiting::{Clock, WaitingEvent, WaitingPod, WaitingPods};
 use super::widgets::{Cursor, Scroll};
@@ -35,6 +36,36 @@ pub struct AppInit {
     pub source: String,
     /// Pod to select first (`namespace/name`).
     pub pod: Option<String>,
+    /// Simulation mode: the simulator replaces `cluster` and `waiting`.
+    pub simulation: Option<Simulation>,
+}
+
+/// Where waiting pods come from: a list (a snapshot, tests) or the running simulation,
+/// which the app owns like any other state.
+pub enum WaitingSource {
+    List(Box<dyn WaitingPods>),
+    Sim(Box<Simulation>),
+}
+
+impl WaitingSource {
+    fn get(&mut self) -> &mut dyn WaitingPods {
+        match self {
+            WaitingSource::List(l) => l.as_mut(),
+            WaitingSource::Sim(s) => s.as_mut(),
+        }
+    }
+    pub fn sim(&self) -> Option<&Simulation> {
+        match self {
+            WaitingSource::Sim(s) => Some(s),
+            WaitingSource::List(_) => None,
+        }
+    }
+    fn sim_mut(&mut self) -> Option<&mut Simulation> {
+        match self {
+            WaitingSource::Sim(s) => Some(s),
+            WaitingSource::List(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +168,7 @@ pub struct App {
     pub profiles: Arc<Vec<Framework>>,
     runner: Arc<dyn CycleRunner>,
     pub clock: Arc<dyn Clock>,
-    waiting_src: Box<dyn WaitingPods>,
+    pub waiting_src: WaitingSource,
     pub waiting: Vec<WaitingPod>,
     pub theme: Theme,
     theme_loader: ThemeLoader,
@@ -174,6 +205,12 @@ pub struct App {
     pub preemption: Scroll,
     pub waiting_cur: Cursor,
     pub profile_scroll: Scroll,
+    /// History tab: rows are the pod's attempts, newest first.
+    pub history_cur: Cursor,
+    /// The attempt the user picked (index into the simulator's attempts); `None`
+    /// follows the latest.
+    pub history_pin: Option<usize>,
+    history_pod: Option<String>,
 
     pub hits: Vec<(Rect, Hit)>,
     /// Rows area and first row of the list under each list hit.
@@ -184,19 +221,34 @@ pub struct App {
 
 impl App {
     pub fn new(init: AppInit) -> App {
-        let waiting = init.waiting.list();
+        let (cluster, waiting_src, source) = match init.simulation {
+            Some(sim) => (
+                sim.cluster(),
+                WaitingSource::Sim(Box::new(sim)),
+                init.source,
+            ),
+            None => (
+                init.cluster,
+                WaitingSource::List(init.waiting),
+                init.source,
+            ),
+        };
+        let waiting = match &waiting_src {
+            WaitingSource::List(l) => l.list(),
+            WaitingSource::Sim(s) => s.list(),
+        };
         let now = init.clock.now();
         let mut app = App {
-            cluster: init.cluster,
+            cluster,
             generation: 0,
             profiles: Arc::new(init.profiles),
             runner: init.runner,
             clock: init.clock,
-            waiting_src: init.waiting,
+            waiting_src,
             waiting,
             theme: init.theme,
             theme_loader: init.theme_loader,
-            source: init.source,
+            source,
             updated: now,
             pods: Vec::new(),
             pending_count: 0,
@@ -225,6 +277,9 @@ impl App {
             preemption: Scroll::default(),
             waiting_cur: Cursor::default(),
             profile_scroll: Scroll::default(),
+            history_cur: Cursor::default(),
+            history_pin: None,
+            history_pod: None,
             hits: Vec::new(),
             hit_offsets: Vec::new(),
             dirty: true,
@@ -257,13 +312,34 @@ impl App {
         self.job.take()
     }
 
-    /// Countdowns need a 1 Hz tick only while a pod waits at Permit.
+    /// Countdowns need a 1 Hz tick only while a pod waits at Permit; a simulation's
+    /// time moves only while it plays.
     pub fn needs_tick(&self) -> bool {
-        !self.waiting.is_empty()
+        match self.waiting_src.sim() {
+            Some(s) => s.is_playing(),
+            None => !self.waiting.is_empty(),
+        }
     }
 
+    /// The time countdowns and replays use: the simulator's in simulation mode.
     pub fn now(&self) -> Timestamp {
-        self.clock.now()
+        match self.waiting_src.sim() {
+            Some(s) => s.now(),
+            None => self.clock.now(),
+        }
+    }
+
+    pub fn sim(&self) -> Option<&Simulation> {
+        self.waiting_src.sim()
+    }
+
+    /// The tabs of the tab bar (History only in simulation mode).
+    pub fn tabs(&self) -> &'static [Tab] {
+        if self.sim().is_some() {
+            &Tab::ALL
+        } else {
+            &Tab::INSPECT
+        }
     }
 
     pub fn draw(&mut self, f: &mut Frame) {
@@ -341,12 +417,14 @@ impl App {
             }
             Action::SelectTab(t) => self.set_tab(t),
             Action::NextTab => {
-                let i = (self.tab.index() + 1) % Tab::ALL.len();
-                self.set_tab(Tab::ALL[i]);
+                let tabs = self.tabs();
+                let i = (self.tab.index() + 1) % tabs.len();
+                self.set_tab(tabs[i]);
             }
             Action::PrevTab => {
-                let i = (self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len();
-                self.set_tab(Tab::ALL[i]);
+                let tabs = self.tabs();
+                let i = (self.tab.index() + tabs.len() - 1) % tabs.len();
+                self.set_tab(tabs[i]);
             }
             Action::Up => self.move_by(-1),
             Action::Down => self.move_by(1),
@@ -431,10 +509,14 @@ impl App {
                 }
                 None => self.flash("no waiting pod selected", true),
             },
+            Action::SimPlayPause => self.sim_play_pause(),
+            Action::SimStep => self.sim_step(),
+            Action::SimRunIdle => self.sim_run_idle(),
             Action::Mouse { kind, column, row } => self.mouse(kind, column, row),
             Action::Resize(..) => {}
+            Action::Tick if self.sim().is_some() => self.sim_tick(),
             Action::Tick => {
-                let events = self.waiting_src.expire(self.clock.now());
+                let events = self.waiting_src.get().expire(self.clock.now());
                 if !events.is_empty() {
                     self.waiting_events(events);
                 }
@@ -479,6 +561,7 @@ impl App {
             all: self.show_all,
             namespace: self.namespace.as_deref(),
             filter: &self.pod_filter,
+            keep: self.waiting_src.sim().map(|s| s.tracked()),
         };
         self.pods = pod_rows(&self.cluster, &self.waiting, &q);
         self.pending_count = self.cluster.pending_pods().count();
@@ -532,9 +615,40 @@ impl App {
 
     // ----- traces -----
 
+    /// In simulation mode, the attempt whose trace the panes show: the picked one, else
+    /// the latest with a trace. A profile override asks for a fresh replay instead.
+    fn sim_attempt(&self, key: &str) -> Option<usize> {
+        if self.profile_override.is_some() {
+            return None;
+        }
+        let sim = self.sim()?;
+        let has_trace = |i: usize| sim.attempts().get(i).is_some_and(|a| a.trace.is_some());
+        let hist = sim.history(key);
+        if let Some(pin) = self.history_pin
+            && hist.iter().any(|h| h.attempt == pin)
+            && has_trace(pin)
+        {
+            return Some(pin);
+        }
+        hist.iter().rev().map(|h| h.attempt).find(|&i| has_trace(i))
+    }
+
     fn wanted_key(&self) -> Option<TraceKey> {
         let key = self.selected_pod.as_ref()?;
         let pod = self.cluster.pod(key)?;
+        if let Some(i) = self.sim_attempt(key) {
+            let name = &self.sim()?.attempts().get(i)?.profile;
+            return Some(TraceKey {
+                pod: key.clone(),
+                profile: self
+                    .profiles
+                    .iter()
+                    .position(|f| &f.profile_name == name)
+                    .unwrap_or(0),
+                generation: self.generation,
+                attempt: Some(i),
+            });
+        }
         let waiting = self.waiting.iter().any(|w| &w.pod == key);
         if pod.is_bound() && !waiting {
             return None;
@@ -543,12 +657,18 @@ impl App {
             pod: key.clone(),
             profile: self.profile_for(pod)?,
             generation: self.generation,
+            attempt: None,
         })
     }
 
     /// Make the current trace match the selected pod, profile and cluster: from the
     /// cache, or by asking the runner for a job.
     pub fn sync_trace(&mut self) {
+        if self.history_pod != self.selected_pod {
+            self.history_pod = self.selected_pod.clone();
+            self.history_pin = None;
+            self.history_cur.reset();
+        }
         let Some(key) = self.selected_pod.clone() else {
             self.current = None;
             self.status = TraceStatus::NoPod;
@@ -560,7 +680,7 @@ impl App {
             return;
         };
         let waiting = self.waiting.iter().any(|w| w.pod == key);
-        if pod.is_bound() && !waiting {
+        if pod.is_bound() && !waiting && self.sim_attempt(&key).is_none() {
             self.current = None;
             self.status = TraceStatus::Bound(pod.node_name.clone().unwrap_or_default());
             self.node = pod.node_name.clone();
@@ -582,13 +702,30 @@ impl App {
             });
             return;
         }
+        // An attempt's trace is already there: only its view is derived (here, once).
+        if let Some(i) = want.attempt
+            && let Some(t) = self
+                .sim()
+                .and_then(|s| s.attempts().get(i))
+                .and_then(|a| a.trace.clone())
+        {
+            let trace = Arc::new(t);
+            let view = Arc::new(TraceView::new(&trace));
+            self.cache.insert(want.clone(), trace.clone(), view.clone());
+            self.set_current(Current {
+                key: want,
+                trace,
+                view,
+            });
+            return;
+        }
         self.status = TraceStatus::Computing;
         self.job = Some(TraceJob {
             key: want,
             cluster: self.cluster.clone(),
             profiles: self.profiles.clone(),
             pod,
-            now: self.clock.now(),
+            now: self.now(),
             runner: self.runner.clone(),
         });
     }
@@ -787,6 +924,13 @@ impl App {
     // ----- navigation -----
 
     fn set_tab(&mut self, t: Tab) {
+        if !self.tabs().contains(&t) {
+            self.flash(
+                "the History tab lists a simulation's attempts: start with --simulate",
+                true,
+            );
+            return;
+        }
         if t != self.tab {
             self.tab_history.push(self.tab);
             if self.tab_history.len() > 32 {
@@ -852,6 +996,7 @@ impl App {
             (_, Tab::Compare) => self.compare.scroll.page.max(1),
             (_, Tab::Preemption) => self.preemption.page.max(1),
             (_, Tab::Profile) => self.profile_scroll.page.max(1),
+            (_, Tab::History) => self.history_cur.page(),
         }
     }
 
@@ -896,6 +1041,11 @@ impl App {
             (_, Tab::Compare) => self.compare.scroll.by(delta),
             (_, Tab::Preemption) => self.preemption.by(delta),
             (_, Tab::Profile) => self.profile_scroll.by(delta),
+            (_, Tab::History) => {
+                let n = self.history_len();
+                mv(&mut self.history_cur, delta, n);
+                self.history_moved();
+            }
         }
     }
 
@@ -983,6 +1133,11 @@ impl App {
                 if let Some(w) = self.waiting.get(self.waiting_cur.selected) {
                     let key = w.pod.clone();
                     self.select_pod_key(&key);
+                    self.set_tab(Tab::Pipeline);
+                }
+            }
+            Tab::History => {
+                if self.history_len() > 0 {
                     self.set_tab(Tab::Pipeline);
                 }
             }
@@ -1097,7 +1252,7 @@ impl App {
                 } else {
                     p.text.trim().to_string()
                 };
-                if let Some(ev) = self.waiting_src.reject(&pod, "", &msg) {
+                if let Some(ev) = self.waiting_src.get().reject(&pod, "", &msg) {
                     self.waiting_events(vec![ev]);
                 }
             }
@@ -1188,7 +1343,11 @@ impl App {
                 self.sync_trace();
             }
             (v, _) => {
-                if let Some(t) = Tab::ALL.iter().find(|t| t.title().eq_ignore_ascii_case(v)) {
+                if let Some(t) = self
+                    .tabs()
+                    .iter()
+                    .find(|t| t.title().eq_ignore_ascii_case(v))
+                {
                     self.set_tab(*t);
                 } else {
                     self.flash(
@@ -1228,7 +1387,7 @@ impl App {
         };
         let mut events = Vec::new();
         for p in &w.pending {
-            if let Some(ev) = self.waiting_src.allow(&w.pod, &p.plugin) {
+            if let Some(ev) = self.waiting_src.get().allow(&w.pod, &p.plugin) {
                 events.push(ev);
             }
         }
@@ -1236,8 +1395,6 @@ impl App {
     }
 
     fn waiting_events(&mut self, events: Vec<WaitingEvent>) {
-        self.waiting = self.waiting_src.list();
-        self.waiting_cur.clamp(self.waiting.len());
         if let Some(ev) = events.last() {
             let error = matches!(ev, WaitingEvent::Rejected { .. });
             let text = events
@@ -1247,7 +1404,157 @@ impl App {
                 .join("; ");
             self.flash(&text, error);
         }
-        self.rebuild_pods();
+        self.waiting_changed();
+    }
+
+    /// After the waiting pods (or the simulation) changed: the list, then the model
+    /// the simulation sends, then the pods and the trace.
+    fn waiting_changed(&mut self) {
+        self.waiting = self.waiting_src.get().list();
+        self.waiting_cur.clamp(self.waiting.len());
+        match &mut self.waiting_src {
+            WaitingSource::Sim(s) => {
+                // Nothing happened in the simulation: nothing to rebuild.
+                if let Some(u) = s.take_update() {
+                    self.data(u);
+                }
+            }
+            WaitingSource::List(_) => {
+                self.rebuild_pods();
+                self.sync_trace();
+            }
+        }
+    }
+
+    // ----- simulation -----
+
+    fn sim_or_flash(&mut self) -> bool {
+        if self.sim().is_some() {
+            return true;
+        }
+        self.flash(
+            "no simulation: start with --simulate (schedscope tui --simulate)",
+            true,
+        );
+        false
+    }
+
+    fn sim_play_pause(&mut self) {
+        if !self.sim_or_flash() {
+            return;
+        }
+        let wall = self.clock.now();
+        let Some(sim) = self.waiting_src.sim_mut() else {
+            return;
+        };
+        let text = if sim.toggle_play(wall) {
+            format!(
+                "playing from {}: one cycle per second, time follows the clock (space: pause)",
+                sim.elapsed()
+            )
+        } else {
+            format!("paused at {} (n: one cycle, space: play)", sim.elapsed())
+        };
+        self.flash(&text, false);
+    }
+
+    fn sim_step(&mut self) {
+        if !self.sim_or_flash() {
+            return;
+        }
+        let Some(sim) = self.waiting_src.sim_mut() else {
+            return;
+        };
+        let seq = sim.events().len();
+        let step = sim.step();
+        let summary = sim.summary_since(seq);
+        let elapsed = sim.elapsed();
+        self.waiting_changed();
+        match step {
+            Step::Cycle { pod } => {
+                // Show what the cycle did: its pod, at its latest attempt.
+                self.select_pod_key(&pod);
+                if let Some((text, bad)) = summary {
+                    self.flash(&text, bad);
+                }
+            }
+            Step::Jumped { .. } => {
+                let text = match summary {
+                    Some((s, _)) => format!("nothing to schedule; time jumps to {elapsed}: {s}"),
+                    None => format!("nothing to schedule; time jumps to {elapsed}"),
+                };
+                self.flash(&text, false);
+            }
+            Step::Settled => self.flash(
+                &format!("settled at {elapsed}: nothing left to schedule, nothing waits"),
+                false,
+            ),
+        }
+    }
+
+    fn sim_run_idle(&mut self) {
+        if !self.sim_or_flash() {
+            return;
+        }
+        let Some(sim) = self.waiting_src.sim_mut() else {
+            return;
+        };
+        let n = sim.run_until_idle();
+        let text = format!(
+            "{n} cycle{} at {}; {} waiting at Permit",
+            super::view::plural(n),
+            sim.elapsed(),
+            sim.list().len()
+        );
+        self.waiting_changed();
+        self.flash(&text, false);
+    }
+
+    fn sim_tick(&mut self) {
+        let wall = self.clock.now();
+        let Some(sim) = self.waiting_src.sim_mut() else {
+            return;
+        };
+        let seq = sim.events().len();
+        sim.tick(wall);
+        let summary = sim.summary_since(seq);
+        let settled = sim.is_playing() && sim.is_settled();
+        if settled {
+            sim.pause();
+        }
+        let elapsed = sim.elapsed();
+        self.waiting_changed();
+        let settled = settled.then(|| format!("settled at {elapsed}: paused (n, space)"));
+        match (summary, settled) {
+            (Some((s, bad)), None) => self.flash(&s, bad),
+            (Some((s, bad)), Some(end)) => self.flash(&format!("{s} · {end}"), bad),
+            (None, Some(end)) => self.flash(&end, false),
+            (None, None) => {}
+        }
+    }
+
+    /// The selected pod's attempts, newest first (the History tab's rows).
+    pub fn history_rows(&self) -> Vec<super::simulation::HistoryEntry> {
+        let (Some(sim), Some(key)) = (self.sim(), self.selected_pod.as_deref()) else {
+            return Vec::new();
+        };
+        sim.history(key).iter().rev().cloned().collect()
+    }
+
+    fn history_len(&self) -> usize {
+        match (self.sim(), self.selected_pod.as_deref()) {
+            (Some(sim), Some(key)) => sim.history(key).len(),
+            _ => 0,
+        }
+    }
+
+    /// The History cursor moved: show that attempt (the top row follows the latest).
+    fn history_moved(&mut self) {
+        let rows = self.history_rows();
+        self.history_pin = match self.history_cur.selected {
+            0 => None,
+            i => rows.get(i).map(|h| h.attempt),
+        };
         self.sync_trace();
     }
 
@@ -1343,6 +1650,9 @@ impl App {
                 if let Some(c) = self.detail_cursor() {
                     c.scroll(d, len);
                 }
+                if self.tab == Tab::History {
+                    self.history_moved();
+                }
             }
         }
     }
@@ -1354,6 +1664,7 @@ impl App {
             Tab::Scores => Some(&mut self.scores.cursor),
             Tab::Pipeline => Some(&mut self.pipeline),
             Tab::Waiting => Some(&mut self.waiting_cur),
+            Tab::History => Some(&mut self.history_cur),
             _ => None,
         }
     }
@@ -1367,6 +1678,7 @@ impl App {
             Tab::Scores => self.scores.order.len(),
             Tab::Pipeline => self.current.as_ref().map_or(0, |c| c.view.stages.len()),
             Tab::Waiting => self.waiting.len(),
+            Tab::History => self.history_len(),
             _ => 0,
         }
     }

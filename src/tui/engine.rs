@@ -48,12 +48,16 @@ pub fn engine_runner() -> Arc<dyn CycleRunner> {
     )
 }
 
-/// What a trace depends on: the pod, the profile it ran with, and the cluster version.
+/// What a trace depends on: the pod, the profile it ran with, and the cluster version
+/// (or, in simulation mode, the attempt it records).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TraceKey {
     pub pod: String,
     pub profile: usize,
     pub generation: u64,
+    /// The simulator's attempt (index into its attempts) whose trace this is; `None`
+    /// for a fresh replay.
+    pub attempt: Option<usize>,
 }
 
 /// One cycle to run, with owned inputs so it can run on another thread.

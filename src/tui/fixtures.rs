@@ -530,6 +530,7 @@ pub fn app_with(cluster: Cluster, theme: &str) -> Fixture {
         }),
         source: "snapshot testdata/cluster.yaml".into(),
         pod: None,
+        simulation: None,
     });
     let mut f = Fixture { app, clock };
     f.settle();

@@ -151,6 +151,13 @@ pub static BINDINGS: &[Binding] = &[
         Action::SelectTab(Tab::Profile),
         "Profile: plugins per extension point, weights, args",
     ),
+    b(
+        Global,
+        &[k('9')],
+        "9",
+        Action::SelectTab(Tab::History),
+        "History (--simulate): the pod's attempts; selecting one shows its trace",
+    ),
     b(Global, &[k(']')], "]", Action::NextTab, "next tab"),
     b(Global, &[k('[')], "[", Action::PrevTab, "previous tab"),
     b(
@@ -243,6 +250,27 @@ pub static BINDINGS: &[Binding] = &[
         "T",
         Action::CycleTheme,
         "next built-in theme",
+    ),
+    b(
+        Global,
+        &[k(' ')],
+        "space",
+        Action::SimPlayPause,
+        "simulation: play (one cycle per second, time follows the clock) / pause",
+    ),
+    b(
+        Global,
+        &[k('n')],
+        "n",
+        Action::SimStep,
+        "simulation: one scheduling cycle (nothing to pop: jump to the next deadline)",
+    ),
+    b(
+        Global,
+        &[k('N')],
+        "N",
+        Action::SimRunIdle,
+        "simulation: every cycle possible now (until the queue is idle)",
     ),
     b(
         Pods,

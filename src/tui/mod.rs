@@ -5,7 +5,9 @@
 //! changes only through [`App::update`] with an [`Action`]; [`App::draw`] renders it.
 //! Input, the trace worker and data sources are threads sending owned messages to the
 //! thin loop in `runner`; the loop redraws only when something changed and ticks at
-//! 1 Hz only while a Permit countdown runs. The engine is reached through a
+//! 1 Hz only while a Permit countdown runs (or a simulation plays). In simulation
+//! mode (`--simulate`) the app owns a [`Simulation`] that steps the engine's
+//! scheduler loop and feeds the panes its model. The engine is reached through a
 //! [`CycleRunner`] so tests inject hand-made traces.
 
 pub mod action;
@@ -15,6 +17,7 @@ pub mod engine;
 pub mod format;
 pub mod keymap;
 pub mod runner;
+pub mod simulation;
 pub mod terminal;
 pub mod view;
 pub mod waiting;
@@ -31,6 +34,7 @@ use std::sync::mpsc::Receiver;
 pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
 pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
+pub use simulation::Simulation;
 pub use waiting::{Clock, SystemClock, WaitingList, WaitingPod, WaitingPods};
 
 use crate::engine::Framework;
@@ -53,6 +57,9 @@ pub struct TuiOptions {
     pub waiting: Option<Box<dyn WaitingPods>>,
     /// Cluster replacements from a data source (reload, live watch).
     pub updates: Option<Receiver<DataUpdate>>,
+    /// `--simulate`: step through the scheduler loop over `cluster` (its model and
+    /// waiting pods replace `cluster` and `waiting`).
+    pub simulation: Option<Simulation>,
 }
 
 impl TuiOptions {
@@ -67,6 +74,7 @@ impl TuiOptions {
             pod: None,
             waiting: None,
             updates: None,
+            simulation: None,
         }
     }
 }
@@ -91,6 +99,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         theme_loader: Box::new(|spec| Theme::resolve(Some(spec), &env_var)),
         source: opts.source,
         pod: opts.pod,
+        simulation: opts.simulation,
     });
     let mut tui = terminal::Tui::enter()?;
     let res = runner::run_loop(&mut tui, &mut app, opts.updates);

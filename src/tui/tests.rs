@@ -501,6 +501,7 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
         }),
         source: "test".into(),
         pod: Some("default/web".into()),
+        simulation: None,
     });
     let mut f = Fixture {
         app,
@@ -653,6 +654,7 @@ fn real_engine_cycle_drives_the_panes() {
             }),
             source: "real engine".into(),
             pod: Some("default/web".into()),
+            simulation: None,
         }),
         clock,
     };
@@ -716,6 +718,7 @@ fn frame_time_5000_nodes() {
         }),
         source: "scale".into(),
         pod: None,
+        simulation: None,
     });
     let t_trace = Instant::now();
     while let Some(job) = app.take_job() {
@@ -803,6 +806,7 @@ fn frame_time_real_engine_5000_nodes() {
         }),
         source: "synthetic".into(),
         pod: Some(PLAIN_POD.into()),
+        simulation: None,
     });
     let mut terminal = Terminal::new(TestBackend::new(200, 50)).expect("terminal");
     for pod in [PLAIN_POD, ANTI_AFFINITY_POD] {

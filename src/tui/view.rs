@@ -216,6 +216,9 @@ pub struct PodQuery<'a> {
     pub all: bool,
     pub namespace: Option<&'a str>,
     pub filter: &'a str,
+    /// Bound pods listed even without `all` (a simulation's pods stay in view as they
+    /// bind).
+    pub keep: Option<&'a std::collections::BTreeSet<String>>,
 }
 
 /// The pods list: pending pods (or all), in queue order, narrowed by namespace and
@@ -227,7 +230,8 @@ pub fn pod_rows(cluster: &Cluster, waiting: &[WaitingPod], q: &PodQuery) -> Vec<
         .filter(|p| q.namespace.is_none_or(|ns| p.namespace == ns))
         .filter_map(|p| {
             let state = pod_state(p, waiting);
-            if !q.all && state == PodState::Bound {
+            if !q.all && state == PodState::Bound && !q.keep.is_some_and(|k| k.contains(&p.key()))
+            {
                 return None;
             }
             if !needle.is_empty() {

@@ -4,6 +4,7 @@
 mod compare;
 mod filters;
 mod help;
+mod history;
 mod node;
 mod pipeline;
 mod pods;
@@ -109,6 +110,7 @@ fn draw_detail(app: &mut App, f: &mut Frame, area: Rect) {
         Tab::Preemption => preemption::draw(app, f, content),
         Tab::Waiting => waiting::draw(app, f, content),
         Tab::Profile => profile::draw(app, f, content),
+        Tab::History => history::draw(app, f, content),
     }
 }
 
@@ -153,6 +155,20 @@ fn detail_title(app: &App) -> Line<'static> {
                     format!(" · profile {}", c.trace.profile),
                     t.dim,
                 ));
+                if let Some(i) = c.key.attempt
+                    && let Some(sim) = app.sim()
+                    && let Some(h) = sim.history(&c.key.pod).iter().find(|h| h.attempt == i)
+                {
+                    spans.push(Span::styled(
+                        format!(
+                            " · attempt {} (cycle #{}, {})",
+                            h.pod_attempt,
+                            i + 1,
+                            super::simulation::offset(h.at_ms)
+                        ),
+                        t.key,
+                    ));
+                }
                 if app.profile_override.is_some() {
                     spans.push(Span::styled(" (override)", t.warning));
                 }
@@ -167,8 +183,9 @@ fn detail_title(app: &App) -> Line<'static> {
 fn draw_tabs(app: &mut App, f: &mut Frame, area: Rect) {
     let width = area.width as usize;
     // " 1:Pipeline 2:Filters ..." when it fits, else shorter titles, else numbers.
-    let full: usize = Tab::ALL.iter().map(|t| t.title().len() + 3).sum::<usize>() + 1;
-    let short: usize = Tab::ALL
+    let tabs = app.tabs();
+    let full: usize = tabs.iter().map(|t| t.title().len() + 3).sum::<usize>() + 1;
+    let short: usize = tabs
         .iter()
         .map(|t| t.title().len().min(4) + 3)
         .sum::<usize>()
@@ -185,7 +202,7 @@ fn draw_tabs(app: &mut App, f: &mut Frame, area: Rect) {
     };
     let mut spans = vec![Span::raw(" ")];
     let mut x = area.x + 1;
-    for t in Tab::ALL {
+    for &t in tabs {
         let text = label(t);
         let w = format::width(&text) as u16;
         if x + w > area.x + area.width {

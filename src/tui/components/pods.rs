@@ -12,6 +12,7 @@ use super::super::format;
 use super::super::view::{PodState, pod_reason};
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note, virtual_table};
+use crate::engine::queue::QueueName;
 use crate::theme::Theme;
 
 pub fn state_style(t: &Theme, s: PodState) -> Style {
@@ -57,6 +58,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     }
 
     let wide = inner.width >= 60;
+    let sim = app.waiting_src.sim();
     let ns_w = app
         .pods
         .iter()
@@ -66,7 +68,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         .max()
         .unwrap_or(9)
         .clamp(9, 18) as u16;
-    let widths: Vec<Constraint> = if wide {
+    let mut widths: Vec<Constraint> = if wide {
         vec![
             Constraint::Length(1),
             Constraint::Length(ns_w),
@@ -83,11 +85,18 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             Constraint::Fill(2),
         ]
     };
-    let header = if wide {
-        Row::new(["", "namespace", "name", "prio", "state", "reason"])
+    let mut header: Vec<&str> = if wide {
+        vec!["", "namespace", "name", "prio", "state", "reason"]
     } else {
-        Row::new(["", "pod", "prio", "reason"])
+        vec!["", "pod", "prio", "reason"]
     };
+    // A simulation shows where each pod is in the scheduling queue.
+    if sim.is_some() {
+        let at = widths.len() - 1;
+        widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
+        header.insert(at, "queue");
+    }
+    let header = Row::new(header);
     let now = app.now();
     let pods = &app.pods;
     let waiting = &app.waiting;
@@ -119,7 +128,11 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
                 };
                 line.spans.push(Span::styled(format!(" {txt}"), style));
             }
-            row(wide, r, st, line, &t)
+            let queue = sim.map(|s| {
+                let q = s.queue_of(&r.key());
+                Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
+            });
+            row(wide, r, st, line, queue, &t)
         },
     );
     app.hits.push((rows_area, Hit::PodsRows));
@@ -133,25 +146,47 @@ fn reason_style(t: &Theme, s: PodState) -> Style {
     }
 }
 
+/// The queue a simulated pod is in (`-`: in a binding cycle, or bound).
+fn queue_label(q: Option<QueueName>, wide: bool) -> &'static str {
+    match q {
+        Some(QueueName::Unschedulable) if !wide => "unschedQ",
+        Some(q) => q.as_str(),
+        None => "-",
+    }
+}
+
+fn queue_style(t: &Theme, q: Option<QueueName>) -> Style {
+    match q {
+        Some(QueueName::Active) => t.pending,
+        Some(QueueName::Backoff) => t.nominated,
+        Some(QueueName::Unschedulable) => t.unschedulable,
+        Some(QueueName::Gated) => t.gated,
+        None => t.dim,
+    }
+}
+
 fn row<'a>(
     wide: bool,
     r: &super::super::view::PodRow,
     st: Style,
     reason: Line<'a>,
+    queue: Option<Cell<'a>>,
     t: &Theme,
 ) -> Row<'a> {
     let sym = Cell::from(Span::styled(r.state.symbol(), st));
     let prio = Cell::from(Line::from(format::priority(r.pod.priority)).right_aligned());
-    if wide {
-        Row::new(vec![
+    let mut cells = if wide {
+        vec![
             sym,
             Cell::from(Span::styled(r.pod.namespace.clone(), t.dim)),
             Cell::from(r.pod.name.clone()),
             prio,
             Cell::from(Span::styled(r.state.label(), st)),
-            Cell::from(reason),
-        ])
+        ]
     } else {
-        Row::new(vec![sym, Cell::from(r.key()), prio, Cell::from(reason)])
-    }
+        vec![sym, Cell::from(r.key()), prio]
+    };
+    cells.extend(queue);
+    cells.push(Cell::from(reason));
+    Row::new(cells)
 }

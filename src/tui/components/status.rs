@@ -11,12 +11,21 @@ use super::super::format;
 pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     let t = &app.theme;
     let bar = t.status_bar;
-    let right = vec![
+    let mut right = Vec::new();
+    if let Some(sim) = app.sim() {
+        right.extend([
+            Span::styled(" space ", t.key.patch(bar)),
+            Span::styled(if sim.is_playing() { "pause " } else { "play " }, bar),
+            Span::styled(" n ", t.key.patch(bar)),
+            Span::styled("step ", bar),
+        ]);
+    }
+    right.extend([
         Span::styled(" ? ", t.key.patch(bar)),
         Span::styled("help ", bar),
         Span::styled(" q ", t.key.patch(bar)),
         Span::styled("quit ", bar),
-    ];
+    ]);
     let right_w: usize = right.iter().map(|s| s.width()).sum();
     let width = area.width as usize;
     let left_text = match &app.message {
@@ -24,15 +33,28 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         None => {
             let (pending, total) = (app.pending_count, app.cluster.pod_count());
             let secs = app.updated.as_second().rem_euclid(86_400);
-            let mut parts = vec![
-                app.source.clone(),
+            let mut parts = vec![app.source.clone()];
+            if let Some(sim) = app.sim() {
+                let c = sim.counts();
+                parts.push(format!(
+                    "{} {} · cycle {}",
+                    if sim.is_playing() { "▶" } else { "⏸" },
+                    sim.elapsed(),
+                    sim.attempts().len()
+                ));
+                parts.push(format!(
+                    "activeQ {} · backoffQ {} · unschedulable {} · gated {}",
+                    c.active, c.backoff, c.unschedulable, c.gated
+                ));
+            }
+            parts.extend([
                 format!(
                     "pods {} · {} pending",
                     format::thousands(total),
                     format::thousands(pending)
                 ),
                 format!("nodes {}", format::thousands(app.cluster.nodes().len())),
-            ];
+            ]);
             if !app.waiting.is_empty() {
                 parts.push(format!("waiting {}", app.waiting.len()));
             }
