@@ -251,7 +251,10 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
                 ..SimOptions::default()
             },
         );
-        crate::tui::Simulation::new(sim, format!("simulate {}", source.trim_start_matches("snapshot ")))
+        crate::tui::Simulation::new(
+            sim,
+            format!("simulate {}", source.trim_start_matches("snapshot ")),
+        )
     });
     let source = match &simulation {
         Some(s) => s.source().to_string(),

@@ -227,11 +227,7 @@ impl App {
                 WaitingSource::Sim(Box::new(sim)),
                 init.source,
             ),
-            None => (
-                init.cluster,
-                WaitingSource::List(init.waiting),
-                init.source,
-            ),
+            None => (init.cluster, WaitingSource::List(init.waiting), init.source),
         };
         let waiting = match &waiting_src {
             WaitingSource::List(l) => l.list(),
@@ -596,7 +592,8 @@ impl App {
         let Some(pod) = self.cluster.pod(key) else {
             return false;
         };
-        if pod.is_bound() && !self.show_all {
+        let kept = self.sim().is_some_and(|s| s.tracked().contains(key));
+        if pod.is_bound() && !self.show_all && !kept {
             self.show_all = true;
         }
         if self
@@ -1252,9 +1249,11 @@ impl App {
                 } else {
                     p.text.trim().to_string()
                 };
+                let seq = self.sim().map(|s| s.events().len());
                 if let Some(ev) = self.waiting_src.get().reject(&pod, "", &msg) {
                     self.waiting_events(vec![ev]);
                 }
+                self.sim_summary(seq);
             }
         }
     }
@@ -1385,6 +1384,7 @@ impl App {
             self.flash("no waiting pod selected", true);
             return;
         };
+        let seq = self.sim().map(|s| s.events().len());
         let mut events = Vec::new();
         for p in &w.pending {
             if let Some(ev) = self.waiting_src.get().allow(&w.pod, &p.plugin) {
@@ -1392,6 +1392,17 @@ impl App {
             }
         }
         self.waiting_events(events);
+        self.sim_summary(seq);
+    }
+
+    /// In simulation mode, say everything an operator's signal caused (a gang
+    /// plugin's Unreserve rejecting siblings, bindings).
+    fn sim_summary(&mut self, seq: Option<usize>) {
+        if let Some(seq) = seq
+            && let Some((text, bad)) = self.sim().and_then(|s| s.summary_since(seq))
+        {
+            self.flash(&text, bad);
+        }
     }
 
     fn waiting_events(&mut self, events: Vec<WaitingEvent>) {

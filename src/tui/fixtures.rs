@@ -662,3 +662,52 @@ pub fn scale_trace(pod: &str, nodes: usize) -> Trace {
     };
     t
 }
+
+// ----- simulation -----
+
+/// The gang demo (`examples/gang-demo.yaml` with `examples/coscheduling-config.yaml`)
+/// in simulation mode, on the real engine, with a hand-moved wall clock.
+pub fn sim_fixture() -> Fixture {
+    use crate::engine::scheduler::{SimOptions, Simulator};
+    let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
+        .expect("gang demo loads")
+        .cluster;
+    let config = crate::config::SchedulerConfig::from_file(std::path::Path::new(
+        "examples/coscheduling-config.yaml",
+    ))
+    .expect("coscheduling config builds");
+    let sim = Simulator::new(
+        cluster.clone(),
+        config.clone(),
+        SimOptions {
+            keep_traces: true,
+            max_attempts: Some(usize::MAX),
+            ..SimOptions::default()
+        },
+    );
+    let clock = Arc::new(ManualClock::new(t0()));
+    let app = App::new(AppInit {
+        cluster: Arc::new(cluster),
+        profiles: config.profiles,
+        runner: super::engine::engine_runner(),
+        clock: clock.clone(),
+        waiting: Box::new(WaitingList::default()),
+        theme: Theme::builtin("dark").expect("builtin theme"),
+        theme_loader: Box::new(|s| {
+            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
+                name: s.to_string(),
+                builtins: crate::theme::builtin_names(),
+                searched: "(tests)".into(),
+            })
+        }),
+        source: "simulate examples/gang-demo.yaml".into(),
+        pod: None,
+        simulation: Some(super::simulation::Simulation::new(
+            sim,
+            "simulate examples/gang-demo.yaml",
+        )),
+    });
+    let mut f = Fixture { app, clock };
+    f.settle();
+    f
+}

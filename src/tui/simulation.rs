@@ -363,7 +363,9 @@ impl Simulation {
                     let last = events
                         .iter()
                         .rev()
-                        .find(|e| e.pod == ev.pod && !matches!(e.kind, SimEventKind::Attempt { .. }))
+                        .find(|e| {
+                            e.pod == ev.pod && !matches!(e.kind, SimEventKind::Attempt { .. })
+                        })
                         .map(|e| describe(&e.kind))
                         .unwrap_or_default();
                     Some(format!("cycle #{} {}: {last}", attempt + 1, ev.pod))

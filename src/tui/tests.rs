@@ -855,3 +855,196 @@ fn frame_time_real_engine_5000_nodes() {
         );
     }
 }
+
+// ----- simulation mode -----
+
+fn waiting_keys(f: &Fixture) -> Vec<String> {
+    f.app.waiting.iter().map(|w| w.pod.clone()).collect()
+}
+
+fn node_of(f: &Fixture, pod: &str) -> Option<String> {
+    f.app.cluster.pod(pod).and_then(|p| p.node_name.clone())
+}
+
+#[test]
+fn sim_gang_demo_step_until_two_wait_then_allow_binds() {
+    let mut f = sim_fixture();
+    assert!(!f.app.needs_tick(), "paused: no timer");
+    assert_snapshot!("sim_start", screen(&mut f.app, 140, 16));
+    keys(&mut f, "n");
+    assert_eq!(waiting_keys(&f), ["training/resnet-worker-0"]);
+    keys(&mut f, "n");
+    assert_eq!(
+        waiting_keys(&f),
+        ["training/resnet-worker-0", "training/resnet-worker-1"]
+    );
+    // The step selects the cycle's pod and shows its attempt's trace.
+    assert_eq!(f.app.selected_pod_key(), Some("training/resnet-worker-1"));
+    let cur = f.app.current.clone().expect("attempt trace");
+    assert_eq!(cur.key.attempt, Some(1));
+    assert_snapshot!("sim_two_waiting", screen(&mut f.app, 140, 16));
+    keys(&mut f, "7");
+    let s = screen(&mut f.app, 140, 16);
+    assert!(s.contains("Coscheduling 1:00/1m0s"), "{s}");
+    assert_snapshot!("sim_waiting_countdown", s);
+    // Paused: the wall clock moves, the countdown does not.
+    f.clock.advance(Duration::from_secs(20));
+    f.app.update(Action::Tick);
+    assert!(screen(&mut f.app, 140, 16).contains("Coscheduling 1:00/1m0s"));
+    // Allow the first waiting pod: it binds alone, its sibling keeps waiting.
+    keys(&mut f, "a");
+    assert_eq!(waiting_keys(&f), ["training/resnet-worker-1"]);
+    assert_eq!(
+        node_of(&f, "training/resnet-worker-0").as_deref(),
+        Some("gpu-node-1")
+    );
+    let m = f.app.message.clone().expect("message");
+    assert!(
+        m.text.contains(
+            "training/resnet-worker-0: allowed by every plugin; binding to gpu-node-1 goes on"
+        ),
+        "{}",
+        m.text
+    );
+    assert_snapshot!("sim_allowed", screen(&mut f.app, 140, 16));
+    // Its history: one attempt, bound.
+    keys(&mut f, ":pod training/resnet-worker-0<enter>9");
+    assert_eq!(f.app.tab, Tab::History);
+    assert_snapshot!("sim_history_bound", screen(&mut f.app, 140, 12));
+}
+
+#[test]
+fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
+    let mut f = sim_fixture();
+    keys(&mut f, "nnnnnn");
+    assert_eq!(
+        waiting_keys(&f),
+        ["training/bert-worker-0", "training/bert-worker-1"]
+    );
+    for w in 0..3 {
+        assert!(
+            node_of(&f, &format!("training/resnet-worker-{w}")).is_some(),
+            "resnet-worker-{w} bound"
+        );
+    }
+    keys(&mut f, "7 ");
+    assert!(f.app.needs_tick(), "playing: the runner ticks");
+    // Simulated time follows the (injected) wall clock.
+    f.clock.advance(Duration::from_secs(30));
+    f.app.update(Action::Tick);
+    let s = screen(&mut f.app, 140, 14);
+    assert!(s.contains("Coscheduling 1:00/1m30s"), "{s}");
+    f.clock.advance(Duration::from_secs(52));
+    f.app.update(Action::Tick);
+    let t = term(&mut f.app, 140, 14);
+    let buf = t.backend().buffer();
+    let theme = Theme::builtin("dark").expect("dark");
+    let urgent = (0..14u16).any(|y| {
+        (0..140u16).any(|x| {
+            buf[(x, y)].symbol() == "8"
+                && buf[(x, y)].fg == theme.countdown_urgent.fg.unwrap_or(Color::Reset)
+        })
+    });
+    assert!(urgent, "0:08 uses countdown_urgent");
+    assert_snapshot!("sim_countdown_urgent", t.backend().to_string());
+    f.clock.advance(Duration::from_secs(8));
+    f.app.update(Action::Tick);
+    assert!(f.app.waiting.is_empty());
+    let m = f.app.message.clone().expect("message");
+    assert!(m.error);
+    assert!(
+        m.text.contains(
+            "training/bert-worker-0: rejected by Coscheduling: rejected due to timeout after waiting 1m30s at plugin Coscheduling"
+        ),
+        "{}",
+        m.text
+    );
+    // Nothing left to do: the simulation pauses itself.
+    assert!(m.text.contains("settled at +1:30: paused"), "{}", m.text);
+    assert!(!f.app.needs_tick());
+    assert_eq!(node_of(&f, "training/bert-worker-0"), None, "unreserved");
+    assert_snapshot!("sim_timed_out", screen(&mut f.app, 140, 14));
+    keys(&mut f, ":pod training/bert-worker-0<enter>9");
+    assert_snapshot!("sim_history_rejected", screen(&mut f.app, 140, 10));
+}
+
+#[test]
+fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
+    let mut f = sim_fixture();
+    keys(&mut f, "nn7rnope<enter>");
+    // Coscheduling's Unreserve rejects the waiting sibling too.
+    let m = f.app.message.clone().expect("message");
+    assert!(m.error);
+    assert!(
+        m.text.starts_with(
+            "training/resnet-worker-0: rejected: nope (0/1 nodes are available: 1 nope.)"
+        ),
+        "{}",
+        m.text
+    );
+    assert!(
+        m.text
+            .contains("training/resnet-worker-1: rejected by Coscheduling"),
+        "{}",
+        m.text
+    );
+    assert!(f.app.waiting.is_empty());
+    // Steps until resnet-worker-0's second attempt binds it.
+    keys(&mut f, "nnnnnn");
+    assert_eq!(
+        node_of(&f, "training/resnet-worker-0").as_deref(),
+        Some("gpu-node-1")
+    );
+    keys(&mut f, ":pod training/resnet-worker-0<enter>9");
+    let cur = f.app.current.clone().expect("trace");
+    assert_eq!(cur.key.attempt, Some(6), "the latest attempt (cycle #7)");
+    assert_snapshot!("sim_history_two_attempts", screen(&mut f.app, 150, 10));
+    // The older attempt: its trace fills the panes.
+    keys(&mut f, "j");
+    let cur = f.app.current.clone().expect("trace");
+    assert_eq!(cur.key.attempt, Some(0));
+    let s = screen(&mut f.app, 190, 10);
+    assert!(s.contains("attempt 1 (cycle #1, +0:00)"), "{s}");
+    // A new cycle does not move the picked attempt.
+    keys(&mut f, "n");
+    keys(&mut f, ":pod training/resnet-worker-0<enter>9");
+    keys(&mut f, "j<enter>");
+    assert_eq!(f.app.tab, Tab::Pipeline);
+    assert_eq!(f.app.current.clone().expect("trace").key.attempt, Some(0));
+    // Back to the top row: follows the latest again.
+    keys(&mut f, "9k");
+    assert_eq!(f.app.current.clone().expect("trace").key.attempt, Some(6));
+}
+
+#[test]
+fn sim_keys_without_a_simulation_say_how_to_start_one() {
+    let mut f = fixture();
+    keys(&mut f, "n");
+    let m = f.app.message.clone().expect("message");
+    assert!(m.error && m.text.contains("--simulate"), "{}", m.text);
+    keys(&mut f, "9");
+    assert_ne!(f.app.tab, Tab::History);
+    assert!(!screen(&mut f.app, 130, 10).contains("9:Hist"));
+}
+
+#[test]
+fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
+    let mut f = sim_fixture();
+    keys(&mut f, "N");
+    let m = f.app.message.clone().expect("message");
+    assert_eq!(m.text, "6 cycles at +0:00; 2 waiting at Permit");
+    assert_eq!(f.app.sim().expect("sim").attempts().len(), 6);
+    keys(&mut f, "n");
+    let m = f.app.message.clone().expect("message");
+    assert!(
+        m.text.starts_with("nothing to schedule; time jumps to +1:30: training/bert-worker-0: rejected by Coscheduling"),
+        "{}",
+        m.text
+    );
+    keys(&mut f, "n");
+    let m = f.app.message.clone().expect("message");
+    assert_eq!(
+        m.text,
+        "settled at +1:30: nothing left to schedule, nothing waits"
+    );
+}

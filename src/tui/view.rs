@@ -230,8 +230,7 @@ pub fn pod_rows(cluster: &Cluster, waiting: &[WaitingPod], q: &PodQuery) -> Vec<
         .filter(|p| q.namespace.is_none_or(|ns| p.namespace == ns))
         .filter_map(|p| {
             let state = pod_state(p, waiting);
-            if !q.all && state == PodState::Bound && !q.keep.is_some_and(|k| k.contains(&p.key()))
-            {
+            if !q.all && state == PodState::Bound && !q.keep.is_some_and(|k| k.contains(&p.key())) {
                 return None;
             }
             if !needle.is_empty() {

@@ -95,7 +95,10 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
                 Cell::from(Line::from(format!("#{}", h.attempt + 1)).right_aligned()),
                 Cell::from(Span::styled(offset(h.at_ms), t.dim)),
                 Cell::from(Span::styled(h.from.as_str(), t.dim)),
-                Cell::from(Span::styled(h.outcome.label(), outcome_style(&t, h.outcome))),
+                Cell::from(Span::styled(
+                    h.outcome.label(),
+                    outcome_style(&t, h.outcome),
+                )),
                 Cell::from(h.message.clone()),
             ])
         },

@@ -59,7 +59,9 @@ pub fn draw(app: &mut App, f: &mut Frame) {
     .areas(area);
 
     if body.width >= SPLIT_WIDTH {
-        let pods_w = (body.width * 36 / 100).clamp(40, 72);
+        // A simulation adds the queue column.
+        let share = if app.sim().is_some() { 42 } else { 36 };
+        let pods_w = (body.width * share / 100).clamp(40, 80);
         let [left, right] =
             Layout::horizontal([Constraint::Length(pods_w), Constraint::Min(1)]).areas(body);
         pods::draw(app, f, left);

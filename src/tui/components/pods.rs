@@ -57,8 +57,9 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         return;
     }
 
-    let wide = inner.width >= 60;
     let sim = app.waiting_src.sim();
+    // The queue column needs room of its own.
+    let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
     let ns_w = app
         .pods
         .iter()

@@ -43,7 +43,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
                     sim.attempts().len()
                 ));
                 parts.push(format!(
-                    "activeQ {} · backoffQ {} · unschedulable {} · gated {}",
+                    "activeQ {} backoffQ {} unschedulable {} gated {}",
                     c.active, c.backoff, c.unschedulable, c.gated
                 ));
             }
