@@ -265,3 +265,23 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     opts.simulation = simulation;
     crate::tui::run(opts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulate_flag_on_tui_and_top_level() {
+        let c = Cli::try_parse_from(["schedscope", "tui", "--simulate"]).expect("parses");
+        assert!(matches!(
+            c.command,
+            Some(Command::Tui(TuiArgs { simulate: true }))
+        ));
+        let c = Cli::try_parse_from(["schedscope", "--simulate"]).expect("parses");
+        assert!(c.tui.simulate && c.command.is_none());
+        let c = Cli::try_parse_from(["schedscope"]).expect("parses");
+        assert!(!c.tui.simulate);
+        // Not a flag of the other subcommands.
+        assert!(Cli::try_parse_from(["schedscope", "pods", "--simulate"]).is_err());
+    }
+}

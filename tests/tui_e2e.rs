@@ -164,3 +164,24 @@ fn broken_theme_is_a_clear_error_before_the_terminal_is_touched() {
     assert!(screen.contains("/nonexistent/theme.yaml"), "{screen}");
     assert!(!s.parser.lock().unwrap().screen().alternate_screen());
 }
+
+#[test]
+fn simulate_steps_the_gang_demo_and_allows_a_waiting_pod() {
+    let mut s = Session::start(&[
+        "tui",
+        "--simulate",
+        "--snapshot",
+        "examples/gang-demo.yaml",
+        "--config",
+        "examples/coscheduling-config.yaml",
+    ]);
+    s.wait_for("activeQ 6");
+    s.keys("nn7");
+    let screen = s.wait_for("2 pods waiting at Permit");
+    assert!(screen.contains("Coscheduling 1:00/1m0s"), "{screen}");
+    s.keys("a");
+    s.wait_for("training/resnet-worker-0: allowed by every plugin");
+    s.keys("q");
+    let status = s.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+}
