@@ -1473,11 +1473,12 @@ impl App {
         if !self.sim_or_flash() {
             return;
         }
+        let wall = self.clock.now();
         let Some(sim) = self.waiting_src.sim_mut() else {
             return;
         };
         let seq = sim.events().len();
-        let step = sim.step();
+        let step = sim.step(wall);
         let summary = sim.summary_since(seq);
         let elapsed = sim.elapsed();
         self.waiting_changed();

@@ -188,21 +188,22 @@ impl Simulation {
     }
 
     /// One scheduling cycle at the current time (due timeouts and backoffs fire
-    /// first); with nothing to pop, time jumps to the next deadline instead.
-    pub fn step(&mut self) -> Step {
+    /// first); with nothing to pop, time jumps to the next deadline instead. `wall` is
+    /// the injected clock's time (playing goes on from the jump).
+    pub fn step(&mut self, wall: Timestamp) -> Step {
         self.sim.advance_to(self.sim.now());
         let before = self.sim.attempts().len();
         let step = if self.sim.schedule_one() {
             match self.sim.attempts().get(before) {
                 Some(a) => Step::Cycle { pod: a.pod.clone() },
                 // A popped pod that needed no cycle (deleted or bound meanwhile).
-                None => return self.step(),
+                None => return self.step(wall),
             }
         } else if let Some(to) = self.sim.next_deadline() {
             self.sim.advance_to(to);
-            // Playing follows the jump: wall time now maps onto the new time.
-            if let Some(a) = &mut self.playing {
-                a.sim = to.max(a.sim);
+            // Playing goes on from the jump: now on the wall clock is the new time.
+            if self.playing.is_some() {
+                self.playing = Some(Anchor { wall, sim: to });
             }
             Step::Jumped { to }
         } else {
@@ -508,5 +509,92 @@ impl WaitingPods for Simulation {
             .collect();
         self.absorb();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixtures::t0;
+
+    fn sim() -> Simulation {
+        let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
+            .expect("gang demo")
+            .cluster;
+        let config = crate::config::SchedulerConfig::from_file(std::path::Path::new(
+            "examples/coscheduling-config.yaml",
+        ))
+        .expect("config");
+        Simulation::new(
+            Simulator::new(cluster, config, Default::default()),
+            "simulate",
+        )
+    }
+
+    fn at(t: Timestamp, secs: i64) -> Timestamp {
+        t.checked_add(SignedDuration::from_secs(secs)).expect("ts")
+    }
+
+    #[test]
+    fn offsets() {
+        assert_eq!(offset(0), "+0:00");
+        assert_eq!(offset(90_000), "+1:30");
+        assert_eq!(offset(1_500), "+0:01.500");
+        assert_eq!(offset(3_723_000), "+1:02:03");
+    }
+
+    #[test]
+    fn paused_is_frozen_playing_follows_the_wall_clock_and_jumps_re_anchor() {
+        let mut s = sim();
+        let start = s.now();
+        assert!(s.take_update().is_none(), "nothing changed yet");
+        assert_eq!(s.counts().active, 6);
+        // Paused: a tick does nothing.
+        assert_eq!(s.tick(at(t0(), 30)), None);
+        assert_eq!(s.now(), start);
+        assert_eq!(s.run_until_idle(), 6);
+        assert!(s.take_update().is_some());
+        assert!(s.take_update().is_none(), "one update per change");
+        assert_eq!(s.list().len(), 2);
+        assert!(s.toggle_play(t0()));
+        // Ten wall seconds later the simulation is ten seconds on; nothing to pop.
+        assert_eq!(s.tick(at(t0(), 10)), None);
+        assert_eq!(s.now(), at(start, 10));
+        // A step with nothing to pop jumps to the deadline (+1m30s) and playing goes
+        // on from there.
+        assert_eq!(s.step(at(t0(), 11)), Step::Jumped { to: at(start, 90) });
+        assert!(s.list().is_empty());
+        s.tick(at(t0(), 16));
+        assert_eq!(s.now(), at(start, 95));
+        assert!(!s.toggle_play(at(t0(), 17)));
+        s.tick(at(t0(), 100));
+        assert_eq!(s.now(), at(start, 95), "paused again: frozen");
+        // The timed-out pods are unschedulable, with the condition kube-scheduler sets.
+        assert_eq!(
+            s.queue_of("training/bert-worker-0"),
+            Some(QueueName::Unschedulable)
+        );
+        let c = s.cluster();
+        let p = c.pod("training/bert-worker-0").expect("pod");
+        assert_eq!(
+            p.not_scheduled,
+            Some((
+                "Unschedulable".into(),
+                "0/1 nodes are available: 1 rejected due to timeout after waiting 1m30s at plugin Coscheduling.".into()
+            ))
+        );
+        let h = s.history("training/bert-worker-0");
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].outcome, AttemptOutcome::Rejected);
+        assert!(
+            h[0].message.ends_with("→ unschedulablePods"),
+            "{}",
+            h[0].message
+        );
+        assert_eq!(
+            s.history("training/resnet-worker-2")[0].outcome,
+            AttemptOutcome::Bound
+        );
+        assert_eq!(s.step(at(t0(), 200)), Step::Settled);
     }
 }
