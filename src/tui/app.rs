@@ -1635,6 +1635,9 @@ impl App {
                     {
                         let again = was_focused && c.selected == i;
                         c.selected = i;
+                        if self.tab == Tab::History {
+                            self.history_moved();
+                        }
                         if again {
                             self.enter();
                         }
