@@ -50,9 +50,9 @@ pub struct CycleState {
     data: Vec<(String, Box<dyn StateData>)>,
     /// Plugins whose PreFilter returned Skip: their Filter and AddPod/RemovePod are
     /// not called this cycle.
-    pub skip_filter_plugins: BTreeSet<String>,
+    pub skip_filter_plugins: NameSet,
     /// Plugins whose PreScore returned Skip.
-    pub skip_score_plugins: BTreeSet<String>,
+    pub skip_score_plugins: NameSet,
 }
 
 impl Clone for CycleState {
@@ -86,6 +86,31 @@ impl CycleState {
     }
     pub fn contains(&self, key: &str) -> bool {
         self.data.iter().any(|(k, _)| k == key)
+    }
+}
+
+/// A small set of plugin names. Checked once per plugin per node, so a linear scan
+/// (mostly a length compare) beats a tree or a hash.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameSet(Vec<String>);
+
+impl NameSet {
+    pub fn insert(&mut self, name: String) -> bool {
+        if self.contains(&name) {
+            return false;
+        }
+        self.0.push(name);
+        true
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|n| n == name)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Names in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
     }
 }
 
