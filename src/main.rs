@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use schedscope::cli::{Cli, Command};
+use schedscope::cli::{Cli, Command, SnapshotCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -11,6 +11,9 @@ fn main() -> ExitCode {
             schedscope::cli::run_explain(&cli.source, args, &mut stdout.lock())
         }
         Some(Command::Pods) => schedscope::cli::run_pods(&cli.source, &mut stdout.lock()),
+        Some(Command::Snapshot(SnapshotCommand::Save(args))) => {
+            schedscope::cli::run_snapshot_save(&cli.source, args, &mut stdout.lock())
+        }
         Some(Command::Tui) | None => schedscope::cli::run_tui(&cli),
     };
     match result {

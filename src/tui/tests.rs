@@ -542,6 +542,8 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     f.app.update(Action::Data(DataUpdate {
         cluster: Arc::new(cluster()),
         source: Some("snapshot v2".into()),
+        status: None,
+        events: None,
     }));
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
@@ -562,6 +564,8 @@ fn stale_traces_are_dropped() {
     f.app.update(Action::Data(DataUpdate {
         cluster: Arc::new(cluster()),
         source: None,
+        status: None,
+        events: None,
     }));
     let job = f.app.take_job().expect("recompute after data change");
     let mut old_key = job.key.clone();
