@@ -417,6 +417,14 @@ fn digest(c: &Cluster) -> Vec<String> {
     out
 }
 
+/// Equal digests, or the first difference.
+fn same(a: &[String], b: &[String], what: &str) {
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x, y, "{what}");
+    }
+    assert_eq!(a.len(), b.len(), "{what}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_save_round_trips_the_model() {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
@@ -453,15 +461,128 @@ async fn snapshot_save_round_trips_the_model() {
         assert!(!text.contains("managedFields"), "{file}");
         assert_eq!(text.contains("hunter2"), !redact, "{file}");
         let loaded = load_snapshot(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(
-            digest(&loaded.cluster),
-            digest(&live_model.cluster),
-            "{file} vs live model"
+        same(
+            &digest(&loaded.cluster),
+            &digest(&live_model.cluster),
+            &format!("{file} vs live model"),
         );
         // And back to the original file's model, but for the extra pod.
         let mut back = loaded.cluster.clone();
         back.delete_pod("default/tricky");
-        assert_eq!(digest(&back), digest(&original.cluster), "{file} vs demo");
+        same(
+            &digest(&back),
+            &digest(&original.cluster),
+            &format!("{file} vs demo"),
+        );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every resource the live source and `snapshot save` request is granted by the
+/// read-only ClusterRole, with get/list/watch, and the role grants nothing more
+/// than get/list/watch (and never Secrets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_inspect_role_covers_exactly_what_is_read() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+        .await
+        .expect("save");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/rbac/inspect-clusterrole.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("role");
+    let mut granted = Vec::new();
+    for doc in text.split("\n---") {
+        let v: Value = serde_saphyr::from_str(doc).expect("yaml");
+        if v["kind"] != "ClusterRole" {
+            continue;
+        }
+        for rule in v["rules"].as_array().expect("rules") {
+            let verbs: Vec<&str> = rule["verbs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(verbs, ["get", "list", "watch"], "read-only verbs only");
+            for r in rule["resources"].as_array().unwrap() {
+                granted.push(r.as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert!(!granted.iter().any(|r| r == "secrets" || r == "configmaps"));
+    let requested = api.resources_requested();
+    for r in &requested {
+        assert!(granted.contains(r), "{r} is read but not granted");
+    }
+    // Nothing granted that is never read (podgroups: read when the CRD exists).
+    for g in &granted {
+        assert!(
+            requested.contains(g) || g == "podgroups",
+            "{g} is granted but never read"
+        );
+    }
+    assert!(requested.contains(&"podgroups".to_string()), "CRD probe");
+}
+
+/// `schedscope explain` against a live cluster (a kubeconfig naming the test
+/// server): the replay, which configuration is in use, and the real scheduler's
+/// word beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let mut big = pod("big", None, 0);
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    // What a real scheduler said earlier, on a cluster that has changed since.
+    big["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}]);
+    api.apply("pods", big);
+    let dir = std::env::temp_dir().join(format!("schedscope-kc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = dir.join("config");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
+            api.url()
+        ),
+    )
+    .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "default/big", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("FitError   0/3 nodes are available: 3 Insufficient cpu."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("scheduler config: v1.35 defaults"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("real scheduler (PodScheduled condition) differs from the replay: 0/2 nodes"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -150,6 +150,10 @@ pub struct LiveState {
     kinds: BTreeMap<&'static str, KindState>,
     /// The kinds being watched (PodGroup only when its CRD exists).
     expected: BTreeSet<&'static str>,
+    /// Pods without `spec.priority` (or naming a class not seen yet: watchers race),
+    /// admitted again when classes change. The API server sets `spec.priority`, so
+    /// this stays empty on real clusters.
+    unadmitted: BTreeMap<String, core::Pod>,
     /// The last time every watcher was healthy and synced.
     synced_at: Option<Timestamp>,
     changed: bool,
@@ -169,6 +173,7 @@ impl LiveState {
             cluster: Cluster::new(),
             events: BTreeMap::new(),
             event_pods: BTreeMap::new(),
+            unadmitted: BTreeMap::new(),
             kinds: BTreeMap::new(),
             expected: expected.into_iter().collect(),
             synced_at: None,
@@ -210,6 +215,12 @@ impl LiveState {
                 None => SourceStatus::Connecting { error: None },
             },
             (None, _) => SourceStatus::Connected,
+        }
+    }
+
+    fn readmit(&mut self) {
+        for (_, p) in std::mem::take(&mut self.unadmitted) {
+            p.upsert(self);
         }
     }
 
@@ -354,16 +365,28 @@ impl Watched for core::Pod {
         match converted {
             Ok(Some(mut c)) => {
                 let priorities = Priorities::new(&st.cluster.priority_classes);
-                let _ = priorities.admit(&mut c.pod, c.explicit_priority, c.explicit_policy);
+                let admitted = priorities
+                    .admit(&mut c.pod, c.explicit_priority, c.explicit_policy)
+                    .is_ok();
+                // Without `spec.priority` the value depends on classes that may
+                // arrive later (a globalDefault too), as the snapshot loader admits
+                // only once every class is read.
+                if admitted && c.explicit_priority {
+                    st.unadmitted.remove(&key);
+                } else {
+                    st.unadmitted.insert(key, self);
+                }
                 st.cluster.upsert_pod(c.pod);
             }
             // Terminal (the scheduler ignores it) or unreadable.
             Ok(None) | Err(_) => {
+                st.unadmitted.remove(&key);
                 st.cluster.delete_pod(&key);
             }
         }
     }
     fn remove(key: &str, st: &mut LiveState) {
+        st.unadmitted.remove(key);
         st.cluster.delete_pod(key);
     }
 }
@@ -482,6 +505,12 @@ fn now() -> Timestamp {
     Timestamp::now()
 }
 
+fn classes_changed<K: Watched>(st: &mut LiveState) {
+    if K::KIND == scheduling::PriorityClass::KIND && !st.unadmitted.is_empty() {
+        st.readmit();
+    }
+}
+
 /// Turn one watcher's stream into changes of the state.
 async fn pump<K: Watched>(
     stream: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
@@ -509,6 +538,7 @@ async fn pump<K: Watched>(
                     l.insert(obj.model_key());
                 }
                 obj.upsert(st);
+                classes_changed::<K>(st);
                 st.changed = true;
             }),
             Ok(Event::InitDone) => Box::new(|st, _| {
@@ -520,11 +550,13 @@ async fn pump<K: Watched>(
                     }
                 }
                 st.kind(K::KIND).synced = true;
+                classes_changed::<K>(st);
                 st.changed = true;
             }),
             Ok(Event::Apply(obj)) => Box::new(move |st, _| {
                 st.ok(K::KIND);
                 obj.upsert(st);
+                classes_changed::<K>(st);
                 st.changed = true;
             }),
             Ok(Event::Delete(obj)) => Box::new(move |st, _| {

@@ -115,6 +115,8 @@ struct State {
     resources: BTreeMap<String, Res>,
     fail_next: u32,
     requests: u64,
+    /// Resource (plural) of every request, in order.
+    paths: Vec<String>,
     bus: broadcast::Sender<Msg>,
 }
 
@@ -177,6 +179,7 @@ impl FakeApi {
             resources,
             fail_next: 0,
             requests: 0,
+            paths: Vec::new(),
             bus,
         }));
         let listener = bind("127.0.0.1:0".parse().expect("addr"));
@@ -305,6 +308,14 @@ impl FakeApi {
     /// Answer the next `n` requests with 500.
     pub fn fail_requests(&self, n: u32) {
         self.state.lock().expect("state").fail_next = n;
+    }
+
+    /// Resources (plurals) requested so far, deduplicated and sorted.
+    pub fn resources_requested(&self) -> Vec<String> {
+        let mut v = self.state.lock().expect("state").paths.clone();
+        v.sort();
+        v.dedup();
+        v
     }
 
     pub fn requests(&self) -> u64 {
@@ -436,7 +447,11 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
             &status(500, "InternalError", "injected failure"),
         );
     }
-    let Some((plural, ns)) = route(req.uri().path()) else {
+    let routed = route(req.uri().path());
+    if let Some((p, _)) = &routed {
+        st.paths.push(p.clone());
+    }
+    let Some((plural, ns)) = routed else {
         return full(
             StatusCode::NOT_FOUND,
             &status(
