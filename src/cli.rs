@@ -10,8 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::SchedulerConfig;
 use crate::engine::cycle::CycleOptions;
 use crate::explain::explain;
+use crate::model::Cluster;
 use crate::render::{json, table};
-use crate::source::{Snapshot, load_snapshot};
+use crate::source::live::{self, LiveOptions};
+use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
+use std::time::Duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -51,8 +54,43 @@ pub struct SourceArgs {
     pub snapshot: Option<PathBuf>,
     /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); default: the
     /// v1.35 default profile.
-    #[arg(long, short = 'c', global = true, value_name = "FILE")]
+    #[arg(
+        long,
+        short = 'c',
+        visible_alias = "scheduler-config",
+        global = true,
+        value_name = "FILE"
+    )]
     pub config: Option<PathBuf>,
+    /// Live cluster: kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the
+    /// in-cluster service account). Used when no --snapshot is given.
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "snapshot")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Live cluster: kubeconfig context (default: the current context).
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "snapshot")]
+    pub context: Option<String>,
+    /// Live cluster: list only this namespace's pods (nodes and cluster-wide objects
+    /// are always read whole).
+    #[arg(long, short = 'n', global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+}
+
+impl SourceArgs {
+    pub fn live_options(&self) -> LiveOptions {
+        LiveOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+
+    /// Which scheduler configuration is in use, in words.
+    pub fn config_label(&self) -> String {
+        match &self.config {
+            Some(p) => format!("scheduler config {}", p.display()),
+            None => "scheduler config: v1.35 defaults".into(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -66,6 +104,9 @@ pub enum Command {
     /// Run the scheduler loop over every pending pod until the queue settles: a
     /// timeline of attempts, waits at Permit, bindings and preemptions.
     Simulate(SimulateArgs),
+    /// Snapshots of a live cluster.
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +129,24 @@ pub struct SimulateArgs {
 pub enum SimFormat {
     Text,
     Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Write every object the scheduler reads (no Secrets, no managedFields) to a
+    /// file that --snapshot loads back: multi-document YAML, or a List for `.json`.
+    Save(SaveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SaveArgs {
+    /// Output file (`.json` for JSON, otherwise YAML).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    /// Drop env values, commands, args, probes, annotations and status messages that
+    /// might hold secrets; keep everything the scheduler reads.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]
@@ -113,12 +172,74 @@ pub enum Format {
     Yaml,
 }
 
+/// How long a one-shot command waits for a live cluster's lists.
+const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A cluster to explain: a snapshot, or one list of a live cluster (with what the
+/// real scheduler said about pending pods).
+pub struct Loaded {
+    pub cluster: Cluster,
+    pub live: Option<SchedulingEvents>,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Loads the snapshot named on the command line, or lists the live cluster when
+/// no snapshot is named.
+pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
+    if args.snapshot.is_some() {
+        let s = load_source(args)?;
+        return Ok(Loaded {
+            cluster: s.cluster,
+            live: None,
+        });
+    }
+    let opts = args.live_options();
+    let rt = runtime()?;
+    let st = rt.block_on(async {
+        let client = live::connect(&opts).await?;
+        live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
+    })?;
+    Ok(Loaded {
+        cluster: st.cluster,
+        live: Some(st.events),
+    })
+}
+
 /// Loads the snapshot named on the command line.
 pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
     let path = args.snapshot.as_deref().context(
         "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
     )?;
     load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))
+}
+
+/// `snapshot save`: list the live cluster and write it.
+pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Write) -> Result<()> {
+    if source.snapshot.is_some() {
+        anyhow::bail!("snapshot save reads a live cluster; drop --snapshot");
+    }
+    let opts = source.live_options();
+    let rt = runtime()?;
+    let (objects, report) = rt.block_on(async {
+        let client = live::connect(&opts).await?;
+        save::fetch_objects(&client, &opts, args.redact).await
+    })?;
+    save::write_objects(&objects, &args.output)?;
+    writeln!(
+        out,
+        "wrote {} ({}{})",
+        args.output.display(),
+        report,
+        if args.redact { "; redacted" } else { "" }
+    )?;
+    Ok(())
 }
 
 pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
@@ -139,13 +260,18 @@ pub fn now() -> k8s_openapi::jiff::Timestamp {
 }
 
 pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
-    let snapshot = load_source(source)?;
+    let loaded = load_cluster(source)?;
     let config = load_config(source.config.as_deref())?;
     let opts = CycleOptions {
         all_filters: args.all_filters || args.output != Format::Table,
         now: now(),
     };
-    let trace = explain(&snapshot.cluster, &config, &args.pod, &opts)?;
+    let trace = explain(&loaded.cluster, &config, &args.pod, &opts)?;
+    // Live: the real scheduler's word beside the replay.
+    let word = loaded.live.as_ref().and_then(|events| {
+        let pod = loaded.cluster.pod(&trace.pod)?;
+        SchedulerWord::of(pod, events.get(&trace.pod), trace.fit_error.as_deref())
+    });
     match args.output {
         Format::Table => {
             let text = table::render(
@@ -156,15 +282,35 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
                 },
             );
             out.write_all(text.as_bytes())?;
+            if loaded.live.is_some() {
+                writeln!(out, "\n{}", source.config_label())?;
+                if let Some(w) = &word {
+                    writeln!(out, "{}", w.line())?;
+                }
+            }
         }
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &json::to_json(&trace))?;
-            writeln!(out)?;
-        }
-        Format::Yaml => {
-            let text =
-                serde_saphyr::to_string(&json::to_json(&trace)).context("cannot render YAML")?;
-            out.write_all(text.as_bytes())?;
+        Format::Json | Format::Yaml => {
+            let mut v = json::to_json(&trace);
+            if loaded.live.is_some()
+                && let Some(o) = v.as_object_mut()
+            {
+                o.insert(
+                    "realScheduler".into(),
+                    match &word {
+                        Some(w) => serde_json::json!({
+                            "from": w.from, "message": w.message, "differs": w.differs,
+                        }),
+                        None => serde_json::Value::Null,
+                    },
+                );
+            }
+            if args.output == Format::Json {
+                serde_json::to_writer_pretty(&mut *out, &v)?;
+                writeln!(out)?;
+            } else {
+                let text = serde_saphyr::to_string(&v).context("cannot render YAML")?;
+                out.write_all(text.as_bytes())?;
+            }
         }
     }
     Ok(())
@@ -193,7 +339,7 @@ pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Writ
 }
 
 pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
-    let snapshot = load_source(source)?;
+    let snapshot = load_cluster(source)?;
     let mut pending: Vec<_> = snapshot.cluster.pending_pods().collect();
     // QueueSort (PrioritySort): higher priority first, then the older pod.
     pending.sort_by(|a, b| {
@@ -226,8 +372,11 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Opens the inspector on the snapshot.
+/// Opens the inspector on the snapshot, or on the live cluster.
 pub fn run_tui(cli: &Cli) -> Result<()> {
+    if cli.source.snapshot.is_none() {
+        return run_live_tui(cli);
+    }
     let snapshot = load_source(&cli.source)?;
     let config = load_config(cli.source.config.as_deref())?;
     let source = format!(
@@ -264,6 +413,23 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     opts.theme = cli.theme.clone();
     opts.simulation = simulation;
     crate::tui::run(opts)
+}
+
+/// The inspector on a live cluster: watchers on their own thread send updates.
+fn run_live_tui(cli: &Cli) -> Result<()> {
+    let config = load_config(cli.source.config.as_deref())?;
+    let opts = cli.source.live_options();
+    let client_config = runtime()?.block_on(live::client_config(&opts))?;
+    let label = format!(
+        "{} · {}",
+        live::describe(&client_config, &opts),
+        cli.source.config_label()
+    );
+    let updates = live::spawn(opts, client_config)?;
+    let mut tui = crate::tui::TuiOptions::new(Cluster::new(), config.profiles, label);
+    tui.theme = cli.theme.clone();
+    tui.updates = Some(updates);
+    crate::tui::run(tui)
 }
 
 #[cfg(test)]

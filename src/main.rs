@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use schedscope::cli::{Cli, Command};
+use schedscope::cli::{Cli, Command, SnapshotCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,6 +14,9 @@ fn main() -> ExitCode {
             schedscope::cli::run_simulate(&cli.source, args, &mut stdout.lock())
         }
         Some(Command::Pods) => schedscope::cli::run_pods(&cli.source, &mut stdout.lock()),
+        Some(Command::Snapshot(SnapshotCommand::Save(args))) => {
+            schedscope::cli::run_snapshot_save(&cli.source, args, &mut stdout.lock())
+        }
         Some(Command::Tui(_)) | None => schedscope::cli::run_tui(&cli),
     };
     match result {

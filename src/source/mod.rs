@@ -2,12 +2,17 @@
 //! output (files or a directory) into a [`Cluster`](crate::model::Cluster), applying the
 //! defaulting and admission the API server would have applied first.
 
+pub mod convert;
+pub mod live;
+pub mod observed;
+pub mod save;
 pub mod snapshot;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+pub use observed::{SchedulerWord, SchedulingEvent, SchedulingEvents, SourceStatus};
 pub use snapshot::{Snapshot, load_snapshot, load_snapshot_str};
 
 /// Where in the input a problem is: file, document (1-based, empty documents not

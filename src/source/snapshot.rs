@@ -34,15 +34,15 @@ use k8s_openapi::api::node::v1 as nodev1;
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::convert::{self, Priorities};
 use super::{LoadReport, Origin, SnapshotError};
-use crate::model::{Cluster, FieldError, Node, Pod, PodGroup, PreemptionPolicy, Quantity};
+use crate::model::{Cluster, FieldError, Node, Pod, PodGroup};
 
 /// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
 #[derive(Clone, Debug, Default)]
@@ -1050,23 +1050,6 @@ fn api_group(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 
-/// A coscheduling PodGroup (scheduler-plugins CRD).
-#[derive(Deserialize)]
-struct PodGroupObject {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default)]
-    spec: Option<PodGroupSpec>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct PodGroupSpec {
-    min_member: Option<i32>,
-    schedule_timeout_seconds: Option<i32>,
-    min_resources: Option<BTreeMap<String, K8sQuantity>>,
-}
-
 struct PodEntry {
     pod: Pod,
     /// Kept only for pods naming a RuntimeClass without `spec.overhead`: the class's
@@ -1170,23 +1153,14 @@ fn decode_object(
         "Pod" => {
             let p: core::Pod = body.decode().map_err(bad_body)?;
             named(&p.metadata)?;
-            let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
-            if matches!(phase, Some("Succeeded" | "Failed")) {
+            let Some(c) = convert::convert_pod(&p).map_err(|e| bad_field(&p.metadata, e))? else {
                 return Ok(Decoded::TerminalPod);
-            }
-            let pod = Pod::from_k8s(&p).map_err(|e| bad_field(&p.metadata, e))?;
-            let spec = p.spec.as_ref();
-            let needs_overhead = spec.is_some_and(|s| {
-                s.runtime_class_name
-                    .as_deref()
-                    .is_some_and(|r| !r.is_empty())
-                    && s.overhead.is_none()
-            });
+            };
             Decoded::Pod(Box::new(PodEntry {
-                explicit_priority: spec.is_some_and(|s| s.priority.is_some()),
-                explicit_policy: spec.is_some_and(|s| s.preemption_policy.is_some()),
-                raw: needs_overhead.then(|| Box::new(p)),
-                pod,
+                explicit_priority: c.explicit_priority,
+                explicit_policy: c.explicit_policy,
+                raw: c.needs_overhead.then(|| Box::new(p)),
+                pod: c.pod,
                 loc: loc.compact(file_idx),
             }))
         }
@@ -1195,11 +1169,7 @@ fn decode_object(
         "StorageClass" => {
             let mut sc: storage::StorageClass = body.decode().map_err(bad_body)?;
             named(&sc.metadata)?;
-            // API defaulting.
-            sc.volume_binding_mode
-                .get_or_insert_with(|| "Immediate".to_string());
-            sc.reclaim_policy
-                .get_or_insert_with(|| "Delete".to_string());
+            convert::storage_class_defaults(&mut sc);
             Decoded::StorageClass(Box::new(sc))
         }
         "CSINode" => plain!(CSINode, storage::CSINode),
@@ -1208,20 +1178,14 @@ fn decode_object(
         "Namespace" => {
             let mut ns: core::Namespace = body.decode().map_err(bad_body)?;
             named(&ns.metadata)?;
-            let name = ns.metadata.name.clone().unwrap_or_default();
-            // The API server always sets this label (NamespaceDefaultLabelName).
-            ns.metadata
-                .labels
-                .get_or_insert_with(BTreeMap::new)
-                .insert("kubernetes.io/metadata.name".into(), name);
+            convert::namespace_defaults(&mut ns);
             Decoded::Namespace(Box::new(ns))
         }
         "PodDisruptionBudget" => plain!(PodDisruptionBudget, policy::PodDisruptionBudget),
         "PriorityClass" => {
             let mut pc: scheduling::PriorityClass = body.decode().map_err(bad_body)?;
             named(&pc.metadata)?;
-            pc.preemption_policy
-                .get_or_insert_with(|| "PreemptLowerPriority".to_string());
+            convert::priority_class_defaults(&mut pc);
             Decoded::PriorityClass(Box::new(pc))
         }
         "Service" => plain!(Service, core::Service),
@@ -1231,48 +1195,15 @@ fn decode_object(
         "RuntimeClass" => {
             let rc: nodev1::RuntimeClass = body.decode().map_err(bad_body)?;
             named(&rc.metadata)?;
-            for (k, v) in rc
-                .overhead
-                .as_ref()
-                .and_then(|o| o.pod_fixed.as_ref())
-                .into_iter()
-                .flatten()
-            {
-                Quantity::parse(&v.0).map_err(|e| {
-                    bad_field(
-                        &rc.metadata,
-                        FieldError::quantity(format!("overhead.podFixed.{k}"), e),
-                    )
-                })?;
-            }
+            convert::runtime_class_check(&rc).map_err(|e| bad_field(&rc.metadata, e))?;
             Decoded::RuntimeClass(Box::new(rc))
         }
         "PodGroup" => {
-            let pg: PodGroupObject = body.decode().map_err(bad_body)?;
+            let pg: convert::PodGroupObject = body.decode().map_err(bad_body)?;
             named(&pg.metadata)?;
-            let spec = pg.spec.unwrap_or_default();
-            let mut min_resources = BTreeMap::new();
-            for (k, v) in spec.min_resources.unwrap_or_default() {
-                Quantity::parse(&v.0).map_err(|e| {
-                    bad_field(
-                        &pg.metadata,
-                        FieldError::quantity(format!("spec.minResources.{k}"), e),
-                    )
-                })?;
-                min_resources.insert(k, v.0);
-            }
-            Decoded::PodGroup(Box::new(PodGroup {
-                namespace: pg
-                    .metadata
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".into()),
-                name: pg.metadata.name.clone().unwrap_or_default(),
-                min_member: spec.min_member.unwrap_or(0),
-                schedule_timeout_seconds: spec.schedule_timeout_seconds,
-                min_resources,
-                creation_timestamp: pg.metadata.creation_timestamp.as_ref().map(|t| t.0),
-            }))
+            let meta = pg.metadata.clone();
+            let group = convert::pod_group(pg).map_err(|e| bad_field(&meta, e))?;
+            Decoded::PodGroup(Box::new(group))
         }
         _ => Decoded::Skip(kind.to_string()),
     })
@@ -1663,16 +1594,7 @@ impl Loader {
             let object = |p: &Pod| format!("Pod {}/{}", p.namespace, p.name);
             let mut pod = match entry.raw {
                 Some(mut raw) => {
-                    if let Some(spec) = raw.spec.as_mut()
-                        && let Some(rc) = spec
-                            .runtime_class_name
-                            .as_deref()
-                            .and_then(|n| self.runtime_classes.get(n))
-                        && let Some(fixed) = rc.overhead.as_ref().and_then(|o| o.pod_fixed.clone())
-                    {
-                        // RuntimeClass admission: the class's overhead becomes the pod's.
-                        spec.overhead = Some(fixed);
-                    }
+                    convert::apply_runtime_overhead(&mut raw, &self.runtime_classes);
                     Pod::from_k8s(&raw).map_err(|e| SnapshotError::InvalidObject {
                         at: self.origin_of(entry.loc),
                         object: object(&entry.pod),
@@ -1730,77 +1652,6 @@ impl Loader {
             cluster,
             report: self.report,
         })
-    }
-}
-
-// ---------------------------------------------------------------------------------
-// Priority admission
-
-/// The built-in classes the API server creates at start-up.
-const SYSTEM_CLASSES: [(&str, i32); 2] = [
-    ("system-cluster-critical", 2_000_000_000),
-    ("system-node-critical", 2_000_001_000),
-];
-
-struct Priorities<'a> {
-    classes: &'a BTreeMap<String, scheduling::PriorityClass>,
-    /// The globalDefault class; with several, the lowest value (as admission picks).
-    default: Option<&'a scheduling::PriorityClass>,
-}
-
-fn policy_of(s: Option<&str>) -> PreemptionPolicy {
-    match s {
-        Some("Never") => PreemptionPolicy::Never,
-        _ => PreemptionPolicy::PreemptLowerPriority,
-    }
-}
-
-impl<'a> Priorities<'a> {
-    fn new(classes: &'a BTreeMap<String, scheduling::PriorityClass>) -> Self {
-        let mut default: Option<&scheduling::PriorityClass> = None;
-        for pc in classes.values() {
-            if pc.global_default == Some(true) && default.is_none_or(|d| pc.value < d.value) {
-                default = Some(pc);
-            }
-        }
-        Priorities { classes, default }
-    }
-
-    /// The Priority admission plugin: the class's value (an explicit `spec.priority`
-    /// is kept: the pod was admitted already) and its preemption policy when the pod
-    /// has none. Err(class name) when the pod names a class that does not exist.
-    fn admit(
-        &self,
-        pod: &mut Pod,
-        explicit_priority: bool,
-        explicit_policy: bool,
-    ) -> Result<(), String> {
-        let (value, policy) = match pod.priority_class_name.as_deref() {
-            Some(name) => match self.classes.get(name) {
-                Some(pc) => (pc.value, Some(policy_of(pc.preemption_policy.as_deref()))),
-                None => match SYSTEM_CLASSES.iter().find(|(n, _)| *n == name) {
-                    Some(&(_, v)) => (v, Some(PreemptionPolicy::PreemptLowerPriority)),
-                    None if explicit_priority => return Ok(()),
-                    None => return Err(name.to_string()),
-                },
-            },
-            None => match self.default {
-                Some(pc) => {
-                    if !explicit_priority {
-                        pod.priority_class_name = pc.metadata.name.clone();
-                    }
-                    (pc.value, Some(policy_of(pc.preemption_policy.as_deref())))
-                }
-                None => (0, None),
-            },
-        };
-        if !explicit_priority {
-            pod.priority = value;
-        }
-        if !explicit_policy && let Some(p) = policy {
-            pod.preemption_policy = p;
-        }
-        Ok(())
     }
 }
 
@@ -1895,172 +1746,5 @@ mod tests {
             bytes_to_text(&[b'a', 0xC3, 0x28], "f"),
             Err(SnapshotError::NotText { offset: 1, .. })
         ));
-    }
-
-    fn pc(name: &str, value: i32, global: bool, policy: Option<&str>) -> scheduling::PriorityClass {
-        scheduling::PriorityClass {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            value,
-            global_default: Some(global),
-            preemption_policy: policy.map(str::to_string),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn priority_admission_table() {
-        use PreemptionPolicy::*;
-        let mut classes = BTreeMap::new();
-        for c in [
-            pc("low", 10, false, Some("PreemptLowerPriority")),
-            pc("never", 500, false, Some("Never")),
-            pc("default-a", 300, true, Some("Never")),
-            pc("default-b", 200, true, None),
-        ] {
-            classes.insert(c.metadata.name.clone().unwrap(), c);
-        }
-        let with_default = Priorities::new(&classes);
-        let no_classes = BTreeMap::new();
-        let without_default = Priorities::new(&no_classes);
-        // (classes, class name, spec.priority, spec.preemptionPolicy,
-        //  expected priority, policy, class name after)
-        type Row<'a> = (
-            &'a Priorities<'a>,
-            Option<&'a str>,
-            Option<i32>,
-            Option<PreemptionPolicy>,
-            i32,
-            PreemptionPolicy,
-            Option<&'a str>,
-        );
-        let rows: Vec<Row> = vec![
-            (
-                &with_default,
-                Some("low"),
-                None,
-                None,
-                10,
-                PreemptLowerPriority,
-                Some("low"),
-            ),
-            (
-                &with_default,
-                Some("never"),
-                None,
-                None,
-                500,
-                Never,
-                Some("never"),
-            ),
-            (
-                &with_default,
-                Some("never"),
-                None,
-                Some(PreemptLowerPriority),
-                500,
-                PreemptLowerPriority,
-                Some("never"),
-            ),
-            // globalDefault: the lowest-valued default class, its name and policy.
-            (
-                &with_default,
-                None,
-                None,
-                None,
-                200,
-                PreemptLowerPriority,
-                Some("default-b"),
-            ),
-            (
-                &without_default,
-                None,
-                None,
-                None,
-                0,
-                PreemptLowerPriority,
-                None,
-            ),
-            (
-                &without_default,
-                Some("system-cluster-critical"),
-                None,
-                None,
-                2_000_000_000,
-                PreemptLowerPriority,
-                Some("system-cluster-critical"),
-            ),
-            (
-                &with_default,
-                Some("system-node-critical"),
-                None,
-                None,
-                2_000_001_000,
-                PreemptLowerPriority,
-                Some("system-node-critical"),
-            ),
-            // An explicit spec.priority wins over the class value.
-            (
-                &with_default,
-                Some("low"),
-                Some(7),
-                None,
-                7,
-                PreemptLowerPriority,
-                Some("low"),
-            ),
-            (
-                &with_default,
-                Some("never"),
-                Some(7),
-                None,
-                7,
-                Never,
-                Some("never"),
-            ),
-            (
-                &with_default,
-                None,
-                Some(7),
-                None,
-                7,
-                PreemptLowerPriority,
-                None,
-            ),
-            (
-                &without_default,
-                Some("gone"),
-                Some(7),
-                None,
-                7,
-                PreemptLowerPriority,
-                Some("gone"),
-            ),
-        ];
-        for (i, (pr, class, prio, policy, want_prio, want_policy, want_class)) in
-            rows.into_iter().enumerate()
-        {
-            let mut pod = Pod {
-                priority_class_name: class.map(str::to_string),
-                priority: prio.unwrap_or(0),
-                preemption_policy: policy.unwrap_or_default(),
-                ..Default::default()
-            };
-            pr.admit(&mut pod, prio.is_some(), policy.is_some())
-                .unwrap_or_else(|e| panic!("row {i}: {e}"));
-            assert_eq!(pod.priority, want_prio, "row {i}");
-            assert_eq!(pod.preemption_policy, want_policy, "row {i}");
-            assert_eq!(pod.priority_class_name.as_deref(), want_class, "row {i}");
-        }
-        let mut pod = Pod {
-            priority_class_name: Some("gone".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            without_default.admit(&mut pod, false, false),
-            Err("gone".into())
-        );
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::model::Cluster;
+use crate::source::{SchedulingEvents, SourceStatus};
 use crate::trace::Trace;
 
 use super::engine::TraceKey;
@@ -85,6 +86,10 @@ pub struct DataUpdate {
     pub cluster: Arc<Cluster>,
     /// New source label, when it changed.
     pub source: Option<String>,
+    /// A live source's connection state (None: unchanged, or not live).
+    pub status: Option<SourceStatus>,
+    /// The real scheduler's latest FailedScheduling event per pod (live only).
+    pub events: Option<Arc<SchedulingEvents>>,
 }
 
 #[derive(Clone, Debug)]

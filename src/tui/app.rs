@@ -19,6 +19,7 @@ use super::simulation::{Simulation, Step};
 use super::view::{PodQuery, PodRow, TraceView, pod_rows};
 use super::waiting::{Clock, WaitingEvent, WaitingPod, WaitingPods};
 use super::widgets::{Cursor, Scroll};
+use crate::source::{SchedulerWord, SchedulingEvents, SourceStatus};
 
 /// Loads a theme by name or path (the runner reads the environment; tests do not).
 pub type ThemeLoader = Box<dyn Fn(&str) -> Result<Theme, ThemeError> + Send>;
@@ -174,6 +175,10 @@ pub struct App {
     theme_loader: ThemeLoader,
     pub source: String,
     pub updated: Timestamp,
+    /// A live source's connection state, shown in the status bar.
+    pub live_status: Option<SourceStatus>,
+    /// The real scheduler's latest FailedScheduling event per pod (live only).
+    pub sched_events: Arc<SchedulingEvents>,
 
     pub pods: Vec<PodRow>,
     pub pending_count: usize,
@@ -246,6 +251,8 @@ impl App {
             theme_loader: init.theme_loader,
             source,
             updated: now,
+            live_status: None,
+            sched_events: Arc::default(),
             pods: Vec::new(),
             pending_count: 0,
             show_all: false,
@@ -311,10 +318,24 @@ impl App {
     /// Countdowns need a 1 Hz tick only while a pod waits at Permit; a simulation's
     /// time moves only while it plays.
     pub fn needs_tick(&self) -> bool {
-        match self.waiting_src.sim() {
+        let active = match self.waiting_src.sim() {
             Some(s) => s.is_playing(),
             None => !self.waiting.is_empty(),
-        }
+        };
+        // A reconnecting source's data age moves on.
+        active || matches!(self.live_status, Some(SourceStatus::Reconnecting { .. }))
+    }
+
+    /// The real scheduler's word on the selected pod beside the current replay.
+    pub fn scheduler_word(&self) -> Option<SchedulerWord> {
+        self.live_status.as_ref()?;
+        let cur = self.current.as_ref()?;
+        let pod = self.cluster.pod(&cur.key.pod)?;
+        SchedulerWord::of(
+            pod,
+            self.sched_events.get(&cur.key.pod),
+            cur.trace.fit_error.as_deref(),
+        )
     }
 
     /// The time countdowns and replays use: the simulator's in simulation mode.
@@ -539,10 +560,21 @@ impl App {
     }
 
     fn data(&mut self, d: DataUpdate) {
-        self.cluster = d.cluster;
+        self.dirty = true;
         if let Some(s) = d.source {
             self.source = s;
         }
+        if let Some(st) = d.status {
+            self.live_status = Some(st);
+        }
+        if let Some(e) = d.events {
+            self.sched_events = e;
+        }
+        // A status-only update carries the same cluster: traces stay valid.
+        if Arc::ptr_eq(&self.cluster, &d.cluster) {
+            return;
+        }
+        self.cluster = d.cluster;
         self.generation += 1;
         self.updated = self.clock.now();
         self.cache.retain_generation(self.generation);

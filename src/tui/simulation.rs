@@ -248,6 +248,8 @@ impl Simulation {
         Some(DataUpdate {
             cluster: self.cluster.clone(),
             source: None,
+            status: None,
+            events: None,
         })
     }
 

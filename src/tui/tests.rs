@@ -543,6 +543,8 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     f.app.update(Action::Data(DataUpdate {
         cluster: Arc::new(cluster()),
         source: Some("snapshot v2".into()),
+        status: None,
+        events: None,
     }));
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
@@ -563,6 +565,8 @@ fn stale_traces_are_dropped() {
     f.app.update(Action::Data(DataUpdate {
         cluster: Arc::new(cluster()),
         source: None,
+        status: None,
+        events: None,
     }));
     let job = f.app.take_job().expect("recompute after data change");
     let mut old_key = job.key.clone();
@@ -1047,4 +1051,61 @@ fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
         m.text,
         "settled at +1:30: nothing left to schedule, nothing waits"
     );
+}
+
+#[test]
+fn live_status_and_the_real_schedulers_word() {
+    use crate::source::{SchedulingEvent, SourceStatus};
+    let mut f = fixture();
+    open_pod(&mut f, "default/big");
+    assert!(f.app.take_job().is_none());
+    let now = f.app.now();
+    let since = Timestamp::from_second(now.as_second() - 45).expect("time");
+    let mut events = std::collections::BTreeMap::new();
+    events.insert(
+        "default/big".to_string(),
+        SchedulingEvent {
+            message: "0/5 nodes are available: 5 Insufficient memory.".into(),
+            count: 4,
+            last_seen: Some(since),
+        },
+    );
+    let generation = f.app.generation;
+    // Status-only update: the same cluster, so no recompute.
+    f.app.update(Action::Data(DataUpdate {
+        cluster: f.app.cluster.clone(),
+        source: None,
+        status: Some(SourceStatus::Reconnecting {
+            since,
+            error: "Pod: connection refused".into(),
+        }),
+        events: Some(Arc::new(events)),
+    }));
+    f.settle();
+    assert!(
+        f.app.take_job().is_none(),
+        "no recompute on a status change"
+    );
+    assert_eq!(f.app.generation, generation);
+    assert!(f.app.needs_tick(), "the data's age moves on");
+    let s = screen(&mut f.app, 160, 30);
+    assert!(s.contains("stale: data 45s old"), "{s}");
+    assert!(
+        s.contains("real scheduler (FailedScheduling event) differs from the replay"),
+        "{s}"
+    );
+
+    f.app.update(Action::Data(DataUpdate {
+        cluster: f.app.cluster.clone(),
+        source: None,
+        status: Some(SourceStatus::Connected),
+        events: None,
+    }));
+    assert_eq!(
+        f.app.needs_tick(),
+        !f.app.waiting.is_empty(),
+        "connected: ticks only for countdowns"
+    );
+    let s = screen(&mut f.app, 160, 30);
+    assert!(s.contains("(connected)"), "{s}");
 }

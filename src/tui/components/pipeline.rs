@@ -46,6 +46,14 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             Span::styled(format!("error: {message}"), t.error),
         ]),
     });
+    if let Some(w) = app.scheduler_word() {
+        let style = if w.differs { t.warning } else { t.dim };
+        let mark = if w.differs { "≠ " } else { "= " };
+        head.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(w.line(), style),
+        ]));
+    }
     for nm in trace.not_modelled.iter().take(3) {
         head.push(Line::from(Span::styled(
             format!("⚠ not modelled: {}: {}", nm.plugin, nm.what),

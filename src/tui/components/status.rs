@@ -33,7 +33,11 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         None => {
             let (pending, total) = (app.pending_count, app.cluster.pod_count());
             let secs = app.updated.as_second().rem_euclid(86_400);
-            let mut parts = vec![app.source.clone()];
+            let mut source = app.source.clone();
+            if let Some(st) = &app.live_status {
+                source.push_str(&format!(" ({})", st.describe(app.now())));
+            }
+            let mut parts = vec![source];
             if let Some(sim) = app.sim() {
                 let c = sim.counts();
                 parts.push(format!(
@@ -71,6 +75,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     let left_style = match &app.message {
         Some(m) if m.error => t.error.patch(bar),
         Some(_) => t.warning.patch(bar),
+        None if app.live_status.as_ref().is_some_and(|s| !s.is_healthy()) => t.warning.patch(bar),
         None => bar,
     };
     let (left, right) = if width > right_w + 10 {

@@ -1,0 +1,221 @@
+//! What a live source observes beside the objects: its connection state, and what the
+//! real scheduler said about pending pods (the PodScheduled=False condition and the
+//! latest FailedScheduling event), to set beside the replay's FitError.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::model::{Pod, PodKey};
+
+/// A live source's connection state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceStatus {
+    /// Before the first complete list; the last error, if a list failed.
+    Connecting { error: Option<String> },
+    /// Every watcher listed and is watching.
+    Connected,
+    /// A watch or list failed and is being retried; the data shown is as of `since`.
+    Reconnecting { since: Timestamp, error: String },
+}
+
+/// After this long without a healthy connection the data is called stale.
+pub const STALE_AFTER_SECONDS: i64 = 30;
+
+impl SourceStatus {
+    /// `connected`, `reconnecting (data 5s old)`, `stale: data 2m10s old (error)`.
+    pub fn describe(&self, now: Timestamp) -> String {
+        match self {
+            SourceStatus::Connecting { error: None } => "connecting".into(),
+            SourceStatus::Connecting { error: Some(e) } => format!("connecting: {e}"),
+            SourceStatus::Connected => "connected".into(),
+            SourceStatus::Reconnecting { since, error } => {
+                let age = (now.as_second() - since.as_second()).max(0);
+                if age < STALE_AFTER_SECONDS {
+                    format!("reconnecting (data {} old): {error}", age_text(age))
+                } else {
+                    format!("stale: data {} old ({error})", age_text(age))
+                }
+            }
+        }
+    }
+
+    pub fn is_healthy(&self) -> bool {
+        matches!(self, SourceStatus::Connected)
+    }
+}
+
+fn age_text(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The latest FailedScheduling event of a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulingEvent {
+    pub message: String,
+    pub count: i32,
+    pub last_seen: Option<Timestamp>,
+}
+
+pub type SchedulingEvents = BTreeMap<PodKey, SchedulingEvent>;
+
+/// The real scheduler's word on a pending pod, set beside the replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulerWord {
+    /// Where it came from: `FailedScheduling event` or `PodScheduled condition`.
+    pub from: &'static str,
+    pub message: String,
+    /// The replay's FitError differs from it.
+    pub differs: bool,
+}
+
+impl SchedulerWord {
+    /// The latest event wins over the condition (the condition is updated on the
+    /// same failure, but events also carry the count). `None` when the scheduler
+    /// said nothing, or the pod is bound.
+    pub fn of(
+        pod: &Pod,
+        event: Option<&SchedulingEvent>,
+        replay_fit_error: Option<&str>,
+    ) -> Option<SchedulerWord> {
+        if pod.is_bound() {
+            return None;
+        }
+        let (from, message) = match (event, &pod.not_scheduled) {
+            (Some(e), _) if !e.message.is_empty() => ("FailedScheduling event", e.message.clone()),
+            (_, Some((_, m))) if !m.is_empty() => ("PodScheduled condition", m.clone()),
+            _ => return None,
+        };
+        let differs = replay_fit_error.is_none_or(|r| normalize(r) != normalize(&message));
+        Some(SchedulerWord {
+            from,
+            message,
+            differs,
+        })
+    }
+
+    /// One line for `explain` and the TUI.
+    pub fn line(&self) -> String {
+        if self.differs {
+            format!(
+                "real scheduler ({}) differs from the replay: {}",
+                self.from, self.message
+            )
+        } else {
+            format!(
+                "real scheduler ({}) agrees with the replay: {}",
+                self.from, self.message
+            )
+        }
+    }
+}
+
+/// Whitespace and a trailing period are not differences worth flagging.
+fn normalize(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches('.')
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(cond: Option<&str>) -> Pod {
+        Pod {
+            namespace: "default".into(),
+            name: "p".into(),
+            not_scheduled: cond.map(|m| ("Unschedulable".into(), m.into())),
+            ..Default::default()
+        }
+    }
+
+    fn ev(m: &str) -> SchedulingEvent {
+        SchedulingEvent {
+            message: m.into(),
+            count: 3,
+            last_seen: None,
+        }
+    }
+
+    /// (condition, event, replay, expected (from, differs))
+    type Row<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<(&'a str, bool)>,
+    );
+
+    #[test]
+    fn word_table() {
+        let fe = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+        // (condition, event, replay, expected (from, differs))
+        let rows: Vec<Row> = vec![
+            (None, None, Some(fe), None),
+            (
+                Some(fe),
+                None,
+                Some(fe),
+                Some(("PodScheduled condition", false)),
+            ),
+            (
+                Some("old message"),
+                Some(fe),
+                Some(fe),
+                Some(("FailedScheduling event", false)),
+            ),
+            (
+                None,
+                Some("0/3 nodes are available: 3 node(s) had untolerated taint(s)."),
+                Some(fe),
+                Some(("FailedScheduling event", true)),
+            ),
+            // The replay schedules the pod: the scheduler's failure differs.
+            (Some(fe), None, None, Some(("PodScheduled condition", true))),
+            // Whitespace only.
+            (
+                Some("0/3 nodes are available:  3 Insufficient cpu"),
+                None,
+                Some("0/3 nodes are available: 3 Insufficient cpu."),
+                Some(("PodScheduled condition", false)),
+            ),
+        ];
+        for (i, (cond, event, replay, want)) in rows.into_iter().enumerate() {
+            let e = event.map(ev);
+            let got = SchedulerWord::of(&pending(cond), e.as_ref(), replay);
+            assert_eq!(got.as_ref().map(|w| (w.from, w.differs)), want, "row {i}");
+        }
+        let mut bound = pending(Some(fe));
+        bound.node_name = Some("n1".into());
+        assert_eq!(SchedulerWord::of(&bound, None, None), None);
+    }
+
+    #[test]
+    fn status_text() {
+        let t0 = Timestamp::from_second(1_000).unwrap();
+        let at = |s: i64| Timestamp::from_second(1_000 + s).unwrap();
+        let r = SourceStatus::Reconnecting {
+            since: t0,
+            error: "Pod: connection refused".into(),
+        };
+        assert_eq!(
+            r.describe(at(5)),
+            "reconnecting (data 5s old): Pod: connection refused"
+        );
+        assert_eq!(
+            r.describe(at(130)),
+            "stale: data 2m10s old (Pod: connection refused)"
+        );
+        assert_eq!(SourceStatus::Connected.describe(at(0)), "connected");
+        assert_eq!(
+            SourceStatus::Connecting { error: None }.describe(at(0)),
+            "connecting"
+        );
+    }
+}

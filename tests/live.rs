@@ -1,0 +1,588 @@
+//! The live source against a test API server on 127.0.0.1: the real kube `Client`
+//! over HTTP, watch streams, and faults (streams cut, 500s, a restart with new
+//! resourceVersions). Every wait is bounded.
+
+mod support {
+    pub mod fake_api;
+}
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use schedscope::model::Cluster;
+use schedscope::source::live::{self, LiveOptions};
+use schedscope::source::{SchedulerWord, SourceStatus, load_snapshot, save};
+use schedscope::tui::DataUpdate;
+use serde_json::{Value, json};
+use support::fake_api::FakeApi;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn node(name: &str, cpu: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+           "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                      "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, node: Option<&str>, version: u32) -> Value {
+    let mut p = json!({"metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+                                   "labels": {"app": "web", "v": version.to_string()}},
+                      "spec": {"containers": [{"name": "c", "image": "nginx",
+                               "resources": {"requests": {"cpu": "100m"}}}]},
+                      "status": {"phase": "Pending"}});
+    if let Some(n) = node {
+        p["spec"]["nodeName"] = json!(n);
+        p["status"]["phase"] = json!("Running");
+    }
+    p
+}
+
+/// What must match between the server and the model: pods with their labels and
+/// node, node names, PVC and namespace keys.
+fn server_view(api: &FakeApi) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, p) in api.objects("pods") {
+        if matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")) {
+            continue;
+        }
+        let labels: BTreeMap<String, String> =
+            serde_json::from_value(p["metadata"]["labels"].clone()).unwrap_or_default();
+        m.insert(
+            format!("pod {k}"),
+            format!("{labels:?} {:?}", p["spec"]["nodeName"].as_str()),
+        );
+    }
+    for k in api.objects("nodes").keys() {
+        m.insert(format!("node {k}"), String::new());
+    }
+    for k in api.objects("persistentvolumeclaims").keys() {
+        m.insert(format!("pvc {k}"), String::new());
+    }
+    for k in api.objects("namespaces").keys() {
+        m.insert(format!("ns {k}"), String::new());
+    }
+    m
+}
+
+fn model_view(c: &Cluster) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for p in c.pods() {
+        m.insert(
+            format!("pod {}", p.key()),
+            format!("{:?} {:?}", p.labels, p.node_name.as_deref()),
+        );
+    }
+    for n in c.nodes() {
+        m.insert(format!("node {}", n.name()), String::new());
+        // The node's own pod list must agree with the pods' nodeName.
+        for p in &n.pods {
+            assert_eq!(p.node_name.as_deref(), Some(n.name()), "{}", p.key());
+        }
+    }
+    for k in c.persistent_volume_claims.keys() {
+        m.insert(format!("pvc {k}"), String::new());
+    }
+    for k in c.namespaces.keys() {
+        m.insert(format!("ns {k}"), String::new());
+    }
+    m
+}
+
+/// Drain updates until `pred` holds for the latest one, or fail after `WAIT`.
+async fn wait_for(
+    rx: &Receiver<DataUpdate>,
+    last: &mut Option<DataUpdate>,
+    what: &str,
+    pred: impl Fn(&DataUpdate) -> bool,
+) -> DataUpdate {
+    let start = Instant::now();
+    loop {
+        loop {
+            match rx.try_recv() {
+                Ok(u) => *last = Some(u),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    panic!("live source ended while waiting for {what}")
+                }
+            }
+        }
+        if let Some(u) = last.as_ref()
+            && pred(u)
+        {
+            return u.clone();
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "timed out waiting for {what}; last status {:?}",
+            last.as_ref().and_then(|u| u.status.clone())
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn converged(
+    api: &FakeApi,
+    rx: &Receiver<DataUpdate>,
+    last: &mut Option<DataUpdate>,
+    step: &str,
+) {
+    let want = server_view(api);
+    wait_for(rx, last, step, |u| {
+        u.status == Some(SourceStatus::Connected) && model_view(&u.cluster) == want
+    })
+    .await;
+}
+
+fn seed(api: &FakeApi) {
+    for ns in ["default", "kube-system"] {
+        api.apply("namespaces", json!({"metadata": {"name": ns}}));
+    }
+    for i in 0..3 {
+        api.apply("nodes", node(&format!("n{i}"), "4"));
+    }
+    for i in 0..10 {
+        let bound = format!("n{}", i % 3);
+        api.apply(
+            "pods",
+            pod(&format!("p{i}"), (i % 2 == 0).then_some(bound.as_str()), 0),
+        );
+    }
+    api.apply(
+        "persistentvolumeclaims",
+        json!({"metadata": {"name": "data", "namespace": "default"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    );
+    api.apply(
+        "priorityclasses",
+        json!({"metadata": {"name": "high"}, "value": 1000}),
+    );
+}
+
+fn start_live(
+    api: &FakeApi,
+    opts: LiveOptions,
+) -> (Receiver<DataUpdate>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run(api.client(), opts, tx));
+    (rx, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_follows_the_server_through_faults() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let (rx, task) = start_live(&api, LiveOptions::default());
+    let mut last = None;
+    converged(&api, &rx, &mut last, "initial list").await;
+    let first = last.clone().expect("update");
+    assert_eq!(first.cluster.nodes().len(), 3);
+    assert_eq!(first.cluster.pod_count(), 10);
+    assert_eq!(
+        first.cluster.priority_classes["high"]
+            .preemption_policy
+            .as_deref(),
+        Some("PreemptLowerPriority"),
+        "defaulting shared with the snapshot loader"
+    );
+    assert_eq!(
+        first.cluster.namespace_labels("kube-system")["kubernetes.io/metadata.name"],
+        "kube-system"
+    );
+
+    // Plain add / update / delete, with a bookmark in between.
+    api.apply("pods", pod("p1", Some("n1"), 1));
+    api.bookmark();
+    api.delete("pods", "default/p2");
+    api.apply("nodes", node("n3", "8"));
+    api.apply("pods", pod("p20", Some("n3"), 0));
+    converged(&api, &rx, &mut last, "add/update/delete").await;
+    assert_eq!(
+        last.as_ref()
+            .unwrap()
+            .cluster
+            .node("n3")
+            .unwrap()
+            .pods
+            .len(),
+        1
+    );
+
+    // A terminal pod leaves the model.
+    let mut done = pod("p3", Some("n0"), 0);
+    done["status"]["phase"] = json!("Succeeded");
+    api.apply("pods", done);
+    converged(&api, &rx, &mut last, "terminal pod").await;
+    assert!(last.as_ref().unwrap().cluster.pod("default/p3").is_none());
+
+    // Watch streams cut abruptly mid-way, changes right after: none may be lost.
+    for round in 0..3u32 {
+        api.cut_watches(round % 2 == 0);
+        for i in 0..10 {
+            if api.objects("pods").contains_key(&format!("default/p{i}")) {
+                api.apply("pods", pod(&format!("p{i}"), None, 10 + round));
+            }
+        }
+        converged(&api, &rx, &mut last, &format!("cut round {round}")).await;
+    }
+
+    // 500s: the watches are cut and the next requests fail; retried with backoff.
+    api.fail_requests(6);
+    api.cut_watches(true);
+    api.apply("pods", pod("p30", None, 0));
+    api.delete("nodes", "n3");
+    converged(&api, &rx, &mut last, "after 500s").await;
+
+    // History compacted: resuming watches get 410 Gone and relist.
+    api.compact();
+    api.cut_watches(false);
+    api.apply("pods", pod("p31", None, 0));
+    converged(&api, &rx, &mut last, "after 410").await;
+
+    // Restart with new resourceVersions; objects changed while it was down are
+    // only seen through the relist.
+    api.restart(Duration::from_millis(1500), |api| {
+        api.delete("pods", "default/p0");
+        api.apply("pods", pod("p40", Some("n1"), 0));
+        api.apply("pods", pod("p4", Some("n2"), 99));
+        api.delete("persistentvolumeclaims", "default/data");
+    })
+    .await;
+    converged(&api, &rx, &mut last, "after restart").await;
+    let c = &last.as_ref().unwrap().cluster;
+    assert!(c.pod("default/p0").is_none());
+    assert_eq!(c.pod("default/p4").unwrap().labels["v"], "99");
+    assert!(c.persistent_volume_claims.is_empty());
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_goes_stale_and_recovers() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let (rx, task) = start_live(&api, LiveOptions::default());
+    let mut last = None;
+    converged(&api, &rx, &mut last, "initial list").await;
+    let before = last.as_ref().unwrap().cluster.clone();
+
+    // Every request fails for a while: the last state is kept, marked reconnecting.
+    api.fail_requests(1_000_000);
+    api.cut_watches(true);
+    let u = wait_for(&rx, &mut last, "reconnecting", |u| {
+        matches!(u.status, Some(SourceStatus::Reconnecting { .. }))
+    })
+    .await;
+    assert!(
+        Arc::ptr_eq(&u.cluster, &before),
+        "a failure keeps the last state (same model, no recompute)"
+    );
+    let Some(SourceStatus::Reconnecting { error, .. }) = &u.status else {
+        unreachable!()
+    };
+    assert!(
+        error.contains("500") || error.contains("injected"),
+        "{error}"
+    );
+
+    api.fail_requests(0);
+    api.apply("pods", pod("late", None, 0));
+    converged(&api, &rx, &mut last, "recovered").await;
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_limits_pods_only() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let mut other = pod("elsewhere", Some("n0"), 0);
+    other["metadata"]["namespace"] = json!("kube-system");
+    api.apply("pods", other);
+    let opts = LiveOptions {
+        namespace: Some("kube-system".into()),
+        ..Default::default()
+    };
+    let st = live::load_once(api.client(), &opts, WAIT)
+        .await
+        .expect("list");
+    let pods: Vec<String> = st.cluster.pods().map(|p| p.key()).collect();
+    assert_eq!(pods, ["kube-system/elsewhere"]);
+    assert_eq!(st.cluster.nodes().len(), 3, "nodes are always whole");
+    assert_eq!(st.cluster.persistent_volume_claims.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_scheduling_events_beside_the_replay() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let mut p = pod("stuck", None, 0);
+    p["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable", "message": "0/3 nodes are available: old."}]);
+    api.apply("pods", p);
+    let msg = "0/3 nodes are available: 3 Insufficient cpu.";
+    for (name, reason, when) in [
+        ("e1", "FailedScheduling", "2025-01-01T00:00:00Z"),
+        ("e2", "FailedScheduling", "2025-01-01T00:05:00Z"),
+        ("e3", "Scheduled", "2025-01-01T00:09:00Z"),
+    ] {
+        api.apply(
+            "events",
+            json!({"metadata": {"name": name, "namespace": "default"},
+                   "involvedObject": {"kind": "Pod", "namespace": "default", "name": "stuck"},
+                   "reason": reason, "count": 2, "lastTimestamp": when,
+                   "message": if name == "e2" { msg.to_string() } else { format!("{name} text") }}),
+        );
+    }
+    let (rx, task) = start_live(&api, LiveOptions::default());
+    let mut last = None;
+    let u = wait_for(&rx, &mut last, "events", |u| {
+        u.events
+            .as_ref()
+            .is_some_and(|e| e.contains_key("default/stuck"))
+            && u.status == Some(SourceStatus::Connected)
+    })
+    .await;
+    let ev = &u.events.as_ref().unwrap()["default/stuck"];
+    assert_eq!(ev.message, msg, "the latest FailedScheduling event wins");
+    let pod = u.cluster.pod("default/stuck").unwrap();
+    let same = SchedulerWord::of(pod, Some(ev), Some(msg)).unwrap();
+    assert!(!same.differs);
+    let differs = SchedulerWord::of(
+        pod,
+        Some(ev),
+        Some("0/3 nodes are available: 3 node(s) had untolerated taint(s)."),
+    )
+    .unwrap();
+    assert!(differs.differs);
+
+    // The event goes away: the pod's condition is what remains.
+    api.delete("events", "default/e2");
+    api.delete("events", "default/e1");
+    wait_for(&rx, &mut last, "event deleted", |u| {
+        u.events
+            .as_ref()
+            .is_some_and(|e| !e.contains_key("default/stuck"))
+    })
+    .await;
+    task.abort();
+}
+
+/// Objects of a YAML snapshot file as JSON values (for the server to serve).
+fn yaml_objects(path: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("read");
+    text.split("\n---")
+        .filter_map(|doc| {
+            let v: Value = serde_saphyr::from_str(doc).ok()?;
+            v.is_object().then_some(v)
+        })
+        .collect()
+}
+
+fn plural_of(kind: &str) -> &'static str {
+    support::fake_api::RESOURCES
+        .iter()
+        .find(|r| r.3 == kind)
+        .map(|r| r.2)
+        .unwrap_or_else(|| panic!("no resource for {kind}"))
+}
+
+/// Everything the engine reads, comparable (resourceVersions left out).
+fn digest(c: &Cluster) -> Vec<String> {
+    fn strip<T: serde::Serialize>(m: &BTreeMap<String, T>) -> String {
+        let mut v = serde_json::to_value(m).unwrap();
+        for o in v.as_object_mut().unwrap().values_mut() {
+            if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+            }
+        }
+        v.to_string()
+    }
+    let mut out = Vec::new();
+    for n in c.nodes() {
+        let mut pods: Vec<String> = n.pods.iter().map(|p| p.key()).collect();
+        pods.sort();
+        out.push(format!("{:?} {pods:?} {:?}", n.node, n.requested));
+    }
+    for p in c.pods() {
+        out.push(format!("{p:?}"));
+    }
+    out.push(strip(&c.persistent_volumes));
+    out.push(strip(&c.persistent_volume_claims));
+    out.push(strip(&c.storage_classes));
+    out.push(strip(&c.namespaces));
+    out.push(strip(&c.pod_disruption_budgets));
+    out.push(strip(&c.priority_classes));
+    out.push(strip(&c.services));
+    out.push(strip(&c.replica_sets));
+    out
+}
+
+/// Equal digests, or the first difference.
+fn same(a: &[String], b: &[String], what: &str) {
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x, y, "{what}");
+    }
+    assert_eq!(a.len(), b.len(), "{what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_save_round_trips_the_model() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo-cluster.yaml");
+    let original = load_snapshot(std::path::Path::new(demo)).expect("demo");
+    let api = FakeApi::start().await;
+    for o in yaml_objects(demo) {
+        let kind = o["kind"].as_str().unwrap().to_string();
+        let mut o = o;
+        o["metadata"]["managedFields"] = json!([{"manager": "kubectl", "operation": "Apply"}]);
+        api.apply(plural_of(&kind), o);
+    }
+    // Tricky YAML scalars must survive the writer.
+    let mut tricky = pod("tricky", None, 0);
+    tricky["metadata"]["labels"] = json!({"flag": "true", "ver": "010", "empty": "", "n": "null"});
+    tricky["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": 8080}]);
+    tricky["spec"]["containers"][0]["env"] = json!([{"name": "PASSWORD", "value": "hunter2"}]);
+    tricky["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+        {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "1.10"]}]}]}}});
+    api.apply("pods", tricky);
+
+    let live_model = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    let dir = std::env::temp_dir().join(format!("schedscope-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, redact) in [("s.yaml", false), ("s.json", false), ("r.yaml", true)] {
+        let (objects, report) = save::fetch_objects(&api.client(), &LiveOptions::default(), redact)
+            .await
+            .expect("fetch");
+        assert_eq!(report.objects["Pod"], api.objects("pods").len());
+        let path = dir.join(file);
+        save::write_objects(&objects, &path).expect("write");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("managedFields"), "{file}");
+        assert_eq!(text.contains("hunter2"), !redact, "{file}");
+        let loaded = load_snapshot(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        same(
+            &digest(&loaded.cluster),
+            &digest(&live_model.cluster),
+            &format!("{file} vs live model"),
+        );
+        // And back to the original file's model, but for the extra pod.
+        let mut back = loaded.cluster.clone();
+        back.delete_pod("default/tricky");
+        same(
+            &digest(&back),
+            &digest(&original.cluster),
+            &format!("{file} vs demo"),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every resource the live source and `snapshot save` request is granted by the
+/// read-only ClusterRole, with get/list/watch, and the role grants nothing more
+/// than get/list/watch (and never Secrets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_inspect_role_covers_exactly_what_is_read() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+        .await
+        .expect("save");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/rbac/inspect-clusterrole.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("role");
+    let mut granted = Vec::new();
+    for doc in text.split("\n---") {
+        let v: Value = serde_saphyr::from_str(doc).expect("yaml");
+        if v["kind"] != "ClusterRole" {
+            continue;
+        }
+        for rule in v["rules"].as_array().expect("rules") {
+            let verbs: Vec<&str> = rule["verbs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(verbs, ["get", "list", "watch"], "read-only verbs only");
+            for r in rule["resources"].as_array().unwrap() {
+                granted.push(r.as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert!(!granted.iter().any(|r| r == "secrets" || r == "configmaps"));
+    let requested = api.resources_requested();
+    for r in &requested {
+        assert!(granted.contains(r), "{r} is read but not granted");
+    }
+    // Nothing granted that is never read (podgroups: read when the CRD exists).
+    for g in &granted {
+        assert!(
+            requested.contains(g) || g == "podgroups",
+            "{g} is granted but never read"
+        );
+    }
+    assert!(requested.contains(&"podgroups".to_string()), "CRD probe");
+}
+
+/// `schedscope explain` against a live cluster (a kubeconfig naming the test
+/// server): the replay, which configuration is in use, and the real scheduler's
+/// word beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let mut big = pod("big", None, 0);
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    // What a real scheduler said earlier, on a cluster that has changed since.
+    big["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}]);
+    api.apply("pods", big);
+    let dir = std::env::temp_dir().join(format!("schedscope-kc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = dir.join("config");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
+            api.url()
+        ),
+    )
+    .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "default/big", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("FitError   0/3 nodes are available: 3 Insufficient cpu."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("scheduler config: v1.35 defaults"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("real scheduler (PodScheduled condition) differs from the replay: 0/2 nodes"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,599 @@
+//! A small Kubernetes API server for tests, on 127.0.0.1 only: list (with
+//! resourceVersion, limit/continue, a simple fieldSelector), watch streams
+//! (ADDED / MODIFIED / DELETED / BOOKMARK, `410 Gone` as an ERROR event for a
+//! compacted resourceVersion) and faults: watch streams cut (cleanly or abruptly),
+//! 500 answers, and a restart with new resourceVersions.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::SinkExt;
+use futures::channel::mpsc as fmpsc;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpSocket;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+/// (group, version, plural, kind, namespaced)
+pub const RESOURCES: &[(&str, &str, &str, &str, bool)] = &[
+    ("", "v1", "nodes", "Node", false),
+    ("", "v1", "pods", "Pod", true),
+    ("", "v1", "events", "Event", true),
+    ("", "v1", "persistentvolumes", "PersistentVolume", false),
+    (
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        true,
+    ),
+    ("", "v1", "namespaces", "Namespace", false),
+    ("", "v1", "services", "Service", true),
+    (
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        true,
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "StorageClass",
+        false,
+    ),
+    ("storage.k8s.io", "v1", "csinodes", "CSINode", false),
+    ("storage.k8s.io", "v1", "csidrivers", "CSIDriver", false),
+    (
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        "VolumeAttachment",
+        false,
+    ),
+    (
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        true,
+    ),
+    (
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "PriorityClass",
+        false,
+    ),
+    ("apps", "v1", "replicasets", "ReplicaSet", true),
+    ("apps", "v1", "statefulsets", "StatefulSet", true),
+];
+
+struct Res {
+    api_version: String,
+    kind: String,
+    namespaced: bool,
+    /// `namespace/name` or `name` → object.
+    objects: BTreeMap<String, Value>,
+    /// (resourceVersion, type, object) after `min_rv`.
+    history: VecDeque<(u64, &'static str, Value)>,
+}
+
+#[derive(Clone, Debug)]
+enum Msg {
+    Event {
+        plural: String,
+        rv: u64,
+        kind: &'static str,
+        obj: Value,
+    },
+    Bookmark,
+    Cut {
+        abrupt: bool,
+    },
+}
+
+struct State {
+    rv: u64,
+    /// Watches from below this resourceVersion are answered 410 Gone.
+    min_rv: u64,
+    resources: BTreeMap<String, Res>,
+    fail_next: u32,
+    requests: u64,
+    /// Resource (plural) of every request, in order.
+    paths: Vec<String>,
+    bus: broadcast::Sender<Msg>,
+}
+
+pub struct FakeApi {
+    state: Arc<Mutex<State>>,
+    pub addr: SocketAddr,
+    server: Mutex<Option<JoinHandle<()>>>,
+    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
+}
+
+fn key_of(o: &Value) -> String {
+    let m = &o["metadata"];
+    let name = m["name"].as_str().unwrap_or_default();
+    match m["namespace"].as_str() {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+fn status(code: u16, reason: &str, message: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+           "message": message, "reason": reason, "code": code})
+}
+
+fn full(code: StatusCode, v: &Value) -> Response<Body> {
+    let body = Full::new(Bytes::from(v.to_string()))
+        .map_err(|e: Infallible| match e {})
+        .boxed();
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .body(body)
+        .expect("response")
+}
+
+impl FakeApi {
+    pub async fn start() -> Arc<FakeApi> {
+        let (bus, _) = broadcast::channel(1 << 16);
+        let mut resources = BTreeMap::new();
+        for (g, v, plural, kind, namespaced) in RESOURCES {
+            let api_version = if g.is_empty() {
+                v.to_string()
+            } else {
+                format!("{g}/{v}")
+            };
+            resources.insert(
+                plural.to_string(),
+                Res {
+                    api_version,
+                    kind: kind.to_string(),
+                    namespaced: *namespaced,
+                    objects: BTreeMap::new(),
+                    history: VecDeque::new(),
+                },
+            );
+        }
+        let state = Arc::new(Mutex::new(State {
+            rv: 1000,
+            min_rv: 0,
+            resources,
+            fail_next: 0,
+            requests: 0,
+            paths: Vec::new(),
+            bus,
+        }));
+        let listener = bind("127.0.0.1:0".parse().expect("addr"));
+        let addr = listener.local_addr().expect("local addr");
+        let api = Arc::new(FakeApi {
+            state,
+            addr,
+            server: Mutex::new(None),
+            conns: Arc::new(Mutex::new(Vec::new())),
+        });
+        api.serve(listener);
+        api
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn client(&self) -> kube::Client {
+        let config = kube::Config::new(self.url().parse().expect("url"));
+        kube::Client::try_from(config).expect("client")
+    }
+
+    fn serve(self: &Arc<Self>, listener: tokio::net::TcpListener) {
+        let state = self.state.clone();
+        let conns = self.conns.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let state = state.clone();
+                let conn = tokio::spawn(async move {
+                    let svc = service_fn(move |req| {
+                        let state = state.clone();
+                        async move { Ok::<_, Infallible>(handle(state, req)) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+                let mut c = conns.lock().expect("conns");
+                c.retain(|h| !h.is_finished());
+                c.push(conn);
+            }
+        });
+        *self.server.lock().expect("server") = Some(task);
+    }
+
+    /// Add or replace an object (ADDED or MODIFIED).
+    pub fn apply(&self, plural: &str, mut obj: Value) {
+        let mut st = self.state.lock().expect("state");
+        st.rv += 1;
+        let rv = st.rv;
+        obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let res = st.resources.get_mut(plural).expect("resource");
+        obj["apiVersion"] = json!(res.api_version);
+        obj["kind"] = json!(res.kind);
+        if res.namespaced && obj["metadata"]["namespace"].is_null() {
+            obj["metadata"]["namespace"] = json!("default");
+        }
+        let key = key_of(&obj);
+        let kind = if res.objects.insert(key, obj.clone()).is_some() {
+            "MODIFIED"
+        } else {
+            "ADDED"
+        };
+        res.history.push_back((rv, kind, obj.clone()));
+        let _ = st.bus.send(Msg::Event {
+            plural: plural.into(),
+            rv,
+            kind,
+            obj,
+        });
+    }
+
+    pub fn delete(&self, plural: &str, key: &str) {
+        let mut st = self.state.lock().expect("state");
+        st.rv += 1;
+        let rv = st.rv;
+        let res = st.resources.get_mut(plural).expect("resource");
+        if let Some(mut obj) = res.objects.remove(key) {
+            obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+            res.history.push_back((rv, "DELETED", obj.clone()));
+            let _ = st.bus.send(Msg::Event {
+                plural: plural.into(),
+                rv,
+                kind: "DELETED",
+                obj,
+            });
+        }
+    }
+
+    /// Serve a resource the default set lacks (a CRD).
+    pub fn add_resource(&self, plural: &str, api_version: &str, kind: &str, namespaced: bool) {
+        self.state.lock().expect("state").resources.insert(
+            plural.into(),
+            Res {
+                api_version: api_version.into(),
+                kind: kind.into(),
+                namespaced,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+            },
+        );
+    }
+
+    pub fn objects(&self, plural: &str) -> BTreeMap<String, Value> {
+        self.state.lock().expect("state").resources[plural]
+            .objects
+            .clone()
+    }
+
+    pub fn bookmark(&self) {
+        let _ = self.state.lock().expect("state").bus.send(Msg::Bookmark);
+    }
+
+    /// End every open watch stream: cleanly (the response ends) or abruptly (the
+    /// connection breaks mid-body).
+    pub fn cut_watches(&self, abrupt: bool) {
+        let _ = self
+            .state
+            .lock()
+            .expect("state")
+            .bus
+            .send(Msg::Cut { abrupt });
+    }
+
+    /// Answer the next `n` requests with 500.
+    pub fn fail_requests(&self, n: u32) {
+        self.state.lock().expect("state").fail_next = n;
+    }
+
+    /// Resources (plurals) requested so far, deduplicated and sorted.
+    pub fn resources_requested(&self) -> Vec<String> {
+        let mut v = self.state.lock().expect("state").paths.clone();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.state.lock().expect("state").requests
+    }
+
+    /// Forget history older than now: watches from an older resourceVersion get
+    /// 410 Gone.
+    pub fn compact(&self) {
+        let mut st = self.state.lock().expect("state");
+        st.min_rv = st.rv;
+        for r in st.resources.values_mut() {
+            r.history.clear();
+        }
+    }
+
+    /// Stop serving (every connection dropped), let `down` pass, then serve again on
+    /// the same port with resourceVersions far above the old ones and no history,
+    /// as an API server restored from a backup would. `while_down` changes the
+    /// objects in between (no event is ever sent for those changes).
+    pub async fn restart(self: &Arc<Self>, down: Duration, while_down: impl FnOnce(&FakeApi)) {
+        let server = self.server.lock().expect("server").take();
+        if let Some(t) = server {
+            t.abort();
+            let _ = t.await;
+        }
+        for c in self.conns.lock().expect("conns").drain(..) {
+            c.abort();
+        }
+        while_down(self);
+        {
+            let mut st = self.state.lock().expect("state");
+            st.rv += 1_000_000;
+            st.min_rv = st.rv;
+            let rv = st.rv;
+            for r in st.resources.values_mut() {
+                r.history.clear();
+                for o in r.objects.values_mut() {
+                    o["metadata"]["resourceVersion"] = json!(rv.to_string());
+                }
+            }
+        }
+        tokio::time::sleep(down).await;
+        let listener = bind(self.addr);
+        self.serve(listener);
+    }
+}
+
+fn bind(addr: SocketAddr) -> tokio::net::TcpListener {
+    let sock = TcpSocket::new_v4().expect("socket");
+    sock.set_reuseaddr(true).expect("reuseaddr");
+    sock.bind(addr).expect("bind");
+    sock.listen(1024).expect("listen")
+}
+
+fn query(req: &Request<Incoming>) -> BTreeMap<String, String> {
+    req.uri()
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else if b[i] == b'+' {
+            out.push(b' ');
+            i += 1;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `(plural, namespace)` from `/api/v1/...` or `/apis/G/V/...`.
+fn route(path: &str) -> Option<(String, Option<String>)> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let rest = match segs.as_slice() {
+        ["api", "v1", rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => return None,
+    };
+    match rest {
+        [plural] => Some((plural.to_string(), None)),
+        ["namespaces", ns, plural] => Some((plural.to_string(), Some(ns.to_string()))),
+        _ => None,
+    }
+}
+
+/// `a=b,c=d` on top-level or dotted fields.
+fn field_match(obj: &Value, selector: Option<&String>) -> bool {
+    let Some(sel) = selector else { return true };
+    sel.split(',').filter(|s| !s.is_empty()).all(|term| {
+        let Some((path, want)) = term.split_once('=') else {
+            return true;
+        };
+        let mut v = obj;
+        for p in path.split('.') {
+            v = &v[p];
+        }
+        v.as_str() == Some(want)
+    })
+}
+
+fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
+    let q = query(&req);
+    let mut st = state.lock().expect("state");
+    st.requests += 1;
+    if st.fail_next > 0 {
+        st.fail_next -= 1;
+        return full(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &status(500, "InternalError", "injected failure"),
+        );
+    }
+    let routed = route(req.uri().path());
+    if let Some((p, _)) = &routed {
+        st.paths.push(p.clone());
+    }
+    let Some((plural, ns)) = routed else {
+        return full(
+            StatusCode::NOT_FOUND,
+            &status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
+        );
+    };
+    let Some(res) = st.resources.get(&plural) else {
+        return full(
+            StatusCode::NOT_FOUND,
+            &status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
+        );
+    };
+    let selector = q.get("fieldSelector");
+    let in_scope = |o: &Value| {
+        ns.as_deref()
+            .is_none_or(|n| o["metadata"]["namespace"].as_str() == Some(n))
+            && field_match(o, selector)
+    };
+    let watch = matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
+    if !watch {
+        let offset: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
+        let limit: usize = q
+            .get("limit")
+            .and_then(|c| c.parse().ok())
+            .filter(|&l| l > 0)
+            .unwrap_or(usize::MAX);
+        let all: Vec<&Value> = res.objects.values().filter(|o| in_scope(o)).collect();
+        let end = offset.saturating_add(limit).min(all.len());
+        let items: Vec<&Value> = all.get(offset..end).unwrap_or_default().to_vec();
+        let mut meta = json!({"resourceVersion": st.rv.to_string()});
+        if end < all.len() {
+            meta["continue"] = json!(end.to_string());
+        }
+        let list = json!({
+            "apiVersion": res.api_version,
+            "kind": format!("{}List", res.kind),
+            "metadata": meta,
+            "items": items,
+        });
+        return full(StatusCode::OK, &list);
+    }
+
+    // Watch.
+    let from: u64 = q
+        .get("resourceVersion")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(st.rv);
+    let bookmarks = q.get("allowWatchBookmarks").map(String::as_str) == Some("true");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(300u64);
+    let (mut tx, rx) = fmpsc::channel::<Result<Frame<Bytes>, std::io::Error>>(1024);
+    let line = |v: Value| Ok(Frame::data(Bytes::from(format!("{v}\n"))));
+    let mut first: Vec<Result<Frame<Bytes>, std::io::Error>> = Vec::new();
+    let gone = from < st.min_rv || from > st.rv;
+    if gone {
+        first.push(line(
+            json!({"type": "ERROR", "object": status(410, "Expired",
+            &format!("too old resource version: {from} ({})", st.min_rv))}),
+        ));
+    } else {
+        for (rv, kind, obj) in &res.history {
+            if *rv > from && in_scope(obj) {
+                first.push(line(json!({"type": kind, "object": obj})));
+            }
+        }
+    }
+    let api_version = res.api_version.clone();
+    let kind_name = res.kind.clone();
+    let mut sub = st.bus.subscribe();
+    drop(st);
+    let ns2 = ns.clone();
+    let selector = selector.cloned();
+    let state2 = state.clone();
+    tokio::spawn(async move {
+        for f in first {
+            if tx.send(f).await.is_err() {
+                return;
+            }
+        }
+        if gone {
+            return;
+        }
+        let deadline = tokio::time::sleep(Duration::from_secs(timeout));
+        let mut deadline = std::pin::pin!(deadline);
+        loop {
+            let msg = tokio::select! {
+                m = sub.recv() => m,
+                _ = &mut deadline => return,
+            };
+            let out = match msg {
+                Ok(Msg::Event {
+                    plural: p,
+                    kind,
+                    obj,
+                    ..
+                }) => {
+                    let ok = p == plural
+                        && ns2
+                            .as_deref()
+                            .is_none_or(|n| obj["metadata"]["namespace"].as_str() == Some(n))
+                        && field_match(&obj, selector.as_ref());
+                    if !ok {
+                        continue;
+                    }
+                    line(json!({"type": kind, "object": obj}))
+                }
+                Ok(Msg::Bookmark) => {
+                    if !bookmarks {
+                        continue;
+                    }
+                    let rv = state2.lock().expect("state").rv;
+                    line(json!({"type": "BOOKMARK", "object": {
+                        "apiVersion": api_version, "kind": kind_name,
+                        "metadata": {"resourceVersion": rv.to_string()}}}))
+                }
+                Ok(Msg::Cut { abrupt: false }) => return,
+                Ok(Msg::Cut { abrupt: true }) => {
+                    let _ = tx.send(Err(std::io::Error::other("connection cut"))).await;
+                    return;
+                }
+                // Fell behind the bus: end the stream; the client resumes from its
+                // last resourceVersion.
+                Err(_) => return,
+            };
+            if tx.send(out).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = BodyExt::boxed(StreamBody::new(rx));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/json")
+        .body(body)
+        .expect("response")
+}
