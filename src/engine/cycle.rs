@@ -712,7 +712,8 @@ pub fn select_host(totals: &[i64]) -> Option<usize> {
     Some(heap[0])
 }
 
-/// Reserve → Permit → PreBind → Bind → PostBind on the selected node, as a dry run.
+/// Reserve → Permit → PreBind → Bind → PostBind on the selected node, as a dry run,
+/// through the same binding-half functions the scheduler loop uses.
 fn dry_run_binding(
     fw: &Framework,
     cx: &Ctx,
@@ -720,137 +721,52 @@ fn dry_run_binding(
     pod: &Pod,
     host: &str,
 ) -> Vec<PhaseTrace> {
+    use super::binding::{self, PermitOutcome};
     let mut phases = Vec::new();
-    let mut failed = false;
-
-    let mut reserve = PhaseTrace {
-        point: "Reserve".into(),
-        plugins: Vec::new(),
-    };
-    for p in &fw.reserve {
-        let Some(r) = p.as_reserve() else { continue };
-        let st = r.reserve(cx, state, pod, host);
-        reserve.plugins.push(PluginResult::new(p.name(), &st));
-        if !st.is_success() {
-            failed = true;
-            break;
-        }
-    }
-    phases.push(reserve);
-    if failed {
-        unreserve(fw, cx, state, pod, host, &mut phases);
+    let (tr, st) = binding::reserve(fw, cx, state, pod, host);
+    phases.push(tr);
+    if !st.is_success() {
+        phases.push(binding::unreserve(fw, cx, state, pod, host));
         return phases;
     }
-
-    let mut permit = PhaseTrace {
-        point: "Permit".into(),
-        plugins: Vec::new(),
-    };
-    for p in &fw.permit {
-        let Some(pm) = p.as_permit() else { continue };
-        let (st, wait) = pm.permit(cx, state, pod, host);
-        let mut res = PluginResult::new(p.name(), &st);
-        if st.code == Code::Wait {
-            let capped = wait.min(std::time::Duration::from_secs(15 * 60));
-            res.reasons
-                .push(format!("wait up to {}", crate::engine::go_duration(capped)));
-        }
-        permit.plugins.push(res);
-        if st.is_rejected() || st.code == Code::Error {
-            failed = true;
-            break;
-        }
-    }
-    let waits = permit.plugins.iter().any(|r| r.code == Code::Wait);
-    phases.push(permit);
-    if failed {
-        unreserve(fw, cx, state, pod, host, &mut phases);
-        return phases;
-    }
-    if waits {
+    let (tr, outcome) = binding::permit(fw, cx, state, pod, host);
+    phases.push(tr);
+    match outcome {
+        PermitOutcome::Allowed => {}
         // The binding cycle would block in WaitOnPermit until allowed, rejected or
         // timed out; the dry run stops here.
-        return phases;
-    }
-
-    let mut pre_bind = PhaseTrace {
-        point: "PreBind".into(),
-        plugins: Vec::new(),
-    };
-    for p in &fw.pre_bind {
-        let Some(pb) = p.as_pre_bind() else { continue };
-        let pre = pb.pre_bind_pre_flight(cx, state, pod, host);
-        if pre.is_skip() {
-            pre_bind.plugins.push(PluginResult::new(p.name(), &pre));
-            continue;
-        }
-        let st = pb.pre_bind(cx, state, pod, host);
-        pre_bind.plugins.push(PluginResult::new(p.name(), &st));
-        if !st.is_success() {
-            failed = true;
-            break;
+        PermitOutcome::Wait(_) => return phases,
+        PermitOutcome::Failed(_) => {
+            phases.push(binding::unreserve(fw, cx, state, pod, host));
+            return phases;
         }
     }
-    phases.push(pre_bind);
-    if failed {
-        unreserve(fw, cx, state, pod, host, &mut phases);
+    let (pre_flight, skip) = binding::pre_bind_pre_flight(fw, cx, state, pod, host);
+    if pre_flight.code == Code::Error {
+        phases.push(PhaseTrace {
+            point: "PreBind".into(),
+            plugins: vec![PluginResult::new(
+                pre_flight.plugin.as_deref().unwrap_or(""),
+                &pre_flight,
+            )],
+        });
+        phases.push(binding::unreserve(fw, cx, state, pod, host));
         return phases;
     }
-
-    let mut bind = PhaseTrace {
-        point: "Bind".into(),
-        plugins: Vec::new(),
-    };
-    for p in &fw.bind {
-        let Some(b) = p.as_bind() else { continue };
-        let st = b.bind(cx, state, pod, host);
-        bind.plugins.push(PluginResult::new(p.name(), &st));
-        if !st.is_skip() {
-            failed = !st.is_success();
-            break;
-        }
-    }
-    let bound = bind.plugins.last().is_some_and(|r| r.code == Code::Success);
-    phases.push(bind);
-    if failed || !bound {
-        unreserve(fw, cx, state, pod, host, &mut phases);
+    let (tr, st) = binding::pre_bind(fw, cx, state, pod, host, &skip);
+    phases.push(tr);
+    if !st.is_success() {
+        phases.push(binding::unreserve(fw, cx, state, pod, host));
         return phases;
     }
-
-    let mut post_bind = PhaseTrace {
-        point: "PostBind".into(),
-        plugins: Vec::new(),
-    };
-    for p in &fw.post_bind {
-        let Some(pb) = p.as_post_bind() else { continue };
-        pb.post_bind(cx, state, pod, host);
-        post_bind
-            .plugins
-            .push(PluginResult::new(p.name(), &Status::success()));
+    let (tr, st) = binding::bind(fw, cx, state, pod, host);
+    phases.push(tr);
+    if !st.is_success() {
+        phases.push(binding::unreserve(fw, cx, state, pod, host));
+        return phases;
     }
-    phases.push(post_bind);
+    phases.push(binding::post_bind(fw, cx, state, pod, host));
     phases
-}
-
-fn unreserve(
-    fw: &Framework,
-    cx: &Ctx,
-    state: &mut CycleState,
-    pod: &Pod,
-    host: &str,
-    phases: &mut Vec<PhaseTrace>,
-) {
-    let mut un = PhaseTrace {
-        point: "Unreserve".into(),
-        plugins: Vec::new(),
-    };
-    for p in fw.reserve.iter().rev() {
-        let Some(r) = p.as_reserve() else { continue };
-        r.unreserve(cx, state, pod, host);
-        un.plugins
-            .push(PluginResult::new(p.name(), &Status::success()));
-    }
-    phases.push(un);
 }
 
 /// Scheduled unless a binding-half plugin rejected or failed; a rejection there is a
@@ -860,6 +776,18 @@ fn binding_outcome(phases: &[PhaseTrace], host: &str) -> (Outcome, Option<String
         .iter()
         .flat_map(|ph| ph.plugins.iter().map(move |r| (ph, r)))
         .find(|(_, r)| !matches!(r.code, Code::Success | Code::Skip | Code::Wait));
+    let unbound = phases
+        .iter()
+        .find(|ph| ph.point == "Bind")
+        .is_some_and(|ph| !ph.plugins.iter().any(|r| r.code == Code::Success));
+    if failure.is_none() && unbound {
+        return (
+            Outcome::Error {
+                message: "no Bind plugin bound the pod (all returned Skip)".into(),
+            },
+            None,
+        );
+    }
     match failure {
         Some((ph, r)) if r.code == Code::Error => (
             Outcome::Error {
