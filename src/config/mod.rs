@@ -71,11 +71,10 @@ impl std::fmt::Debug for SchedulerConfig {
 /// Why a configuration could not be loaded. Every variant names its origin (the file).
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{origin}: cannot read the file: {source}")]
+    #[error("{origin}: cannot read the file: {error}")]
     Io {
         origin: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{origin}: not valid YAML/JSON: {message}")]
     Syntax { origin: String, message: String },
@@ -112,7 +111,7 @@ impl ConfigError {
             ConfigError::Framework { message, .. } => vec![message.clone()],
             ConfigError::Decode { field, message, .. } => vec![format!("{field}: {message}")],
             ConfigError::Syntax { message, .. } => vec![message.clone()],
-            ConfigError::Io { source, .. } => vec![source.to_string()],
+            ConfigError::Io { error, .. } => vec![error.to_string()],
             ConfigError::UnsupportedVersion {
                 api_version, kind, ..
             } => vec![format!(
@@ -137,9 +136,9 @@ impl SchedulerConfig {
 
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
             origin: origin.clone(),
-            source,
+            error,
         })?;
         let mut c = Self::from_str(&text, &origin)?;
         c.source = ConfigSource::File(path.to_path_buf());

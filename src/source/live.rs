@@ -55,32 +55,26 @@ pub enum LiveError {
     #[error("cannot read kubeconfig {path}: {source}")]
     Kubeconfig {
         path: PathBuf,
-        #[source]
         source: kube::config::KubeconfigError,
     },
     #[error("cannot use kubeconfig{}: {source}", context_suffix(.context))]
     Context {
         context: Option<String>,
-        #[source]
         source: kube::config::KubeconfigError,
     },
     #[error(
         "no cluster configuration found (tried KUBECONFIG, ~/.kube/config and the \
          in-cluster service account): {0}; pass --kubeconfig FILE or --snapshot PATH"
     )]
-    Infer(#[source] kube::config::InferConfigError),
+    Infer(kube::config::InferConfigError),
     #[error("cannot create the API client: {0}")]
-    Client(#[source] kube::Error),
+    Client(kube::Error),
     #[error("{what}: {source}")]
-    Api {
-        what: String,
-        #[source]
-        source: kube::Error,
-    },
+    Api { what: String, source: kube::Error },
     #[error("the cluster did not answer the initial lists within {0:?}: {1}")]
     Timeout(Duration, String),
     #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    Runtime(std::io::Error),
 }
 
 fn context_suffix(c: &Option<String>) -> String {

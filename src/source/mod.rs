@@ -47,11 +47,12 @@ impl fmt::Display for Origin {
 /// applies, the document, the object and the field, so the input can be fixed.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    #[error("cannot read {path}: {source}")]
+    // The io error is part of the message, not a separate source, so `{:#}` chains
+    // do not print it twice.
+    #[error("cannot read {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(
         "{dir}: no snapshot files in this directory (expected *.yaml, *.yml or *.json; \

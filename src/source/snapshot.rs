@@ -56,7 +56,7 @@ pub struct Snapshot {
 pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
     let io = |e| SnapshotError::Io {
         path: path.to_path_buf(),
-        source: e,
+        error: e,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     let mut loader = Loader::default();
@@ -77,7 +77,7 @@ pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
         for f in files {
             let bytes = std::fs::read(&f).map_err(|e| SnapshotError::Io {
                 path: f.clone(),
-                source: e,
+                error: e,
             })?;
             loader.add_bytes(&bytes, &f.display().to_string())?;
         }
