@@ -463,7 +463,10 @@ fn build(
             .collect();
         let spec = ProfileSpec {
             name: &p.name,
-            percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+            // The cycle needs the effective value: the profile's, else the global one.
+            percentage_of_nodes_to_score: p
+                .percentage_of_nodes_to_score
+                .or(c.percentage_of_nodes_to_score),
             plugins: &p.plugins,
             plugin_config: &plugin_config,
         };

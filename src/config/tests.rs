@@ -133,7 +133,8 @@ fn defaults_are_v1_35() {
     assert_eq!(c.profiles.len(), 1);
     let fw = c.profile("default-scheduler").expect("default profile");
     assert_eq!(fw.profile_name, "default-scheduler");
-    assert_eq!(fw.percentage_of_nodes_to_score, None);
+    // The profile carries the effective value: the global default, 0 = adaptive.
+    assert_eq!(fw.percentage_of_nodes_to_score, Some(0));
     assert_default_profile(fw);
     // Every enabled plugin with an args kind has materialised args.
     let with_args: Vec<&str> = fw.plugin_args.keys().map(String::as_str).collect();
@@ -175,6 +176,8 @@ fn json_is_accepted() {
     .unwrap();
     assert_eq!(c.parallelism, 4);
     assert_eq!(c.percentage_of_nodes_to_score, Some(50));
+    // A profile without its own value uses the global one.
+    assert_eq!(c.profiles[0].percentage_of_nodes_to_score, Some(50));
     assert_eq!(
         (c.pod_initial_backoff_seconds, c.pod_max_backoff_seconds),
         (2, 20)

@@ -362,6 +362,7 @@ pub struct WeightedPlugin {
 #[derive(Clone, Default)]
 pub struct Framework {
     pub profile_name: String,
+    /// Effective `percentageOfNodesToScore`: the profile's, else the global value.
     pub percentage_of_nodes_to_score: Option<i32>,
     pub pre_enqueue: Vec<Arc<dyn Plugin>>,
     pub queue_sort: Vec<Arc<dyn Plugin>>,
