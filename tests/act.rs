@@ -287,3 +287,52 @@ async fn the_read_only_source_never_writes() {
     assert!(api.requests() > 0);
     assert_eq!(api.writes(), Vec::<(String, String)>::new());
 }
+
+/// The whole loop: Lease, live watch, engine, writes. A complete gang binds
+/// without an operator, all three members through `pods/binding`.
+#[tokio::test]
+async fn acting_loop_binds_a_complete_gang() {
+    let api = cluster().await;
+    let opts = ActOptions::new("schedscope", "kube-system");
+    let done = {
+        let api = api.clone();
+        move || {
+            let pods = api.objects("pods");
+            (0..3).all(|i| pods[&format!("default/w{i}")]["spec"]["nodeName"].is_string())
+        }
+    };
+    let mut lines = Vec::new();
+    let run = act::run(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        |l| lines.push(l),
+        done,
+    );
+    tokio::time::timeout(WAIT, run)
+        .await
+        .expect("bounded")
+        .expect("acts");
+    assert!(
+        lines.iter().any(|l| l.starts_with("bound default/w2 to ")),
+        "{lines:?}"
+    );
+    let pods = api.objects("pods");
+    assert!(pods["default/other"]["spec"]["nodeName"].is_null());
+    let lease = &api.objects("leases")["kube-system/schedscope"];
+    assert!(lease["spec"]["holderIdentity"].is_string());
+    // A second instance of the same name is refused by the loop itself.
+    let mut other = ActOptions::new("schedscope", "kube-system");
+    other.identity = "someone-else".into();
+    let r = act::run(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        other,
+        |_| {},
+        || true,
+    )
+    .await;
+    assert!(matches!(r, Err(ActError::LeaseHeld { .. })), "{r:?}");
+}

@@ -410,3 +410,96 @@ pub async fn perform(
         }
     }
 }
+
+/// How often the acting loop looks at the live model and the clock.
+pub const TICK: Duration = Duration::from_millis(200);
+
+/// The headless acting loop: take the Lease, wait for the live model's first whole
+/// list, then every [`TICK`] feed the engine the new pods, move it to wall-clock
+/// time, send the writes it calls for, and renew the Lease. `log` gets one line per
+/// write, per failed write and per pod starting to wait at Permit. Returns on a lost
+/// Lease or when `stop()` says so.
+pub async fn run(
+    client: Client,
+    live_opts: super::live::LiveOptions,
+    config: SchedulerConfig,
+    opts: ActOptions,
+    mut log: impl FnMut(String),
+    stop: impl Fn() -> bool,
+) -> Result<(), ActError> {
+    acquire_lease(&client, &opts, Timestamp::now()).await?;
+    log(format!(
+        "acting as scheduler {:?} (Lease {}/{}, identity {})",
+        opts.scheduler_name, opts.lease_namespace, opts.scheduler_name, opts.identity
+    ));
+    let (tx, rx) = std::sync::mpsc::channel::<crate::tui::DataUpdate>();
+    let watch = tokio::spawn(super::live::run(client.clone(), live_opts, tx));
+    let mut actor: Option<Actor> = None;
+    let mut renewed = Timestamp::now();
+    let mut waiting_logged = std::collections::BTreeSet::new();
+    let result = loop {
+        if stop() {
+            break Ok(());
+        }
+        let now = Timestamp::now();
+        if now.duration_since(renewed).unsigned_abs() >= RENEW_INTERVAL {
+            if let Err(e) = acquire_lease(&client, &opts, now).await {
+                break Err(e);
+            }
+            renewed = now;
+        }
+        let mut latest = None;
+        while let Ok(u) = rx.try_recv() {
+            if matches!(u.status, Some(super::SourceStatus::Connected)) {
+                latest = Some(u.cluster);
+            }
+        }
+        if let Some(cluster) = latest {
+            match &mut actor {
+                Some(a) => a.observe(&cluster),
+                None => match Actor::new(&cluster, config.clone(), opts.clone(), now) {
+                    Ok(a) => actor = Some(a),
+                    Err(e) => break Err(e),
+                },
+            }
+        }
+        if let Some(a) = &mut actor {
+            for w in a.step(now) {
+                match perform(&client, &opts, &w, now).await {
+                    Ok(()) => log(describe(&w)),
+                    Err(e) => log(format!("{} failed: {e}", describe(&w))),
+                }
+            }
+            for wp in a.simulator().waiting() {
+                if waiting_logged.insert(wp.uid.clone()) {
+                    let left = wp
+                        .remaining(now)
+                        .map(|d| format!(" ({}s left)", d.as_secs()))
+                        .unwrap_or_default();
+                    log(format!("{} waiting at Permit on {}{left}", wp.pod, wp.node));
+                }
+            }
+        }
+        tokio::time::sleep(TICK).await;
+    };
+    watch.abort();
+    result
+}
+
+/// One line for the log.
+pub fn describe(w: &Write) -> String {
+    match w {
+        Write::Bind {
+            namespace,
+            name,
+            node,
+            ..
+        } => format!("bound {namespace}/{name} to {node}"),
+        Write::Unschedulable {
+            namespace,
+            name,
+            message,
+            ..
+        } => format!("{namespace}/{name} unschedulable: {message}"),
+    }
+}
