@@ -336,3 +336,38 @@ async fn acting_loop_binds_a_complete_gang() {
     .await;
     assert!(matches!(r, Err(ActError::LeaseHeld { .. })), "{r:?}");
 }
+
+/// The engine follows the live model: a bound pod deleted on the server frees its
+/// node, and the pod that did not fit binds.
+#[tokio::test]
+async fn deleted_bound_pod_frees_room_for_a_waiting_one() {
+    let api = FakeApi::start().await;
+    api.add_resource(
+        "podgroups",
+        "scheduling.x-k8s.io/v1alpha1",
+        "PodGroup",
+        true,
+    );
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    let mut hog = pod("hog", "default-scheduler", None);
+    hog["spec"]["nodeName"] = json!("n1");
+    hog["status"]["phase"] = json!("Running");
+    hog["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("4");
+    api.apply("pods", hog);
+    api.apply("pods", pod("p", "schedscope", None));
+    let (mut actor, _) = actor(&api).await;
+    let ws = actor.step(t0());
+    assert!(
+        ws.iter()
+            .any(|w| matches!(w, Write::Unschedulable { name, .. } if name == "p")),
+        "{ws:?}"
+    );
+    api.delete("pods", "default/hog");
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    actor.observe(&st.cluster);
+    let ws = actor.step(t0() + Duration::from_secs(1));
+    assert_eq!(binds(&ws), [("p".to_string(), "n1".to_string())], "{ws:?}");
+}

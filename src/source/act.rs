@@ -270,6 +270,17 @@ impl Actor {
             // Already present (a race with our own binding) is not an error.
             let _ = self.sim.add_pod(p);
         }
+        // Bound pods gone from the live model (deleted, or finished) free their room.
+        let gone: Vec<String> = self
+            .sim
+            .cluster()
+            .pods()
+            .filter(|p| p.is_bound() && live.pod(&p.key()).is_none())
+            .map(|p| p.key())
+            .collect();
+        for k in gone {
+            self.sim.remove_bound_pod(&k);
+        }
     }
 
     /// Move the engine's clock to `now`, fire due Permit timeouts, run every
