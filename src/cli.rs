@@ -45,6 +45,19 @@ pub struct TuiArgs {
     /// (n), waiting pods with live countdowns, Allow/Reject, each pod's attempts.
     #[arg(long)]
     pub simulate: bool,
+    /// Act as a scheduler on the live cluster: schedule the pods whose
+    /// spec.schedulerName is --scheduler-name, binding them through the API and
+    /// recording failures (PodScheduled=False, FailedScheduling events). Needs the
+    /// rights of deploy/rbac/act-role.yaml. Runs headless, logging each write.
+    #[arg(long, conflicts_with = "snapshot")]
+    pub act: bool,
+    /// With --act: the schedulerName to serve (a profile of the configuration must
+    /// have it) and the name of the leader-election Lease.
+    #[arg(long, value_name = "NAME", default_value = crate::source::act::DEFAULT_SCHEDULER_NAME, requires = "act")]
+    pub scheduler_name: String,
+    /// With --act: the Lease's namespace.
+    #[arg(long, value_name = "NAMESPACE", default_value = crate::source::act::DEFAULT_LEASE_NAMESPACE, requires = "act")]
+    pub lease_namespace: String,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -374,6 +387,13 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
 
 /// Opens the inspector on the snapshot, or on the live cluster.
 pub fn run_tui(cli: &Cli) -> Result<()> {
+    let act = match &cli.command {
+        Some(Command::Tui(a)) if a.act => Some(a),
+        _ => cli.tui.act.then_some(&cli.tui),
+    };
+    if let Some(a) = act {
+        return run_act(cli, a);
+    }
     if cli.source.snapshot.is_none() {
         return run_live_tui(cli);
     }
@@ -415,6 +435,28 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     crate::tui::run(opts)
 }
 
+/// `--act`: the headless acting scheduler on the live cluster.
+fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
+    use crate::source::act::{self, ActOptions};
+    let config = load_config(cli.source.config.as_deref())?;
+    let live_opts = cli.source.live_options();
+    let opts = ActOptions::new(&args.scheduler_name, &args.lease_namespace);
+    let rt = runtime()?;
+    rt.block_on(async {
+        let client = live::connect(&live_opts).await?;
+        act::run(
+            client,
+            live_opts,
+            config,
+            opts,
+            |line| eprintln!("{line}"),
+            || false,
+        )
+        .await?;
+        Ok(())
+    })
+}
+
 /// The inspector on a live cluster: watchers on their own thread send updates.
 fn run_live_tui(cli: &Cli) -> Result<()> {
     let config = load_config(cli.source.config.as_deref())?;
@@ -441,7 +483,7 @@ mod tests {
         let c = Cli::try_parse_from(["schedscope", "tui", "--simulate"]).expect("parses");
         assert!(matches!(
             c.command,
-            Some(Command::Tui(TuiArgs { simulate: true }))
+            Some(Command::Tui(TuiArgs { simulate: true, .. }))
         ));
         let c = Cli::try_parse_from(["schedscope", "--simulate"]).expect("parses");
         assert!(c.tui.simulate && c.command.is_none());
@@ -449,5 +491,20 @@ mod tests {
         assert!(!c.tui.simulate);
         // Not a flag of the other subcommands.
         assert!(Cli::try_parse_from(["schedscope", "pods", "--simulate"]).is_err());
+    }
+
+    #[test]
+    fn act_flags() {
+        let c = Cli::try_parse_from(["schedscope", "--act"]).expect("parses");
+        assert!(c.tui.act);
+        assert_eq!(c.tui.scheduler_name, "schedscope");
+        assert_eq!(c.tui.lease_namespace, "kube-system");
+        let c = Cli::try_parse_from(["schedscope", "--act", "--scheduler-name", "gang"])
+            .expect("parses");
+        assert_eq!(c.tui.scheduler_name, "gang");
+        // Without --act nothing acts: its options alone are refused.
+        assert!(Cli::try_parse_from(["schedscope", "--scheduler-name", "gang"]).is_err());
+        // A snapshot has no API server to write to.
+        assert!(Cli::try_parse_from(["schedscope", "--act", "--snapshot", "x.yaml"]).is_err());
     }
 }

@@ -471,6 +471,21 @@ impl Simulator {
         Ok(())
     }
 
+    /// A bound pod deleted (or finished) outside the simulation (an informer
+    /// Delete): it leaves its node and pods rejected for lack of room are moved.
+    /// Pods the simulation itself is binding (waiting at Permit) are left alone.
+    pub fn remove_bound_pod(&mut self, key: &str) -> bool {
+        let Some(pod) = self.cluster.pod(key) else {
+            return false;
+        };
+        if !pod.is_bound() || self.bindings.contains_key(&pod.uid) {
+            return false;
+        }
+        self.cluster.delete_pod(key);
+        self.move_all(ClusterEvent::AssignedPodDelete, None);
+        true
+    }
+
     pub fn now(&self) -> Timestamp {
         self.now
     }

@@ -82,6 +82,7 @@ pub const RESOURCES: &[(&str, &str, &str, &str, bool)] = &[
     ),
     ("apps", "v1", "replicasets", "ReplicaSet", true),
     ("apps", "v1", "statefulsets", "StatefulSet", true),
+    ("coordination.k8s.io", "v1", "leases", "Lease", true),
 ];
 
 struct Res {
@@ -118,6 +119,8 @@ struct State {
     /// Resource (plural) of every request, in order.
     paths: Vec<String>,
     bus: broadcast::Sender<Msg>,
+    /// Every request that is not a GET: (method, path), in order.
+    writes: Vec<(String, String)>,
 }
 
 pub struct FakeApi {
@@ -181,6 +184,7 @@ impl FakeApi {
             requests: 0,
             paths: Vec::new(),
             bus,
+            writes: Vec::new(),
         }));
         let listener = bind("127.0.0.1:0".parse().expect("addr"));
         let addr = listener.local_addr().expect("local addr");
@@ -210,9 +214,24 @@ impl FakeApi {
             while let Ok((stream, _)) = listener.accept().await {
                 let state = state.clone();
                 let conn = tokio::spawn(async move {
-                    let svc = service_fn(move |req| {
+                    let svc = service_fn(move |req: Request<Incoming>| {
                         let state = state.clone();
-                        async move { Ok::<_, Infallible>(handle(state, req)) }
+                        async move {
+                            let path = req.uri().path().to_string();
+                            if req.method() != hyper::Method::GET || object_route(&path).is_some() {
+                                let method = req.method().to_string();
+                                let body = req
+                                    .into_body()
+                                    .collect()
+                                    .await
+                                    .map(|b| b.to_bytes())
+                                    .unwrap_or_default();
+                                return Ok::<_, Infallible>(handle_object(
+                                    &state, &method, &path, &body,
+                                ));
+                            }
+                            Ok::<_, Infallible>(handle(state, req))
+                        }
                     });
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), svc)
@@ -316,6 +335,11 @@ impl FakeApi {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// Every non-GET request so far: (method, path).
+    pub fn writes(&self) -> Vec<(String, String)> {
+        self.state.lock().expect("state").writes.clone()
     }
 
     pub fn requests(&self) -> u64 {
@@ -596,4 +620,185 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
         .header("content-type", "application/json")
         .body(body)
         .expect("response")
+}
+
+/// `(plural, namespace, name, subresource)` of a path naming one object.
+fn object_route(path: &str) -> Option<(String, String, String, Option<String>)> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let rest = match segs.as_slice() {
+        ["api", "v1", rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => return None,
+    };
+    match rest {
+        ["namespaces", ns, plural, name] => {
+            Some((plural.to_string(), ns.to_string(), name.to_string(), None))
+        }
+        ["namespaces", ns, plural, name, sub] => Some((
+            plural.to_string(),
+            ns.to_string(),
+            name.to_string(),
+            Some(sub.to_string()),
+        )),
+        _ => None,
+    }
+}
+
+fn not_found(what: &str) -> Response<Body> {
+    full(
+        StatusCode::NOT_FOUND,
+        &status(404, "NotFound", &format!("{what} not found")),
+    )
+}
+
+/// Store `obj` under `plural` as [`FakeApi::apply`] does (new resourceVersion, a
+/// watch event), returning the stored object.
+fn store(st: &mut State, plural: &str, mut obj: Value) -> Value {
+    st.rv += 1;
+    let rv = st.rv;
+    obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+    let Some(res) = st.resources.get_mut(plural) else {
+        return obj;
+    };
+    obj["apiVersion"] = json!(res.api_version);
+    obj["kind"] = json!(res.kind);
+    let key = key_of(&obj);
+    let kind = if res.objects.insert(key, obj.clone()).is_some() {
+        "MODIFIED"
+    } else {
+        "ADDED"
+    };
+    res.history.push_back((rv, kind, obj.clone()));
+    let _ = st.bus.send(Msg::Event {
+        plural: plural.into(),
+        rv,
+        kind,
+        obj: obj.clone(),
+    });
+    obj
+}
+
+/// Strategic merge of `patch` into `into`, enough for status conditions (merged by
+/// `type`) and plain maps.
+fn merge(into: &mut Value, patch: &Value) {
+    match (into, patch) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                if k == "conditions"
+                    && let (Some(have), Some(new)) =
+                        (a.get_mut(k).and_then(Value::as_array_mut), v.as_array())
+                {
+                    for c in new {
+                        match have.iter_mut().find(|h| h["type"] == c["type"]) {
+                            Some(h) => merge(h, c),
+                            None => have.push(c.clone()),
+                        }
+                    }
+                    continue;
+                }
+                if v.is_null() {
+                    a.remove(k);
+                } else {
+                    merge(a.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
+
+/// GET of one object, and the writes schedscope's `--act` makes: POST (create, or
+/// `pods/{name}/binding`), PUT (replace with a resourceVersion check), PATCH
+/// (`pods/{name}/status`, strategic merge).
+fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) -> Response<Body> {
+    let mut st = state.lock().expect("state");
+    st.requests += 1;
+    if method != "GET" {
+        st.writes.push((method.to_string(), path.to_string()));
+    }
+    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if let Some((plural, ns, name, sub)) = object_route(path) {
+        st.paths.push(plural.clone());
+        let key = format!("{ns}/{name}");
+        let Some(current) = st
+            .resources
+            .get(&plural)
+            .and_then(|r| r.objects.get(&key))
+            .cloned()
+        else {
+            return not_found(&format!("{plural} {name:?}"));
+        };
+        return match (method, sub.as_deref()) {
+            ("GET", None) => full(StatusCode::OK, &current),
+            ("POST", Some("binding")) if plural == "pods" => {
+                if current["spec"]["nodeName"]
+                    .as_str()
+                    .is_some_and(|n| !n.is_empty())
+                {
+                    let msg = format!(
+                        "pod {name} is already assigned to node {}",
+                        current["spec"]["nodeName"]
+                    );
+                    return full(StatusCode::CONFLICT, &status(409, "Conflict", &msg));
+                }
+                let Some(node) = body["target"]["name"].as_str() else {
+                    return full(
+                        StatusCode::BAD_REQUEST,
+                        &status(400, "BadRequest", "no target"),
+                    );
+                };
+                let mut pod = current;
+                pod["spec"]["nodeName"] = json!(node);
+                store(&mut st, "pods", pod);
+                let ok = json!({"apiVersion": "v1", "kind": "Status", "metadata": {},
+                                "status": "Success", "code": 201});
+                full(StatusCode::CREATED, &ok)
+            }
+            ("PATCH", Some("status")) => {
+                let mut obj = current;
+                let patch = json!({"status": body["status"].clone()});
+                merge(&mut obj, &patch);
+                let stored = store(&mut st, &plural, obj);
+                full(StatusCode::OK, &stored)
+            }
+            ("PUT", None) => {
+                let want = body["metadata"]["resourceVersion"].as_str();
+                if want.is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str())
+                {
+                    let msg = format!(
+                        "Operation cannot be fulfilled on {plural} {name:?}: the object has been modified"
+                    );
+                    return full(StatusCode::CONFLICT, &status(409, "Conflict", &msg));
+                }
+                let stored = store(&mut st, &plural, body);
+                full(StatusCode::OK, &stored)
+            }
+            _ => full(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &status(405, "MethodNotAllowed", "not served by the fake"),
+            ),
+        };
+    }
+    // POST to a collection: create.
+    let Some((plural, ns)) = route(path) else {
+        return not_found(path);
+    };
+    st.paths.push(plural.clone());
+    if method != "POST" || !st.resources.contains_key(&plural) {
+        return full(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &status(405, "MethodNotAllowed", "not served by the fake"),
+        );
+    }
+    let mut obj = body;
+    if let Some(ns) = ns {
+        obj["metadata"]["namespace"] = json!(ns);
+    }
+    let key = key_of(&obj);
+    if st.resources[&plural].objects.contains_key(&key) {
+        let msg = format!("{plural} {key:?} already exists");
+        return full(StatusCode::CONFLICT, &status(409, "AlreadyExists", &msg));
+    }
+    let stored = store(&mut st, &plural, obj);
+    full(StatusCode::CREATED, &stored)
 }
