@@ -38,16 +38,7 @@ pub fn reserve(
         if st.is_success() {
             continue;
         }
-        let st = if st.is_rejected() {
-            st.with_plugin(p.name())
-        } else {
-            Status::error(format!(
-                "running Reserve plugin {:?}: {}",
-                p.name(),
-                st.message()
-            ))
-            .with_plugin(p.name())
-        };
+        let st = stamp("Reserve", p.name(), st);
         return (tr, st);
     }
     (tr, Status::success())
@@ -212,16 +203,7 @@ pub fn pre_bind(
         if st.is_success() {
             continue;
         }
-        let st = if st.is_rejected() {
-            st.with_plugin(p.name())
-        } else {
-            Status::error(format!(
-                "running PreBind plugin {:?}: {}",
-                p.name(),
-                st.message()
-            ))
-            .with_plugin(p.name())
-        };
+        let st = stamp("PreBind", p.name(), st);
         return (tr, st);
     }
     (tr, Status::success())
@@ -247,16 +229,7 @@ pub fn bind(
         if st.is_success() {
             return (tr, st);
         }
-        let st = if st.is_rejected() {
-            st.with_plugin(p.name())
-        } else {
-            Status::error(format!(
-                "running Bind plugin {:?}: {}",
-                p.name(),
-                st.message()
-            ))
-            .with_plugin(p.name())
-        };
+        let st = stamp("Bind", p.name(), st);
         return (tr, st);
     }
     (tr, Status::skip())
@@ -299,6 +272,20 @@ pub fn failure_message(st: &Status) -> String {
         "no Bind plugin bound the pod (all returned Skip)".to_string()
     } else {
         st.message()
+    }
+}
+
+/// A failed binding-half status as the framework returns it: rejections keep their
+/// code with the plugin stamped; anything else becomes an Error naming the point.
+fn stamp(point: &str, plugin: &str, st: Status) -> Status {
+    if st.is_rejected() {
+        st.with_plugin(plugin)
+    } else {
+        Status::error(format!(
+            "running {point} plugin {plugin:?}: {}",
+            st.message()
+        ))
+        .with_plugin(plugin)
     }
 }
 
