@@ -96,19 +96,9 @@ pub fn permit(
                 tr.plugins.push(res);
                 waits.push((p.name().to_string(), capped));
             }
-            _ if st.is_rejected() => {
-                tr.plugins.push(res);
-                return (tr, PermitOutcome::Failed(st.with_plugin(p.name())));
-            }
             _ => {
                 tr.plugins.push(res);
-                let e = Status::error(format!(
-                    "running Permit plugin {:?}: {}",
-                    p.name(),
-                    st.message()
-                ))
-                .with_plugin(p.name());
-                return (tr, PermitOutcome::Failed(e));
+                return (tr, PermitOutcome::Failed(stamp("Permit", p.name(), st)));
             }
         }
     }
