@@ -14,6 +14,8 @@ use crate::model::Cluster;
 use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -47,10 +49,16 @@ pub struct TuiArgs {
     pub simulate: bool,
     /// Act as a scheduler on the live cluster: schedule the pods whose
     /// spec.schedulerName is --scheduler-name, binding them through the API and
-    /// recording failures (PodScheduled=False, FailedScheduling events). Needs the
-    /// rights of deploy/rbac/act-role.yaml. Runs headless, logging each write.
+    /// recording failures (PodScheduled=False, FailedScheduling events) and
+    /// preempting as kube-scheduler does. Pods held at Permit appear in the Waiting
+    /// tab with live countdowns: `a` allows, `r` rejects. Needs the rights of
+    /// deploy/rbac/act-role.yaml.
     #[arg(long, conflicts_with = "snapshot")]
     pub act: bool,
+    /// With --act: no inspector; log each write to stderr until Ctrl-C (the Lease is
+    /// released on the way out).
+    #[arg(long, requires = "act")]
+    pub headless: bool,
     /// With --act: the schedulerName to serve (a profile of the configuration must
     /// have it) and the name of the leader-election Lease.
     #[arg(long, value_name = "NAME", default_value = crate::source::act::DEFAULT_SCHEDULER_NAME, requires = "act")]
@@ -435,26 +443,98 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     crate::tui::run(opts)
 }
 
-/// `--act`: the headless acting scheduler on the live cluster.
+/// `--act`: the acting scheduler on the live cluster, in the inspector or headless.
 fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
     use crate::source::act::{self, ActOptions};
     let config = load_config(cli.source.config.as_deref())?;
     let live_opts = cli.source.live_options();
     let opts = ActOptions::new(&args.scheduler_name, &args.lease_namespace);
     let rt = runtime()?;
-    rt.block_on(async {
-        let client = live::connect(&live_opts).await?;
-        act::run(
-            client,
-            live_opts,
-            config,
-            opts,
-            |line| eprintln!("{line}"),
-            || false,
-        )
-        .await?;
-        Ok(())
-    })
+    if args.headless {
+        return rt.block_on(async {
+            let client = live::connect(&live_opts).await?;
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    flag.store(true, AtomicOrdering::SeqCst);
+                }
+            });
+            act::run(
+                client,
+                live_opts,
+                config,
+                opts,
+                |line| eprintln!("{line}"),
+                move || stop.load(AtomicOrdering::SeqCst),
+            )
+            .await?;
+            eprintln!("stopped; Lease released");
+            Ok(())
+        });
+    }
+    let client_config = rt.block_on(live::client_config(&live_opts))?;
+    let label = format!(
+        "act as {} · {} · {}",
+        opts.scheduler_name,
+        live::describe(&client_config, &live_opts),
+        cli.source.config_label()
+    );
+    let client = kube::Client::try_from(client_config).context("building the API client")?;
+    // A held Lease is a plain error before the terminal is taken over.
+    rt.block_on(act::acquire_lease(
+        &client,
+        &opts,
+        k8s_openapi::jiff::Timestamp::now(),
+    ))?;
+    let profiles = config.profiles.clone();
+    let (handle, inputs) = act::session::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("act-session".into())
+        .spawn(move || {
+            let mut last = Arc::new(Cluster::new());
+            let tell = tx.clone();
+            let r = rt.block_on(act::run_session(
+                client,
+                live_opts,
+                config,
+                opts,
+                inputs,
+                |r| match r {
+                    act::Report::Data(u) => {
+                        last = u.cluster.clone();
+                        let _ = tx.send(u);
+                    }
+                    act::Report::Line(text, error) => {
+                        let _ =
+                            tx.send(crate::source::DataUpdate::notice(last.clone(), text, error));
+                    }
+                },
+                || false,
+            ));
+            if let Err(e) = &r {
+                let text = format!("acting stopped: {e}");
+                let _ = tell.send(crate::source::DataUpdate::notice(last, text, true));
+            }
+            let _ = done_tx.send(r);
+        })
+        .context("starting the acting session")?;
+    let mut tui = crate::tui::TuiOptions::new(Cluster::new(), profiles, label);
+    tui.theme = cli.theme.clone();
+    tui.updates = Some(rx);
+    tui.waiting = Some(Box::new(crate::tui::acting::ActWaiting::new(handle)));
+    let shown = crate::tui::run(tui);
+    // The inspector dropped its handle: the session stops and releases the Lease.
+    let session = done_rx.recv_timeout(std::time::Duration::from_secs(10));
+    shown?;
+    match session {
+        Ok(r) => r.context("acting session"),
+        Err(_) => anyhow::bail!(
+            "the acting session did not stop within 10 s (the Lease expires by itself)"
+        ),
+    }
 }
 
 /// The inspector on a live cluster: watchers on their own thread send updates.

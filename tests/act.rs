@@ -8,11 +8,12 @@ mod support {
     pub mod fake_api;
 }
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use schedscope::config::SchedulerConfig;
-use schedscope::source::act::{self, ActError, ActOptions, Actor, Write};
+use schedscope::source::act::{self, ActError, ActOptions, Actor, Write, Writer};
 use schedscope::source::live::{self, LiveOptions};
 use serde_json::{Value, json};
 use support::fake_api::FakeApi;
@@ -86,14 +87,14 @@ async fn actor(api: &FakeApi) -> (Actor, ActOptions) {
         .await
         .expect("live list");
     let opts = ActOptions::new("schedscope", "kube-system");
-    let actor = Actor::new(&st.cluster, config(), opts.clone(), t0()).expect("actor");
+    let actor = Actor::new(Arc::new(st.cluster), config(), opts.clone(), t0()).expect("actor");
     (actor, opts)
 }
 
 fn binds(ws: &[Write]) -> Vec<(String, String)> {
     ws.iter()
         .filter_map(|w| match w {
-            Write::Bind { name, node, .. } => Some((name.clone(), node.clone())),
+            Write::Bind { pod, node } => Some((pod.name.clone(), node.clone())),
             _ => None,
         })
         .collect()
@@ -125,16 +126,18 @@ async fn gang_waits_then_binds_through_the_api_after_allow() {
     // The pod of another scheduler is never touched.
     assert!(actor.simulator().cluster().pod("default/other").is_none());
 
-    let mut ws = actor.allow("default/w0");
-    ws.extend(actor.allow("default/w1"));
+    let (found, mut ws) = actor.allow("default/w0", None);
+    assert!(found);
+    ws.extend(actor.allow("default/w1", None).1);
     let mut b = binds(&ws);
     b.sort();
     assert_eq!(b.len(), 2, "{ws:?}");
     assert_eq!(b[0].0, "w0");
     assert_eq!(b[1].0, "w1");
+    let mut writer = Writer::new(client, opts);
     for w in &ws {
         if matches!(w, Write::Bind { .. }) {
-            act::perform(&client, &opts, w, later).await.expect("bind");
+            writer.perform(w, later).await.expect("bind");
         }
     }
     let pods = api.objects("pods");
@@ -167,7 +170,7 @@ async fn permit_timeout_writes_condition_and_event() {
     assert!(
         first
             .iter()
-            .any(|w| matches!(w, Write::Unschedulable { name, .. } if name == "w2")),
+            .any(|w| matches!(w, Write::Unschedulable { pod, .. } if pod.name == "w2")),
         "{first:?}"
     );
     let at = t0() + Duration::from_secs(61);
@@ -175,14 +178,15 @@ async fn permit_timeout_writes_condition_and_event() {
     assert!(binds(&ws).is_empty());
     let failed: Vec<&Write> = ws
         .iter()
-        .filter(|w| matches!(w, Write::Unschedulable { name, .. } if name == "w0"))
+        .filter(|w| matches!(w, Write::Unschedulable { pod, .. } if pod.name == "w0"))
         .collect();
     assert_eq!(failed.len(), 1, "{ws:?}");
     let Write::Unschedulable { message, .. } = failed[0] else {
         unreachable!()
     };
     assert!(message.contains("timeout"), "{message}");
-    act::perform(&client, &opts, failed[0], at)
+    Writer::new(client, opts)
+        .perform(failed[0], at)
         .await
         .expect("status + event");
 
@@ -215,11 +219,12 @@ async fn reject_leaves_the_pod_pending_with_a_failure() {
     api.apply("pods", big);
     let (mut actor, _) = actor(&api).await;
     actor.step(t0());
-    let ws = actor.reject("default/w0", "rejected by the operator");
+    let (found, ws) = actor.reject("default/w0", "rejected by the operator");
+    assert!(found);
     assert!(binds(&ws).is_empty());
     assert!(
         ws.iter()
-            .any(|w| matches!(w, Write::Unschedulable { name, .. } if name == "w0")),
+            .any(|w| matches!(w, Write::Unschedulable { pod, .. } if pod.name == "w0")),
         "{ws:?}"
     );
 }
@@ -320,16 +325,21 @@ async fn acting_loop_binds_a_complete_gang() {
     );
     let pods = api.objects("pods");
     assert!(pods["default/other"]["spec"]["nodeName"].is_null());
+    // A clean stop gives the Lease back.
     let lease = &api.objects("leases")["kube-system/schedscope"];
-    assert!(lease["spec"]["holderIdentity"].is_string());
-    // A second instance of the same name is refused by the loop itself.
+    assert!(lease["spec"]["holderIdentity"].is_null(), "{lease}");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 1);
+    // While another instance holds it, the loop itself refuses to act.
     let mut other = ActOptions::new("schedscope", "kube-system");
     other.identity = "someone-else".into();
+    act::acquire_lease(&api.client(), &other, Timestamp::now())
+        .await
+        .expect("other takes the released Lease");
     let r = act::run(
         api.client(),
         LiveOptions::default(),
         config(),
-        other,
+        ActOptions::new("schedscope", "kube-system"),
         |_| {},
         || true,
     )
@@ -360,14 +370,358 @@ async fn deleted_bound_pod_frees_room_for_a_waiting_one() {
     let ws = actor.step(t0());
     assert!(
         ws.iter()
-            .any(|w| matches!(w, Write::Unschedulable { name, .. } if name == "p")),
+            .any(|w| matches!(w, Write::Unschedulable { pod, .. } if pod.name == "p")),
         "{ws:?}"
     );
     api.delete("pods", "default/hog");
     let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
         .await
         .expect("list");
-    actor.observe(&st.cluster);
+    actor.observe(Arc::new(st.cluster));
     let ws = actor.step(t0() + Duration::from_secs(1));
     assert_eq!(binds(&ws), [("p".to_string(), "n1".to_string())], "{ws:?}");
+}
+
+/// Wait (bounded) until `f` holds, polling.
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The inspector's path: the session publishes the waiting gang (countdowns from
+/// wall-clock deadlines) and the model with the assumed pods on their nodes; the
+/// Waiting tab's Allow reaches the engine and both pods are bound through the API.
+#[tokio::test]
+async fn inspector_allow_binds_a_waiting_gang_through_the_session() {
+    use schedscope::tui::WaitingPods;
+    use schedscope::tui::acting::ActWaiting;
+    let api = cluster().await;
+    let mut big = pod("w2", "schedscope", Some("g"));
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", big);
+    let (handle, inputs) = act::session::channel();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let session = tokio::spawn(act::run_session(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        ActOptions::new("schedscope", "kube-system"),
+        inputs,
+        move |r| sink.lock().expect("reports").push(r),
+        || false,
+    ));
+    let mut waiting = ActWaiting::new(handle);
+    until("two pods waiting at Permit", || waiting.list().len() == 2).await;
+    let list = waiting.list();
+    assert_eq!(list[0].pod, "default/w0");
+    assert_eq!(list[1].pod, "default/w1");
+    let left = list[0].pending[0].deadline.duration_since(Timestamp::now());
+    assert!(
+        left.as_secs() > 50 && left.as_secs() <= 60,
+        "a live countdown from 60 s: {left:?}"
+    );
+    // What the inspector shows: the waiting pods assumed on their nodes, while the
+    // server still has them pending.
+    until("a model with the assumed pods", || {
+        reports.lock().expect("reports").iter().any(|r| {
+            matches!(r, act::Report::Data(u)
+                if u.cluster.pod("default/w0").is_some_and(|p| p.is_bound()))
+        })
+    })
+    .await;
+    assert!(api.objects("pods")["default/w0"]["spec"]["nodeName"].is_null());
+    assert!(api.writes().iter().all(|(_, p)| !p.ends_with("/binding")));
+
+    for w in &list {
+        let plugins: Vec<String> = w.pending.iter().map(|p| p.plugin.clone()).collect();
+        let mut last = None;
+        for p in &plugins {
+            last = waiting.allow(&w.pod, p);
+        }
+        assert!(
+            matches!(last, Some(schedscope::tui::WaitingEvent::Allowed { .. })),
+            "{last:?}"
+        );
+    }
+    until("both bound on the server", || {
+        let pods = api.objects("pods");
+        pods["default/w0"]["spec"]["nodeName"].is_string()
+            && pods["default/w1"]["spec"]["nodeName"].is_string()
+    })
+    .await;
+    until("the waiting list emptied", || waiting.list().is_empty()).await;
+    let lines: Vec<String> = reports
+        .lock()
+        .expect("reports")
+        .iter()
+        .filter_map(|r| match r {
+            act::Report::Line(l, _) => Some(l.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "default/w0: allowed by the operator"),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("bound default/w1 to ")));
+    // Dropping the inspector's handle ends the session and gives the Lease back.
+    drop(waiting);
+    tokio::time::timeout(WAIT, session)
+        .await
+        .expect("stops")
+        .expect("joins")
+        .expect("clean stop");
+    let lease = &api.objects("leases")["kube-system/schedscope"];
+    assert!(lease["spec"]["holderIdentity"].is_null(), "{lease}");
+    let mut next = ActOptions::new("schedscope", "kube-system");
+    next.identity = "next".into();
+    act::acquire_lease(&api.client(), &next, Timestamp::now())
+        .await
+        .expect("the next instance takes over at once");
+    assert_writes_granted(&api);
+}
+
+/// The engine follows node changes: a pod too big for every node binds once a big
+/// enough node joins.
+#[tokio::test]
+async fn a_node_added_later_takes_the_pod_that_did_not_fit() {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    let mut p = pod("p", "schedscope", None);
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("6");
+    api.apply("pods", p);
+    let (mut actor, _) = actor(&api).await;
+    let ws = actor.step(t0());
+    assert!(binds(&ws).is_empty(), "{ws:?}");
+    let mut big = node("n-big");
+    big["status"]["allocatable"]["cpu"] = json!("16");
+    big["status"]["capacity"]["cpu"] = json!("16");
+    api.apply("nodes", big);
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    actor.observe(Arc::new(st.cluster));
+    let ws = actor.step(t0() + Duration::from_secs(1));
+    assert_eq!(
+        binds(&ws),
+        [("p".to_string(), "n-big".to_string())],
+        "{ws:?}"
+    );
+}
+
+/// A gang member deleted on the server while waiting at Permit is rejected; its
+/// sibling is rejected with it and nothing is bound.
+#[tokio::test]
+async fn a_waiting_pod_deleted_on_the_server_leaves_the_engine() {
+    let api = cluster().await;
+    let mut big = pod("w2", "schedscope", Some("g"));
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", big);
+    let (mut actor, _) = actor(&api).await;
+    actor.step(t0());
+    assert_eq!(actor.waiting().len(), 2);
+    api.delete("pods", "default/w0");
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    actor.observe(Arc::new(st.cluster));
+    let ws = actor.step(t0() + Duration::from_secs(1));
+    assert!(binds(&ws).is_empty(), "{ws:?}");
+    assert!(actor.simulator().cluster().pod("default/w0").is_none());
+    let left: Vec<String> = actor.waiting().into_iter().map(|w| w.pod).collect();
+    assert!(!left.contains(&"default/w0".to_string()), "{left:?}");
+}
+
+/// A binding the server refuses (someone bound the pod first) is taken back: the
+/// engine follows the server's placement and binds nothing more.
+#[tokio::test]
+async fn a_refused_binding_is_taken_back() {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    api.apply("nodes", node("n2"));
+    api.apply("pods", pod("p", "schedscope", None));
+    let (mut actor, opts) = actor(&api).await;
+    let ws = actor.step(t0());
+    let [(_, node)] = binds(&ws).try_into().expect("one binding");
+    // Meanwhile another scheduler bound it elsewhere.
+    let other = if node == "n1" { "n2" } else { "n1" };
+    let mut p = pod("p", "schedscope", None);
+    p["spec"]["nodeName"] = json!(other);
+    api.apply("pods", p);
+    let mut writer = Writer::new(api.client(), opts);
+    let bind = ws
+        .iter()
+        .find(|w| matches!(w, Write::Bind { .. }))
+        .expect("bind");
+    let err = writer.perform(bind, t0()).await.expect_err("409");
+    actor.refused(bind, &err.to_string());
+    let sim_node = |a: &Actor| {
+        a.simulator()
+            .cluster()
+            .pod("default/p")
+            .and_then(|p| p.node_name.clone())
+    };
+    assert_eq!(sim_node(&actor), None, "taken back");
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    actor.observe(Arc::new(st.cluster));
+    assert_eq!(sim_node(&actor).as_deref(), Some(other));
+    let ws = actor.step(t0() + Duration::from_secs(20));
+    assert!(binds(&ws).is_empty(), "{ws:?}");
+}
+
+/// The same failure twice is one Event with count 2, as client-go aggregates.
+#[tokio::test]
+async fn a_repeated_failure_is_counted_on_one_event() {
+    let api = cluster().await;
+    let opts = ActOptions::new("schedscope", "kube-system");
+    let mut writer = Writer::new(api.client(), opts);
+    let w = Write::Unschedulable {
+        pod: act::PodRef {
+            namespace: "default".into(),
+            name: "w0".into(),
+            uid: "uid-w0".into(),
+        },
+        message: "0/2 nodes are available: 2 Insufficient cpu.".into(),
+        nominated_node: None,
+    };
+    writer.perform(&w, t0()).await.expect("first");
+    writer
+        .perform(&w, t0() + Duration::from_secs(5))
+        .await
+        .expect("second");
+    let events = api.objects("events");
+    let mine: Vec<&Value> = events
+        .values()
+        .filter(|e| e["involvedObject"]["name"] == "w0")
+        .collect();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["count"], 2);
+    assert_eq!(mine[0]["lastTimestamp"], "2026-01-10T10:00:05Z");
+    assert_writes_granted(&api);
+}
+
+/// Preemption as kube-scheduler does it: the victim gets DisruptionTarget and is
+/// deleted, the preemptor is nominated; once the deletion lands it binds there.
+#[tokio::test]
+async fn preemption_evicts_the_victim_through_the_api_then_binds() {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    let mut low = pod("low", "default-scheduler", None);
+    low["spec"]["nodeName"] = json!("n1");
+    low["status"]["phase"] = json!("Running");
+    low["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("4");
+    api.apply("pods", low);
+    let mut high = pod("high", "schedscope", None);
+    high["spec"]["priority"] = json!(1000);
+    high["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("2");
+    api.apply("pods", high);
+    let (mut actor, opts) = actor(&api).await;
+    let ws = actor.step(t0());
+    assert!(
+        ws.iter()
+            .any(|w| matches!(w, Write::Evict { victim, .. } if victim.name == "low")),
+        "{ws:?}"
+    );
+    assert!(
+        ws.iter().any(
+            |w| matches!(w, Write::Unschedulable { pod, nominated_node: Some(n), .. }
+            if pod.name == "high" && n == "n1")
+        ),
+        "{ws:?}"
+    );
+    assert!(
+        binds(&ws).is_empty(),
+        "the preemptor waits until the victim's deletion lands: {ws:?}"
+    );
+    let mut writer = Writer::new(api.client(), opts);
+    for w in &ws {
+        writer.perform(w, t0()).await.expect("write");
+    }
+    let pods = api.objects("pods");
+    assert!(!pods.contains_key("default/low"), "victim deleted");
+    assert_eq!(pods["default/high"]["status"]["nominatedNodeName"], "n1");
+    let events = api.objects("events");
+    assert!(events.values().any(|e| e["reason"] == "Preempted"
+        && e["involvedObject"]["name"] == "low"
+        && e["message"] == "Preempted by pod uid-high on node n1"));
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    actor.observe(Arc::new(st.cluster));
+    let ws = actor.step(t0() + Duration::from_secs(2));
+    assert_eq!(
+        binds(&ws),
+        [("high".to_string(), "n1".to_string())],
+        "{ws:?}"
+    );
+    let bind = ws
+        .iter()
+        .find(|w| matches!(w, Write::Bind { .. }))
+        .expect("bind");
+    writer.perform(bind, t0()).await.expect("bind");
+    assert_writes_granted(&api);
+}
+
+/// Every write the test server saw is granted by `deploy/rbac/act-role.yaml` (the
+/// ClusterRole for pods and events, the Role for the Lease).
+fn assert_writes_granted(api: &FakeApi) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/rbac/act-role.yaml");
+    let text = std::fs::read_to_string(path).expect("role");
+    let mut granted: Vec<(String, String, String)> = Vec::new();
+    for doc in text.split("\n---") {
+        let v: Value = serde_saphyr::from_str(doc).expect("yaml");
+        if v["kind"] != "ClusterRole" && v["kind"] != "Role" {
+            continue;
+        }
+        for rule in v["rules"].as_array().expect("rules") {
+            for g in rule["apiGroups"].as_array().expect("groups") {
+                for r in rule["resources"].as_array().expect("resources") {
+                    for verb in rule["verbs"].as_array().expect("verbs") {
+                        granted.push((
+                            g.as_str().unwrap_or_default().into(),
+                            r.as_str().unwrap_or_default().into(),
+                            verb.as_str().unwrap_or_default().into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (method, path) in api.writes() {
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (group, rest) = match segs.as_slice() {
+            ["api", "v1", rest @ ..] => ("", rest),
+            ["apis", g, _, rest @ ..] => (*g, rest),
+            _ => panic!("unexpected path {path}"),
+        };
+        let resource = match rest {
+            ["namespaces", _, plural] | ["namespaces", _, plural, _] => plural.to_string(),
+            ["namespaces", _, plural, _, sub] => format!("{plural}/{sub}"),
+            _ => panic!("unexpected path {path}"),
+        };
+        let verb = match method.as_str() {
+            "POST" => "create",
+            "PATCH" => "patch",
+            "PUT" => "update",
+            "DELETE" => "delete",
+            m => panic!("unexpected method {m}"),
+        };
+        assert!(
+            granted
+                .iter()
+                .any(|(g, r, v)| g == group && r == &resource && v == verb),
+            "{method} {path} ({group}/{resource} {verb}) is not granted by act-role.yaml"
+        );
+    }
 }

@@ -38,7 +38,8 @@ use super::framework::{Ctx, Framework, QueuedPodInfo};
 use super::status::Status;
 use crate::model::Pod;
 
-/// The cluster events a simulation produces.
+/// The cluster events a simulation produces (the node, object and assigned-pod
+/// update events only come from a live cluster, under `--act`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClusterEvent {
@@ -47,6 +48,14 @@ pub enum ClusterEvent {
     /// An assigned pod went away: a preemption victim was deleted, or an assumed pod
     /// was forgotten after a binding failure (`AssignedPodDelete`).
     AssignedPodDelete,
+    /// A bound pod's labels (or resources) changed (`AssignedPodUpdate`).
+    AssignedPodUpdate,
+    NodeAdd,
+    /// A node's labels, taints, allocatable or unschedulable flag changed.
+    NodeUpdate,
+    NodeDelete,
+    /// A volume object, namespace, PodGroup or another object plugins read changed.
+    ObjectChange,
 }
 
 impl ClusterEvent {
@@ -54,28 +63,84 @@ impl ClusterEvent {
         match self {
             ClusterEvent::AssignedPodAdd => "AssignedPodAdd",
             ClusterEvent::AssignedPodDelete => "AssignedPodDelete",
+            ClusterEvent::AssignedPodUpdate => "AssignedPodUpdate",
+            ClusterEvent::NodeAdd => "NodeAdd",
+            ClusterEvent::NodeUpdate => "NodeUpdate",
+            ClusterEvent::NodeDelete => "NodeDelete",
+            ClusterEvent::ObjectChange => "ObjectChange",
         }
     }
 }
 
 /// Whether a rejection by `plugin` may be resolved by `event` (the plugin's
-/// `EventsToRegister` in 1.35, reduced to the events a simulation produces).
+/// `EventsToRegister` in 1.35, folded onto these coarser events: a plugin cares when
+/// any upstream event the coarse one covers is registered by it).
 pub fn plugin_cares(plugin: &str, event: ClusterEvent) -> bool {
     use ClusterEvent::*;
-    match plugin {
-        // Pod/Delete: resources, ports, volumes freed.
-        "NodeResourcesFit" | "NodePorts" | "VolumeRestrictions" | "NodeVolumeLimits" => {
-            event == AssignedPodDelete
+    match event {
+        AssignedPodAdd | AssignedPodDelete => match plugin {
+            // Pod/Delete: resources, ports, volumes freed.
+            "NodeResourcesFit" | "NodePorts" | "VolumeRestrictions" | "NodeVolumeLimits" => {
+                event == AssignedPodDelete
+            }
+            // Pod/Add|UpdatePodLabel|Delete.
+            "InterPodAffinity" | "PodTopologySpread" => true,
+            // scheduler-plugins Coscheduling: Pod/Add, PodGroup/Add|Update.
+            "Coscheduling" => event == AssignedPodAdd,
+            // Node, volume-object, claim or gate events only.
+            "NodeUnschedulable" | "NodeName" | "TaintToleration" | "NodeAffinity"
+            | "VolumeBinding" | "VolumeZone" | "SchedulingGates" | "DynamicResources" => false,
+            _ => true,
+        },
+        // Pod/UpdatePodLabel (affinity, spread), UpdatePodScaleDown (resources).
+        AssignedPodUpdate => {
+            matches!(
+                plugin,
+                "InterPodAffinity" | "PodTopologySpread" | "NodeResourcesFit"
+            ) || !is_known(plugin)
         }
-        // Pod/Add|UpdatePodLabel|Delete.
-        "InterPodAffinity" | "PodTopologySpread" => true,
-        // scheduler-plugins Coscheduling: Pod/Add, PodGroup/Add|Update.
-        "Coscheduling" => event == AssignedPodAdd,
-        // Node, volume-object, claim or gate events only.
-        "NodeUnschedulable" | "NodeName" | "TaintToleration" | "NodeAffinity" | "VolumeBinding"
-        | "VolumeZone" | "SchedulingGates" | "DynamicResources" => false,
-        _ => true,
+        // Node/Add and Node/Update* are registered by every node-reading plugin.
+        NodeAdd | NodeUpdate => !matches!(plugin, "SchedulingGates" | "Coscheduling"),
+        // Node/Delete: only spreading counts domains that may vanish.
+        NodeDelete => plugin == "PodTopologySpread" || !is_known(plugin),
+        // PV, PVC, StorageClass, CSINode, CSIDriver, VolumeAttachment, namespaces
+        // (affinity's namespaceSelector), PodGroups, claims.
+        ObjectChange => {
+            matches!(
+                plugin,
+                "VolumeBinding"
+                    | "VolumeZone"
+                    | "VolumeRestrictions"
+                    | "NodeVolumeLimits"
+                    | "InterPodAffinity"
+                    | "DynamicResources"
+                    | "Coscheduling"
+            ) || !is_known(plugin)
+        }
     }
+}
+
+/// The plugins whose events are listed above; any other plugin is moved by every
+/// event (nothing is known of what it needs).
+fn is_known(plugin: &str) -> bool {
+    matches!(
+        plugin,
+        "NodeResourcesFit"
+            | "NodePorts"
+            | "VolumeRestrictions"
+            | "NodeVolumeLimits"
+            | "InterPodAffinity"
+            | "PodTopologySpread"
+            | "Coscheduling"
+            | "NodeUnschedulable"
+            | "NodeName"
+            | "TaintToleration"
+            | "NodeAffinity"
+            | "VolumeBinding"
+            | "VolumeZone"
+            | "SchedulingGates"
+            | "DynamicResources"
+    )
 }
 
 /// Why a gated pod is held.
@@ -568,6 +633,48 @@ impl SchedulingQueue {
             }
         }
         out
+    }
+
+    /// Take a pod out of whichever sub-queue holds it (an informer Delete, a pod
+    /// bound by someone else, an update that re-runs PreEnqueue).
+    pub fn delete(&mut self, uid: &str, less: Less) -> Option<QueuedPod> {
+        self.in_flight.remove(uid);
+        if let Some(qp) = self.unschedulable.remove(uid) {
+            return Some(qp);
+        }
+        if self.active.contains(uid) {
+            return self.active.remove(uid, &Self::active_less(less));
+        }
+        if self.backoff.contains(uid) {
+            return self.backoff.remove(uid, &Self::backoff_less(less));
+        }
+        self.error_backoff.remove(uid, &Self::backoff_less(less))
+    }
+
+    /// An unschedulable pod whose object changed in a way that may make it
+    /// schedulable: to backoffQ while backing off, else activeQ (`PriorityQueue.Update`
+    /// without queueing hints). Other pods stay where they are.
+    pub fn requeue_updated(&mut self, uid: &str, now: Timestamp, less: Less) -> Option<QueueName> {
+        let qp = self.unschedulable.remove(uid)?;
+        Some(self.requeue(qp, false, now, less))
+    }
+
+    /// A pod whose binding the API server refused: error backoff
+    /// (`handleBindingCycleError` with an error status).
+    pub fn add_error_backoff(
+        &mut self,
+        mut qp: QueuedPod,
+        now: Timestamp,
+        less: Less,
+    ) -> QueueName {
+        self.in_flight.remove(qp.uid());
+        qp.consecutive_errors += 1;
+        qp.unschedulable_plugins.clear();
+        qp.pending_plugins.clear();
+        qp.info.timestamp = now;
+        qp.backoff_expiration = None;
+        self.push_backoff(qp, less);
+        QueueName::Backoff
     }
 
     /// Replace a queued pod's object (e.g. after its nomination changed).

@@ -60,6 +60,11 @@ pub struct SimOptions {
     pub max_attempts: Option<usize>,
     /// Stop when simulated time would pass this far beyond the start.
     pub max_duration: Duration,
+    /// Preemption victims stay on their node as terminating pods (deletionTimestamp
+    /// and DisruptionTarget set) until [`Simulator::remove_bound_pod`] says their
+    /// deletion landed, as on a real cluster (the acting scheduler). Off: they
+    /// vanish at once.
+    pub victims_terminate: bool,
 }
 
 impl Default for SimOptions {
@@ -69,6 +74,7 @@ impl Default for SimOptions {
             keep_traces: true,
             max_attempts: None,
             max_duration: Duration::from_secs(3600),
+            victims_terminate: false,
         }
     }
 }
@@ -302,6 +308,21 @@ fn ms_between(from: Timestamp, to: Timestamp) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(0)
 }
 
+/// Whether a pod changed beyond its status (upstream's `isPodUpdated` strips the
+/// status, resourceVersion and managed fields before comparing).
+fn spec_differs(a: &Pod, b: &Pod) -> bool {
+    let strip = |p: &Pod| {
+        let mut p = p.clone();
+        p.phase.clear();
+        p.start_time = None;
+        p.nominated_node_name = None;
+        p.not_scheduled = None;
+        p.preemption_in_progress = false;
+        p
+    };
+    strip(a) != strip(b)
+}
+
 /// PrioritySort's order, for profiles without a QueueSort plugin.
 fn priority_less(a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool {
     a.pod.priority > b.pod.priority
@@ -483,6 +504,200 @@ impl Simulator {
         }
         self.cluster.delete_pod(key);
         self.move_all(ClusterEvent::AssignedPodDelete, None);
+        true
+    }
+
+    /// A node added or changed outside the simulation (informer Node Add/Update):
+    /// replaced in the model (its bound pods stay), then the pods whose rejectors
+    /// register node events move.
+    pub fn upsert_node(&mut self, node: crate::model::Node) {
+        let event = if self.cluster.node(&node.name).is_some() {
+            ClusterEvent::NodeUpdate
+        } else {
+            ClusterEvent::NodeAdd
+        };
+        self.cluster.upsert_node(node);
+        self.move_all(event, None);
+    }
+
+    /// A node deleted outside the simulation (informer Node Delete).
+    pub fn delete_node(&mut self, name: &str) -> bool {
+        if !self.cluster.delete_node(name) {
+            return false;
+        }
+        self.move_all(ClusterEvent::NodeDelete, None);
+        true
+    }
+
+    /// The other objects the plugins read (volumes, storage, namespaces, PDBs,
+    /// PodGroups, ...) taken from `from`; pods concerned move when something changed.
+    pub fn sync_objects(&mut self, from: &Cluster) -> bool {
+        if !self.cluster.copy_objects_from(from) {
+            return false;
+        }
+        self.move_all(ClusterEvent::ObjectChange, None);
+        true
+    }
+
+    /// A known pod changed outside the simulation (informer Pod Update). Pending →
+    /// pending: the model and queued copies are replaced (a nomination the simulator
+    /// set is kept when the new object has none, as upstream's nominator does); a
+    /// gated pod re-runs PreEnqueue; an unschedulable pod whose spec or labels
+    /// changed moves to backoffQ/activeQ. Pending → bound (someone else bound it):
+    /// it leaves the queue and joins its node. Bound → bound: replaced; label or
+    /// resource changes move the pods that care. A pod waiting at Permit is left to
+    /// its binding cycle. Returns whether the update was taken.
+    pub fn update_pod(&mut self, mut pod: Pod) -> bool {
+        let key = pod.key();
+        let Some(old) = self.cluster.pod(&key).cloned() else {
+            return false;
+        };
+        if self.bindings.contains_key(&old.uid) {
+            return false;
+        }
+        if pod.is_terminal() {
+            if !self.remove_bound_pod(&key) {
+                self.remove_pending_pod(&key);
+            }
+            return true;
+        }
+        let uid = old.uid.clone();
+        match (old.is_bound(), pod.is_bound()) {
+            (false, false) => {
+                if pod.nominated_node_name.is_none() {
+                    pod.nominated_node_name = old.nominated_node_name.clone();
+                }
+                let gates_changed = pod.scheduling_gates != old.scheduling_gates;
+                let spec_changed = spec_differs(&old, &pod);
+                self.cluster.upsert_pod(pod);
+                let Some(cur) = self.cluster.pod(&key).cloned() else {
+                    return true;
+                };
+                self.queue.update_pod(cur.clone());
+                if gates_changed && self.queue.position(&uid) == Some(QueueName::Gated) {
+                    let qp = {
+                        let less =
+                            make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+                        self.queue.delete(&uid, &less)
+                    };
+                    if let Some(mut qp) = qp {
+                        qp.info.pod = cur.clone();
+                        qp.gate = None;
+                        let gate = self.profile_of(&cur).and_then(|pi| {
+                            queue::run_pre_enqueue(
+                                &self.config.profiles[pi],
+                                &Ctx {
+                                    cluster: &self.cluster,
+                                    now: self.now,
+                                },
+                                &cur,
+                            )
+                        });
+                        let to = {
+                            let less =
+                                make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+                            self.queue.add(qp, gate, &less)
+                        };
+                        if to != QueueName::Gated {
+                            self.event(&key, SimEventKind::Queued { queue: to });
+                        }
+                    }
+                } else if spec_changed {
+                    let to = {
+                        let less =
+                            make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+                        self.queue.requeue_updated(&uid, self.now, &less)
+                    };
+                    if let Some(to) = to {
+                        self.event(&key, SimEventKind::Queued { queue: to });
+                    }
+                }
+            }
+            (false, true) => {
+                {
+                    let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+                    self.queue.delete(&uid, &less);
+                }
+                let node = pod.node_name.clone().unwrap_or_default();
+                self.records.entry(key.clone()).or_default().bound = Some(node);
+                self.cluster.upsert_pod(pod);
+                self.move_all(ClusterEvent::AssignedPodAdd, None);
+            }
+            (true, true) => {
+                let moved_node = pod.node_name != old.node_name;
+                let changed = spec_differs(&old, &pod);
+                self.cluster.upsert_pod(pod);
+                if moved_node {
+                    self.move_all(ClusterEvent::AssignedPodDelete, None);
+                    self.move_all(ClusterEvent::AssignedPodAdd, None);
+                } else if changed {
+                    self.move_all(ClusterEvent::AssignedPodUpdate, None);
+                }
+            }
+            (true, false) => {
+                self.cluster.delete_pod(&key);
+                self.move_all(ClusterEvent::AssignedPodDelete, None);
+                self.enqueue_initial(Arc::new(pod));
+            }
+        }
+        true
+    }
+
+    /// A pending pod deleted outside the simulation (informer Delete of an unbound
+    /// pod): one waiting at Permit is rejected first (`RejectWaitingPod`, message
+    /// "removed"), so its Unreserve runs; then it leaves the queue and the model.
+    pub fn remove_pending_pod(&mut self, key: &str) -> bool {
+        let Some(pod) = self.cluster.pod(key).cloned() else {
+            return false;
+        };
+        if self.bindings.contains_key(&pod.uid) {
+            self.handle.waiting().reject(&pod.uid, "", "removed");
+            self.process_signals();
+        } else if pod.is_bound() {
+            return false;
+        }
+        {
+            let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+            self.queue.delete(&pod.uid, &less);
+        }
+        self.cluster.delete_pod(key);
+        true
+    }
+
+    /// The API server refused the Bind the simulation made (the acting scheduler's
+    /// `pods/binding` POST failed): as `handleBindingCycleError` with an error, the
+    /// pod is forgotten from its node and backs off in the error backoff queue, and
+    /// the freed room moves the others.
+    pub fn binding_refused(&mut self, key: &str, message: &str) -> bool {
+        let Some(pod) = self.cluster.pod(key).cloned() else {
+            return false;
+        };
+        if !pod.is_bound() || self.bindings.contains_key(&pod.uid) {
+            return false;
+        }
+        self.forget(&pod);
+        let Some(cur) = self.cluster.pod(key).cloned() else {
+            return false;
+        };
+        self.records.entry(key.to_string()).or_default().bound = None;
+        let to = {
+            let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+            self.queue
+                .add_error_backoff(QueuedPod::new(cur, self.now), self.now, &less)
+        };
+        self.records
+            .entry(key.to_string())
+            .or_default()
+            .last_message = Some(message.to_string());
+        self.event(
+            key,
+            SimEventKind::Failed {
+                message: message.to_string(),
+                plugins: Vec::new(),
+                queue: to,
+            },
+        );
+        self.move_all(ClusterEvent::AssignedPodDelete, Some(&pod.uid));
         true
     }
 
@@ -821,8 +1036,15 @@ impl Simulator {
                 continue;
             }
             let vnode = vp.node_name.clone().unwrap_or_default();
-            self.cluster.delete_pod(v);
-            deleted = true;
+            if self.opts.victims_terminate {
+                let mut t = (*vp).clone();
+                t.deletion_timestamp = Some(self.now);
+                t.preemption_in_progress = true;
+                self.cluster.upsert_pod(t);
+            } else {
+                self.cluster.delete_pod(v);
+                deleted = true;
+            }
             let rec = self.records.entry(v.clone()).or_default();
             rec.evicted_by = Some(key.clone());
             rec.bound = None;

@@ -22,7 +22,7 @@ pub struct ImageState {
 }
 
 /// A PodGroup of scheduler-plugins' coscheduling (`scheduling.x-k8s.io/v1alpha1`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroup {
     pub namespace: String,
     pub name: String,
@@ -147,6 +147,51 @@ impl Cluster {
                 self.add_node_images(pos);
             }
         }
+    }
+
+    /// Take every non-pod, non-node object (volumes, storage, namespaces, PDBs,
+    /// priority classes, controllers, PodGroups) from `other` where it differs.
+    /// Returns whether anything changed.
+    pub fn copy_objects_from(&mut self, other: &Cluster) -> bool {
+        fn take<V: Clone + PartialEq>(
+            mine: &mut BTreeMap<String, V>,
+            theirs: &BTreeMap<String, V>,
+        ) -> bool {
+            if mine == theirs {
+                return false;
+            }
+            mine.clone_from(theirs);
+            true
+        }
+        let mut changed = false;
+        changed |= take(&mut self.persistent_volumes, &other.persistent_volumes);
+        changed |= take(
+            &mut self.persistent_volume_claims,
+            &other.persistent_volume_claims,
+        );
+        changed |= take(&mut self.storage_classes, &other.storage_classes);
+        changed |= take(&mut self.csi_nodes, &other.csi_nodes);
+        changed |= take(&mut self.csi_drivers, &other.csi_drivers);
+        changed |= take(&mut self.volume_attachments, &other.volume_attachments);
+        changed |= take(
+            &mut self.csi_storage_capacities,
+            &other.csi_storage_capacities,
+        );
+        changed |= take(&mut self.namespaces, &other.namespaces);
+        changed |= take(
+            &mut self.pod_disruption_budgets,
+            &other.pod_disruption_budgets,
+        );
+        changed |= take(&mut self.priority_classes, &other.priority_classes);
+        changed |= take(&mut self.services, &other.services);
+        changed |= take(&mut self.replica_sets, &other.replica_sets);
+        changed |= take(&mut self.stateful_sets, &other.stateful_sets);
+        changed |= take(
+            &mut self.replication_controllers,
+            &other.replication_controllers,
+        );
+        changed |= take(&mut self.pod_groups, &other.pod_groups);
+        changed
     }
 
     pub fn delete_node(&mut self, name: &str) -> bool {

@@ -30,10 +30,10 @@ use kube::{Client, Config, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
+use super::DataUpdate;
 use super::convert::{self, Priorities};
 use super::{SchedulingEvent, SchedulingEvents, SourceStatus};
 use crate::model::Cluster;
-use crate::tui::DataUpdate;
 
 /// How long changes are collected before one update is published.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -836,6 +836,7 @@ pub async fn run(client: Client, opts: LiveOptions, out: std::sync::mpsc::Sender
                     source: None,
                     status: Some(status),
                     events: events_published.clone(),
+                    notice: None,
                 };
                 if out.send(update).is_err() {
                     break;

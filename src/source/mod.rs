@@ -16,6 +16,45 @@ use std::path::PathBuf;
 pub use observed::{SchedulerWord, SchedulingEvent, SchedulingEvents, SourceStatus};
 pub use snapshot::{Snapshot, load_snapshot, load_snapshot_str};
 
+/// A replacement of the cluster from a data source (snapshot reload, live watch, the
+/// acting scheduler), as the TUI consumes it.
+#[derive(Clone, Debug)]
+pub struct DataUpdate {
+    pub cluster: std::sync::Arc<crate::model::Cluster>,
+    /// New source label, when it changed.
+    pub source: Option<String>,
+    /// A live source's connection state (None: unchanged, or not live).
+    pub status: Option<SourceStatus>,
+    /// The real scheduler's latest FailedScheduling event per pod (live only).
+    pub events: Option<std::sync::Arc<SchedulingEvents>>,
+    /// Something the user should hear about now (the acting scheduler's writes).
+    pub notice: Option<Notice>,
+}
+
+impl DataUpdate {
+    /// The same model with a message only.
+    pub fn notice(
+        cluster: std::sync::Arc<crate::model::Cluster>,
+        text: String,
+        error: bool,
+    ) -> Self {
+        DataUpdate {
+            cluster,
+            source: None,
+            status: None,
+            events: None,
+            notice: Some(Notice { text, error }),
+        }
+    }
+}
+
+/// A one-line message for the status bar; `error` when it is bad news.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub error: bool,
+}
+
 /// Where in the input a problem is: file, document (1-based, empty documents not
 /// counted), item of a `kind: List`, and the line/column when known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

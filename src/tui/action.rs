@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::model::Cluster;
-use crate::source::{SchedulingEvents, SourceStatus};
+pub use crate::source::{DataUpdate, Notice};
 use crate::trace::Trace;
 
 use super::engine::TraceKey;
@@ -78,18 +77,6 @@ pub enum MouseKind {
     Click,
     ScrollUp,
     ScrollDown,
-}
-
-/// A replacement of the cluster from a data source (snapshot reload, live watch).
-#[derive(Clone, Debug)]
-pub struct DataUpdate {
-    pub cluster: Arc<Cluster>,
-    /// New source label, when it changed.
-    pub source: Option<String>,
-    /// A live source's connection state (None: unchanged, or not live).
-    pub status: Option<SourceStatus>,
-    /// The real scheduler's latest FailedScheduling event per pod (live only).
-    pub events: Option<Arc<SchedulingEvents>>,
 }
 
 #[derive(Clone, Debug)]

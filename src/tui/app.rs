@@ -570,8 +570,27 @@ impl App {
         if let Some(e) = d.events {
             self.sched_events = e;
         }
+        if let Some(n) = d.notice {
+            self.flash(&n.text, n.error);
+        }
+        // A source that keeps its own waiting pods (the acting scheduler) changes
+        // them beside its model.
+        let waiting_moved = match &mut self.waiting_src {
+            WaitingSource::List(l) => {
+                let now = l.list();
+                let moved = now != self.waiting;
+                self.waiting = now;
+                self.waiting_cur.clamp(self.waiting.len());
+                moved
+            }
+            WaitingSource::Sim(_) => false,
+        };
         // A status-only update carries the same cluster: traces stay valid.
         if Arc::ptr_eq(&self.cluster, &d.cluster) {
+            if waiting_moved {
+                self.rebuild_pods();
+                self.sync_trace();
+            }
             return;
         }
         self.cluster = d.cluster;

@@ -10,6 +10,7 @@
 //! scheduler loop and feeds the panes its model. The engine is reached through a
 //! [`CycleRunner`] so tests inject hand-made traces.
 
+pub mod acting;
 pub mod action;
 pub mod app;
 pub mod components;
@@ -35,7 +36,7 @@ pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
 pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
 pub use simulation::Simulation;
-pub use waiting::{Clock, SystemClock, WaitingList, WaitingPod, WaitingPods};
+pub use waiting::{Clock, SystemClock, WaitingEvent, WaitingList, WaitingPod, WaitingPods};
 
 use crate::engine::Framework;
 use crate::model::Cluster;

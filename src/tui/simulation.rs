@@ -18,7 +18,7 @@ use crate::model::Cluster;
 use crate::render::simulation::describe;
 
 use super::action::DataUpdate;
-use super::waiting::{PendingPlugin, WaitingEvent, WaitingPod, WaitingPods};
+use super::waiting::{WaitingEvent, WaitingPod, WaitingPods};
 
 /// How an attempt ended (so far: a waiting pod's attempt is still open).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,6 +250,7 @@ impl Simulation {
             source: None,
             status: None,
             events: None,
+            notice: None,
         })
     }
 
@@ -460,15 +461,7 @@ impl WaitingPods for Simulation {
             .map(|w| WaitingPod {
                 pod: w.pod,
                 node: w.node,
-                pending: w
-                    .pending
-                    .into_iter()
-                    .map(|p| PendingPlugin {
-                        plugin: p.plugin,
-                        timeout: p.timeout,
-                        deadline: p.deadline,
-                    })
-                    .collect(),
+                pending: w.pending,
             })
             .collect();
         v.sort_by(|a, b| a.pod.cmp(&b.pod));

@@ -545,6 +545,7 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
         source: Some("snapshot v2".into()),
         status: None,
         events: None,
+        notice: None,
     }));
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
@@ -567,6 +568,7 @@ fn stale_traces_are_dropped() {
         source: None,
         status: None,
         events: None,
+        notice: None,
     }));
     let job = f.app.take_job().expect("recompute after data change");
     let mut old_key = job.key.clone();
@@ -1080,6 +1082,7 @@ fn live_status_and_the_real_schedulers_word() {
             error: "Pod: connection refused".into(),
         }),
         events: Some(Arc::new(events)),
+        notice: None,
     }));
     f.settle();
     assert!(
@@ -1100,6 +1103,7 @@ fn live_status_and_the_real_schedulers_word() {
         source: None,
         status: Some(SourceStatus::Connected),
         events: None,
+        notice: None,
     }));
     assert_eq!(
         f.app.needs_tick(),
@@ -1108,4 +1112,127 @@ fn live_status_and_the_real_schedulers_word() {
     );
     let s = screen(&mut f.app, 160, 30);
     assert!(s.contains("(connected)"), "{s}");
+}
+
+// ----- acting scheduler (--act) -----
+
+/// The Waiting tab over a running acting session: the session publishes its
+/// waiting pods with a notice, the tab lists them with countdowns, and `a` / `r`
+/// become commands to the session (the engine owns the timers).
+#[test]
+fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
+    use crate::engine::waiting::{PendingPlugin, WaitingPodView};
+    use crate::source::act::{Command, session};
+    let (handle, mut inputs) = session::channel();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let cluster = Arc::new(cluster());
+    let mut app = App::new(AppInit {
+        cluster: cluster.clone(),
+        profiles: vec![profile("default-scheduler"), profile("gang")],
+        runner: Arc::new(|fw: &Framework, _c: &Cluster, p: &Pod, _n: Timestamp| trace_for(fw, p)),
+        clock: clock.clone(),
+        waiting: Box::new(super::acting::ActWaiting::new(handle)),
+        theme: Theme::builtin("dark").expect("dark"),
+        theme_loader: Box::new(|_| {
+            Err(crate::theme::ThemeError::NotFound {
+                name: String::new(),
+                builtins: String::new(),
+                searched: String::new(),
+            })
+        }),
+        source: "act as schedscope · test".into(),
+        pod: None,
+        simulation: None,
+    });
+    assert!(app.waiting.is_empty());
+    let deadline = |s: i64| {
+        t0().checked_add(k8s_openapi::jiff::SignedDuration::from_secs(s))
+            .expect("ts")
+    };
+    inputs.publish_waiting(vec![WaitingPodView {
+        pod: "team-a/job-1".into(),
+        uid: "u1".into(),
+        node: "n1".into(),
+        since: t0(),
+        pending: vec![
+            PendingPlugin {
+                plugin: "Coscheduling".into(),
+                timeout: Duration::from_secs(60),
+                deadline: deadline(60),
+            },
+            PendingPlugin {
+                plugin: "Quota".into(),
+                timeout: Duration::from_secs(12),
+                deadline: deadline(12),
+            },
+        ],
+    }]);
+    app.update(Action::Data(DataUpdate::notice(
+        cluster.clone(),
+        "team-a/job-1 waiting at Permit on n1 (60s left)".into(),
+        false,
+    )));
+    assert_eq!(app.waiting.len(), 1);
+    assert!(app.needs_tick(), "a countdown runs");
+    assert_eq!(
+        app.message.as_ref().map(|m| m.text.as_str()),
+        Some("team-a/job-1 waiting at Permit on n1 (60s left)")
+    );
+    for c in "7".chars() {
+        app.handle_key(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    clock.advance(Duration::from_secs(5));
+    app.update(Action::Tick);
+    let s = screen(&mut app, 120, 14);
+    assert!(s.contains("0:07") && s.contains("0:55"), "{s}");
+    assert_snapshot!("act_waiting", s);
+    // A tick past a deadline rejects nothing here: the session's engine does that.
+    clock.advance(Duration::from_secs(10));
+    app.update(Action::Tick);
+    assert_eq!(app.waiting.len(), 1);
+    app.handle_key(&KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    let mut got = Vec::new();
+    while let Some(c) = inputs.try_command() {
+        got.push(c);
+    }
+    assert_eq!(
+        got,
+        [
+            Command::Allow {
+                pod: "team-a/job-1".into(),
+                plugin: Some("Coscheduling".into())
+            },
+            Command::Allow {
+                pod: "team-a/job-1".into(),
+                plugin: Some("Quota".into())
+            },
+        ]
+    );
+    let m = app.message.clone().expect("message");
+    assert_eq!(
+        m.text,
+        "team-a/job-1: allowed by every plugin; binding to n1 goes on"
+    );
+    // Reject prompts for a reason and sends it.
+    app.handle_key(&KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    for c in "no quota".chars() {
+        app.handle_key(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    app.handle_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        inputs.try_command(),
+        Some(Command::Reject {
+            pod: "team-a/job-1".into(),
+            message: "no quota".into()
+        })
+    );
+    // The session publishes the pod gone.
+    inputs.publish_waiting(Vec::new());
+    app.update(Action::Data(DataUpdate::notice(
+        cluster,
+        "bound team-a/job-1 to n1".into(),
+        false,
+    )));
+    assert!(app.waiting.is_empty());
+    assert!(!app.needs_tick());
 }

@@ -46,14 +46,8 @@ impl Clock for ManualClock {
     }
 }
 
-/// A plugin that returned Wait at Permit, and until when.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PendingPlugin {
-    pub plugin: String,
-    /// The (capped) timeout the plugin asked for.
-    pub timeout: Duration,
-    pub deadline: Timestamp,
-}
+/// A plugin that returned Wait at Permit, and until when (the engine's type).
+pub use crate::engine::waiting::PendingPlugin;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WaitingPod {

@@ -761,6 +761,35 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
                 let stored = store(&mut st, &plural, obj);
                 full(StatusCode::OK, &stored)
             }
+            // Merge patch of a whole object (an Event's count).
+            ("PATCH", None) => {
+                let mut obj = current;
+                merge(&mut obj, &body);
+                let stored = store(&mut st, &plural, obj);
+                full(StatusCode::OK, &stored)
+            }
+            ("DELETE", None) => {
+                let want = body["preconditions"]["uid"].as_str();
+                if want.is_some_and(|u| Some(u) != current["metadata"]["uid"].as_str()) {
+                    let msg = format!("Precondition failed: UID in precondition: {want:?}");
+                    return full(StatusCode::CONFLICT, &status(409, "Conflict", &msg));
+                }
+                st.rv += 1;
+                let rv = st.rv;
+                let mut obj = current;
+                obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+                if let Some(res) = st.resources.get_mut(&plural) {
+                    res.objects.remove(&key);
+                    res.history.push_back((rv, "DELETED", obj.clone()));
+                }
+                let _ = st.bus.send(Msg::Event {
+                    plural: plural.clone(),
+                    rv,
+                    kind: "DELETED",
+                    obj: obj.clone(),
+                });
+                full(StatusCode::OK, &obj)
+            }
             ("PUT", None) => {
                 let want = body["metadata"]["resourceVersion"].as_str();
                 if want.is_some_and(|v| Some(v) != current["metadata"]["resourceVersion"].as_str())

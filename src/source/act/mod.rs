@@ -1,0 +1,227 @@
+//! The opt-in acting scheduler (`--act`): schedscope schedules the pods whose
+//! `spec.schedulerName` is its name, through the same [`Simulator`] loop the
+//! simulation uses, with the model fed from the live watch and the clock on wall
+//! time, and writes what kube-scheduler writes:
+//! * a pod bound in the engine → `POST pods/{name}/binding`;
+//! * a failed attempt (a Filter failure, a Permit rejection or timeout) →
+//!   `PodScheduled=False` (reason `Unschedulable`, the FitError as message, and the
+//!   nominated node after preemption) by a strategic-merge patch of
+//!   `pods/{name}/status`, and a core/v1 `FailedScheduling` Warning Event
+//!   (repeats of the same message counted on one Event);
+//! * preemption → the victim's `DisruptionTarget` condition, its deletion and a
+//!   `Preempted` Event; lower-priority nominations on the node cleared.
+//!
+//! Parts: [`Actor`] (the engine kept in step with the live model, pure and
+//! synchronous), [`Writer`] (the writes), [`session`] (the loop: Lease, watch, engine,
+//! writes, operator commands). A `coordination.k8s.io/v1` Lease named after the
+//! scheduler name keeps two acting instances of the same name apart; it is released
+//! on a clean stop. Nothing here runs unless `--act` is given.
+//!
+//! [`Simulator`]: crate::engine::scheduler::Simulator
+
+mod actor;
+pub mod session;
+mod writes;
+
+pub use actor::Actor;
+pub use session::{ActHandle, Command, Report, run, run_session};
+pub use writes::{PodRef, Write, Writer, describe};
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+/// `--scheduler-name` default.
+pub const DEFAULT_SCHEDULER_NAME: &str = "schedscope";
+/// `--lease-namespace` default (kube-scheduler's).
+pub const DEFAULT_LEASE_NAMESPACE: &str = "kube-system";
+/// kube-scheduler's leader-election defaults.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+pub const RENEW_INTERVAL: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Debug)]
+pub struct ActOptions {
+    pub scheduler_name: String,
+    pub lease_namespace: String,
+    /// This instance's holder identity (host name and process id).
+    pub identity: String,
+    pub lease_duration: Duration,
+    /// `--namespace`: schedule only this namespace's pods (the engine still sees
+    /// every bound pod, or its node accounting would be wrong).
+    pub namespace: Option<String>,
+}
+
+impl ActOptions {
+    pub fn new(scheduler_name: &str, lease_namespace: &str) -> Self {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "schedscope".into());
+        ActOptions {
+            scheduler_name: scheduler_name.into(),
+            lease_namespace: lease_namespace.into(),
+            identity: format!("{host}_{}", std::process::id()),
+            lease_duration: LEASE_DURATION,
+            namespace: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    #[error(
+        "another schedscope instance is acting as scheduler {name:?}: Lease {namespace}/{name} \
+         is held by {holder:?} until {until}; refusing to act (stop it, or pick another \
+         --scheduler-name)"
+    )]
+    LeaseHeld {
+        namespace: String,
+        name: String,
+        holder: String,
+        until: Timestamp,
+    },
+    #[error("Lease {namespace}/{name}: {source}")]
+    Lease {
+        namespace: String,
+        name: String,
+        source: kube::Error,
+    },
+    #[error("the acting session stopped unexpectedly: {0}")]
+    Session(String),
+    #[error(
+        "the scheduler configuration has no profile with schedulerName {0:?} (its profiles: \
+         {1}); name one so, or pass --scheduler-name"
+    )]
+    NoProfile(String, String),
+}
+
+fn micro(t: Timestamp) -> MicroTime {
+    MicroTime(t)
+}
+
+fn add(t: Timestamp, d: Duration) -> Timestamp {
+    SignedDuration::try_from(d)
+        .ok()
+        .and_then(|sd| t.checked_add(sd).ok())
+        .unwrap_or(Timestamp::MAX)
+}
+
+/// Acquire or renew the Lease named after the scheduler name at `now`. Held by
+/// another identity whose renewTime + leaseDurationSeconds is still ahead: refused.
+/// A conflicting write (another instance raced us) is reported as held too.
+pub async fn acquire_lease(
+    client: &Client,
+    opts: &ActOptions,
+    now: Timestamp,
+) -> Result<(), ActError> {
+    let name = opts.scheduler_name.as_str();
+    let ns = opts.lease_namespace.as_str();
+    let api: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let err = |source| ActError::Lease {
+        namespace: ns.into(),
+        name: name.into(),
+        source,
+    };
+    let duration_s = i32::try_from(opts.lease_duration.as_secs()).unwrap_or(i32::MAX);
+    let current = api.get_opt(name).await.map_err(err)?;
+    let Some(mut lease) = current else {
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(ns.into()),
+                ..Default::default()
+            },
+            spec: Some(LeaseSpec {
+                holder_identity: Some(opts.identity.clone()),
+                lease_duration_seconds: Some(duration_s),
+                acquire_time: Some(micro(now)),
+                renew_time: Some(micro(now)),
+                lease_transitions: Some(0),
+                ..Default::default()
+            }),
+        };
+        return match api.create(&PostParams::default(), &lease).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                // Created by someone else in between: look again once.
+                Box::pin(acquire_lease(client, opts, now)).await
+            }
+            Err(e) => Err(err(e)),
+        };
+    };
+    let spec = lease.spec.get_or_insert_with(Default::default);
+    let holder = spec.holder_identity.clone().unwrap_or_default();
+    let ours = holder == opts.identity;
+    if !holder.is_empty() && !ours {
+        let held_for = Duration::from_secs(
+            u64::try_from(spec.lease_duration_seconds.unwrap_or(0)).unwrap_or(0),
+        );
+        let renewed = spec
+            .renew_time
+            .as_ref()
+            .or(spec.acquire_time.as_ref())
+            .map(|t| t.0);
+        if let Some(r) = renewed {
+            let until = add(r, held_for);
+            if until > now {
+                return Err(ActError::LeaseHeld {
+                    namespace: ns.into(),
+                    name: name.into(),
+                    holder,
+                    until,
+                });
+            }
+        }
+    }
+    if !ours {
+        spec.holder_identity = Some(opts.identity.clone());
+        spec.acquire_time = Some(micro(now));
+        spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+    }
+    spec.lease_duration_seconds = Some(duration_s);
+    spec.renew_time = Some(micro(now));
+    match api.replace(name, &PostParams::default(), &lease).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Err(ActError::LeaseHeld {
+            namespace: ns.into(),
+            name: name.into(),
+            holder: "another instance (the Lease changed while renewing)".into(),
+            until: add(now, opts.lease_duration),
+        }),
+        Err(e) => Err(err(e)),
+    }
+}
+
+/// Give the Lease up on a clean stop, as client-go's `ReleaseOnCancel` does: no
+/// holder, a one-second duration, so the next instance takes over at once. A Lease
+/// that another identity holds by now is left alone.
+pub async fn release_lease(
+    client: &Client,
+    opts: &ActOptions,
+    now: Timestamp,
+) -> Result<(), ActError> {
+    let name = opts.scheduler_name.as_str();
+    let ns = opts.lease_namespace.as_str();
+    let api: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let err = |source| ActError::Lease {
+        namespace: ns.into(),
+        name: name.into(),
+        source,
+    };
+    let Some(mut lease) = api.get_opt(name).await.map_err(err)? else {
+        return Ok(());
+    };
+    let spec = lease.spec.get_or_insert_with(Default::default);
+    if spec.holder_identity.as_deref() != Some(opts.identity.as_str()) {
+        return Ok(());
+    }
+    spec.holder_identity = None;
+    spec.lease_duration_seconds = Some(1);
+    spec.renew_time = Some(micro(now));
+    spec.acquire_time = Some(micro(now));
+    api.replace(name, &PostParams::default(), &lease)
+        .await
+        .map_err(err)?;
+    Ok(())
+}
