@@ -480,7 +480,10 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
         live::describe(&client_config, &live_opts),
         cli.source.config_label()
     );
-    let client = kube::Client::try_from(client_config).context("building the API client")?;
+    // The client's buffer task needs the runtime it will run on.
+    let client = rt
+        .block_on(async { kube::Client::try_from(client_config) })
+        .context("building the API client")?;
     // A held Lease is a plain error before the terminal is taken over.
     rt.block_on(act::acquire_lease(
         &client,

@@ -6,6 +6,7 @@
 
 mod support {
     pub mod fake_api;
+    pub mod pty;
 }
 
 use std::sync::Arc;
@@ -724,4 +725,81 @@ fn assert_writes_granted(api: &FakeApi) {
             "{method} {path} ({group}/{resource} {verb}) is not granted by act-role.yaml"
         );
     }
+}
+
+/// End to end: `schedscope --act` in a pseudo-terminal against the test server. The
+/// gang waits at Permit, the Waiting tab counts down, `a` allows each pod and both
+/// are bound through the API; `q` quits, restores the terminal and releases the
+/// Lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_in_the_inspector_end_to_end() {
+    let api = cluster().await;
+    let mut big = pod("w2", "schedscope", Some("g"));
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", big);
+    let dir = std::env::temp_dir().join(format!("schedscope-act-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let kc = dir.join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
+            api.url()
+        ),
+    )
+    .expect("kubeconfig");
+    let cfg = dir.join("scheduler.yaml");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/coscheduling-config.yaml"
+    ))
+    .expect("config")
+    .replace(
+        "schedulerName: default-scheduler",
+        "schedulerName: schedscope",
+    );
+    std::fs::write(&cfg, text).expect("config file");
+    let (kc, cfg) = (kc.display().to_string(), cfg.display().to_string());
+    let watcher = api.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = support::pty::Session::start(&["--act", "--kubeconfig", &kc, "--config", &cfg]);
+        s.wait_for("default/w1 waiting at Permit");
+        s.keys("7");
+        let screen = s.wait_for("2 pods waiting at Permit");
+        assert!(screen.contains("default/w0"), "{screen}");
+        s.keys("a");
+        s.wait_for("1 pod waiting at Permit");
+        s.keys("a");
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let pods = watcher.objects("pods");
+            if pods["default/w0"]["spec"]["nodeName"].is_string()
+                && pods["default/w1"]["spec"]["nodeName"].is_string()
+            {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "not bound; screen:\n{}",
+                s.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s.wait_for("bound default/w1 to ");
+        s.keys("q");
+        let status = s.wait_exit();
+        let parser = s.parser.lock().expect("parser");
+        assert!(!parser.screen().alternate_screen(), "terminal restored");
+        status
+    })
+    .await
+    .expect("pty session");
+    assert!(status.success(), "exit status {status:?}");
+    let lease = &api.objects("leases")["kube-system/schedscope"];
+    assert!(
+        lease["spec"]["holderIdentity"].is_null(),
+        "released: {lease}"
+    );
+    assert!(api.objects("pods")["default/other"]["spec"]["nodeName"].is_null());
+    assert_writes_granted(&api);
 }
