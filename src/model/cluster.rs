@@ -22,7 +22,7 @@ pub struct ImageState {
 }
 
 /// A PodGroup of scheduler-plugins' coscheduling (`scheduling.x-k8s.io/v1alpha1`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodGroup {
     pub namespace: String,
     pub name: String,
@@ -259,8 +259,83 @@ impl Cluster {
         labels
     }
 
+    /// Copy every object collection other than pods and nodes from `other` where it
+    /// differs (image states are node-derived and stay). Returns whether anything
+    /// changed.
+    pub fn copy_objects_from(&mut self, other: &Cluster) -> bool {
+        !self.copy_changed_objects_from(other).is_empty()
+    }
+
+    /// [`copy_objects_from`](Cluster::copy_objects_from), naming the collections that
+    /// changed (field names, e.g. `persistent_volume_claims`), in field order.
+    pub fn copy_changed_objects_from(&mut self, other: &Cluster) -> Vec<&'static str> {
+        let mut changed = Vec::new();
+        macro_rules! sync {
+            ($($field:ident),* $(,)?) => {$(
+                if self.$field != other.$field {
+                    self.$field.clone_from(&other.$field);
+                    changed.push(stringify!($field));
+                }
+            )*};
+        }
+        sync!(
+            persistent_volumes,
+            persistent_volume_claims,
+            storage_classes,
+            csi_nodes,
+            csi_drivers,
+            volume_attachments,
+            csi_storage_capacities,
+            namespaces,
+            pod_disruption_budgets,
+            priority_classes,
+            services,
+            replica_sets,
+            stateful_sets,
+            replication_controllers,
+            pod_groups,
+        );
+        changed
+    }
+
     pub fn pvc(&self, namespace: &str, name: &str) -> Option<&core::PersistentVolumeClaim> {
         self.persistent_volume_claims
             .get(&format!("{namespace}/{name}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{cluster, simple_node, simple_pod};
+
+    #[test]
+    fn copy_objects_from_copies_what_differs_and_nothing_else() {
+        let mut mine = cluster(
+            vec![simple_node("n1", "1", "1Gi")],
+            vec![simple_pod("p", "1", "1Gi", None)],
+        );
+        let mut live = cluster(vec![simple_node("n2", "1", "1Gi")], vec![]);
+        assert!(!mine.copy_objects_from(&live));
+        live.storage_classes.insert(
+            "fast".into(),
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "fast"},
+                "provisioner": "x"}))
+            .unwrap(),
+        );
+        live.pod_groups
+            .insert("default/g".into(), PodGroup::default());
+        assert_eq!(
+            mine.copy_changed_objects_from(&live),
+            ["storage_classes", "pod_groups"]
+        );
+        assert!(mine.storage_classes.contains_key("fast"));
+        // Pods and nodes are not objects.
+        assert!(mine.node("n1").is_some() && mine.node("n2").is_none());
+        assert_eq!(mine.pod_count(), 1);
+        assert!(!mine.copy_objects_from(&live));
+        live.storage_classes.clear();
+        assert!(mine.copy_objects_from(&live));
+        assert!(mine.storage_classes.is_empty());
     }
 }

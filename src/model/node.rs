@@ -9,13 +9,13 @@ use super::pod::{FieldError, HostPort, Pod};
 use super::quantity::Quantity;
 use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_resource_name};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImageEntry {
     pub names: Vec<String>,
     pub size_bytes: i64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
     pub name: String,
     pub uid: String,

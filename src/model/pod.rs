@@ -30,7 +30,7 @@ pub struct HostPort {
     pub port: i32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pod {
     pub uid: String,
     pub namespace: String,
