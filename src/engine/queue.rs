@@ -15,17 +15,23 @@
 //!   or activeQ when its backoff is over); Pending-only rejections skip backoff.
 //! * `Activate` (PodsToActivate) moves unschedulable or backing-off pods to activeQ.
 //!
+//! * `Update` of a queued pod (live mode): replaced in place; a parked pod moves when
+//!   one of its rejectors registers the change to the pod itself; a gated pod whose
+//!   gates changed re-runs PreEnqueue. `Delete` takes it out of every sub-queue.
+//!
 //! Simplified (say so when it matters):
-//! * Queueing hints are a static table: which plugin is concerned by an assigned pod
-//!   being added (bound) or deleted (victim evicted, assumed pod forgotten); no hint
-//!   function looks at the pod. Plugins not in the table are concerned by both.
+//! * Queueing hints are a static table ([`plugin_cares`]): which plugin registers
+//!   which event (an assigned pod added, updated or deleted, a node added, updated or
+//!   deleted, a storage object or PodGroup changed); no hint function looks at the
+//!   objects. Plugins not in the table are concerned by everything.
 //! * A cycle that ended in an Error parks the pod with the unschedulable ones, to be
 //!   retried (after backoff) on the next cluster event; upstream retries it on error
 //!   backoff forever, which in a model where nothing else changes gives the same error.
 //! * The 5-minute flush of unschedulable pods is not modelled (it retries pods whose
 //!   answer cannot have changed), so a simulation can settle.
-//! * Gated pods stay gated: nothing in a simulation removes a scheduling gate, and
-//!   PreEnqueue is not re-run on moves from backoff/unschedulable to activeQ.
+//! * Gated pods stay gated until their own update changes their gates (nothing in a
+//!   simulation does); PreEnqueue is not re-run on moves from backoff/unschedulable
+//!   to activeQ.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -38,7 +44,9 @@ use super::framework::{Ctx, Framework, QueuedPodInfo};
 use super::status::Status;
 use crate::model::Pod;
 
-/// The cluster events a simulation produces.
+/// The cluster events the queue reacts to. A simulation produces only the two
+/// assigned-pod events; the others come from a live cluster (the acting scheduler
+/// mirrors its informers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClusterEvent {
@@ -47,6 +55,24 @@ pub enum ClusterEvent {
     /// An assigned pod went away: a preemption victim was deleted, or an assumed pod
     /// was forgotten after a binding failure (`AssignedPodDelete`).
     AssignedPodDelete,
+    /// A node appeared (`NodeAdd`).
+    NodeAdd,
+    /// A node's labels, taints or allocatable changed, or it became schedulable
+    /// (upstream's `UpdateNodeLabel|UpdateNodeTaint|UpdateNodeAllocatable`, one
+    /// coarse event here).
+    NodeUpdate,
+    /// A node went away (`NodeDelete`).
+    NodeDelete,
+    /// A bound pod's labels changed or its requests went down (upstream's
+    /// `UpdatePodLabel|UpdatePodScaleDown` on an assigned pod).
+    AssignedPodUpdate,
+    /// The pod itself was updated while queued (`UnscheduledPodUpdate`); which
+    /// rejectors care is decided by [`plugin_cares_pod_update`] from its change.
+    UnscheduledPodUpdate,
+    /// A non-pod, non-node object some plugin registers changed: PV, PVC,
+    /// StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment,
+    /// PodGroup (one coarse event for all of them).
+    ObjectChange,
 }
 
 impl ClusterEvent {
@@ -54,26 +80,112 @@ impl ClusterEvent {
         match self {
             ClusterEvent::AssignedPodAdd => "AssignedPodAdd",
             ClusterEvent::AssignedPodDelete => "AssignedPodDelete",
+            ClusterEvent::NodeAdd => "NodeAdd",
+            ClusterEvent::NodeUpdate => "NodeUpdate",
+            ClusterEvent::NodeDelete => "NodeDelete",
+            ClusterEvent::AssignedPodUpdate => "AssignedPodUpdate",
+            ClusterEvent::UnscheduledPodUpdate => "UnscheduledPodUpdate",
+            ClusterEvent::ObjectChange => "ObjectChange",
         }
     }
 }
 
-/// Whether a rejection by `plugin` may be resolved by `event` (the plugin's
-/// `EventsToRegister` in 1.35, reduced to the events a simulation produces).
+/// Whether a rejection by `plugin` may be resolved by `event`: the plugin's
+/// `EventsToRegister` in 1.35 (queueing hints on, so no preCheck-driven extra node
+/// events), reduced to the events above. Where a coarse event stands for several
+/// upstream ones, a plugin registering any of them cares. Hint functions are not
+/// run. Plugins not in the table (out of tree) care about everything.
 pub fn plugin_cares(plugin: &str, event: ClusterEvent) -> bool {
     use ClusterEvent::*;
     match plugin {
-        // Pod/Delete: resources, ports, volumes freed.
-        "NodeResourcesFit" | "NodePorts" | "VolumeRestrictions" | "NodeVolumeLimits" => {
-            event == AssignedPodDelete
-        }
-        // Pod/Add|UpdatePodLabel|Delete.
-        "InterPodAffinity" | "PodTopologySpread" => true,
+        // Pod/Delete|UpdatePodScaleDown, Node/Add|UpdateNodeAllocatable.
+        "NodeResourcesFit" => matches!(
+            event,
+            AssignedPodDelete | AssignedPodUpdate | UnscheduledPodUpdate | NodeAdd | NodeUpdate
+        ),
+        // Pod/Delete, Node/Add.
+        "NodePorts" => matches!(event, AssignedPodDelete | NodeAdd),
+        // Pod/Delete, Node/Add, PVC/Add.
+        "VolumeRestrictions" => matches!(event, AssignedPodDelete | NodeAdd | ObjectChange),
+        // Pod/Delete, CSINode/Add, PVC/Add (and VolumeAttachment/Delete).
+        "NodeVolumeLimits" => matches!(event, AssignedPodDelete | ObjectChange),
+        // Pod/Add|UpdatePodLabel|Delete (its hint skips unscheduled pods),
+        // Node/Add|UpdateNodeLabel|UpdateNodeTaint.
+        "InterPodAffinity" => matches!(
+            event,
+            AssignedPodAdd | AssignedPodDelete | AssignedPodUpdate | NodeAdd | NodeUpdate
+        ),
+        // Pod/Add|UpdatePodLabel|UpdatePodToleration|Delete,
+        // Node/Add|Delete|UpdateNodeLabel|UpdateNodeTaint.
+        "PodTopologySpread" => event != ObjectChange,
         // scheduler-plugins Coscheduling: Pod/Add, PodGroup/Add|Update.
-        "Coscheduling" => event == AssignedPodAdd,
-        // Node, volume-object, claim or gate events only.
-        "NodeUnschedulable" | "NodeName" | "TaintToleration" | "NodeAffinity" | "VolumeBinding"
-        | "VolumeZone" | "SchedulingGates" | "DynamicResources" => false,
+        "Coscheduling" => matches!(event, AssignedPodAdd | ObjectChange),
+        // Node/Add|UpdateNodeTaint (spec.unschedulable cleared counts as a taint
+        // update), Pod/UpdatePodToleration.
+        "NodeUnschedulable" | "TaintToleration" => {
+            matches!(event, NodeAdd | NodeUpdate | UnscheduledPodUpdate)
+        }
+        // Node/Add.
+        "NodeName" => event == NodeAdd,
+        // Node/Add|UpdateNodeLabel.
+        "NodeAffinity" => matches!(event, NodeAdd | NodeUpdate),
+        // Node/Add|UpdateNodeLabel and storage objects.
+        "VolumeBinding" | "VolumeZone" => matches!(event, NodeAdd | NodeUpdate | ObjectChange),
+        // Pod/UpdatePodSchedulingGatesEliminated; DynamicResources: the pod's own
+        // generated claims, and DRA objects this model does not watch.
+        "SchedulingGates" | "DynamicResources" => event == UnscheduledPodUpdate,
+        _ => true,
+    }
+}
+
+/// What changed when a pod object was updated (upstream
+/// `PodSchedulingPropertiesChange`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodChange {
+    pub labels: bool,
+    /// Some request went down or away (`UpdatePodScaleDown`).
+    pub scale_down: bool,
+    /// The scheduling gates changed (upstream's event is for all of them removed;
+    /// any change is reported so that PreEnqueue's message stays current).
+    pub gates: bool,
+    pub tolerations: bool,
+}
+
+impl PodChange {
+    pub fn between(old: &Pod, new: &Pod) -> Self {
+        let (o, n) = (&old.requests, &new.requests);
+        let scale_down = n.milli_cpu < o.milli_cpu
+            || n.memory < o.memory
+            || n.ephemeral_storage < o.ephemeral_storage
+            || o.scalar
+                .iter()
+                .any(|(k, v)| n.scalar.get(k).is_none_or(|nv| nv < v));
+        PodChange {
+            labels: old.labels != new.labels,
+            scale_down,
+            gates: old.scheduling_gates != new.scheduling_gates,
+            tolerations: old.tolerations != new.tolerations,
+        }
+    }
+
+    pub fn gates_eliminated(&self, new: &Pod) -> bool {
+        self.gates && new.scheduling_gates.is_empty()
+    }
+}
+
+/// Whether a rejection by `plugin` may be resolved by the rejected pod's own update
+/// (the plugins registering a Pod/Update action whose hint accepts the pod itself).
+/// Unknown plugins care, as do plugins whose trigger this model cannot see.
+pub fn plugin_cares_pod_update(plugin: &str, change: &PodChange, new: &Pod) -> bool {
+    match plugin {
+        "TaintToleration" | "NodeUnschedulable" => change.tolerations,
+        "PodTopologySpread" => change.labels || change.tolerations,
+        "NodeResourcesFit" => change.scale_down,
+        "SchedulingGates" => change.gates_eliminated(new),
+        // Its trigger is the pod's claim statuses, which the model does not keep.
+        "DynamicResources" => true,
+        "InterPodAffinity" | "NodePorts" | "VolumeRestrictions" | "NodeVolumeLimits"
+        | "Coscheduling" | "NodeName" | "NodeAffinity" | "VolumeBinding" | "VolumeZone" => false,
         _ => true,
     }
 }
@@ -515,13 +627,25 @@ impl SchedulingQueue {
         except: Option<&str>,
         less: Less,
     ) -> Vec<(String, QueueName)> {
+        self.move_all_where(event, now, &|qp| Some(qp.uid()) != except, less)
+    }
+
+    /// [`move_all`](SchedulingQueue::move_all) restricted to the parked pods `pick`
+    /// accepts (upstream's `PreEnqueueCheck`, e.g. lower-or-equal priority only).
+    pub fn move_all_where(
+        &mut self,
+        event: ClusterEvent,
+        now: Timestamp,
+        pick: &dyn Fn(&QueuedPod) -> bool,
+        less: Less,
+    ) -> Vec<(String, QueueName)> {
         for evs in self.in_flight.values_mut() {
             evs.push(event);
         }
         let mut chosen: Vec<(String, String)> = self
             .unschedulable
             .values()
-            .filter(|qp| qp.gate.is_none() && Some(qp.uid()) != except)
+            .filter(|qp| qp.gate.is_none() && pick(qp))
             .filter(|qp| {
                 let rejectors: Vec<&String> = qp
                     .unschedulable_plugins
@@ -568,6 +692,102 @@ impl SchedulingQueue {
             }
         }
         out
+    }
+
+    /// `Delete`: the pod leaves whichever sub-queue holds it, and stops being in
+    /// flight. Returns it when it was queued.
+    pub fn delete(&mut self, uid: &str, less: Less) -> Option<QueuedPod> {
+        self.in_flight.remove(uid);
+        if let Some(qp) = self.unschedulable.remove(uid) {
+            return Some(qp);
+        }
+        if self.active.contains(uid) {
+            return self.active.remove(uid, &Self::active_less(less));
+        }
+        if self.backoff.contains(uid) {
+            return self.backoff.remove(uid, &Self::backoff_less(less));
+        }
+        if self.error_backoff.contains(uid) {
+            return self.error_backoff.remove(uid, &Self::backoff_less(less));
+        }
+        None
+    }
+
+    /// `PriorityQueue.Update` for a queued pod that is not in flight, with queueing
+    /// hints on: the object is replaced where the pod is. A gated pod whose gates
+    /// changed re-runs PreEnqueue (`regate`) and, admitted, leaves the gated set; a
+    /// parked pod leaves it when a plugin that rejected it cares about the change
+    /// ([`plugin_cares_pod_update`]) or nothing rejected it (an error). A pod that
+    /// leaves goes to backoffQ while backing off, else activeQ (at once when only
+    /// Pending plugins held it). Returns where it went if it moved.
+    pub fn update(
+        &mut self,
+        pod: Arc<Pod>,
+        change: &PodChange,
+        regate: &mut dyn FnMut(&Pod) -> Option<Gate>,
+        now: Timestamp,
+        less: Less,
+    ) -> Option<QueueName> {
+        let uid = pod.uid.clone();
+        if let Some(mut qp) = self.unschedulable.remove(&uid) {
+            qp.info.pod = pod;
+            let leaves = if qp.gate.is_some() {
+                if change.gates {
+                    qp.gate = regate(&qp.info.pod);
+                }
+                qp.gate.is_none()
+            } else {
+                let rejectors: Vec<&String> = qp
+                    .unschedulable_plugins
+                    .iter()
+                    .chain(&qp.pending_plugins)
+                    .collect();
+                rejectors.is_empty()
+                    || rejectors
+                        .iter()
+                        .any(|p| plugin_cares_pod_update(p, change, &qp.info.pod))
+            };
+            if !leaves {
+                self.unschedulable.insert(uid, qp);
+                return None;
+            }
+            let immediately = qp.unschedulable_plugins.is_empty() && !qp.pending_plugins.is_empty();
+            return Some(self.requeue(qp, immediately, now, less));
+        }
+        // In activeQ or backoffQ the pod stays; re-pushing keeps the heap in order
+        // should the new object sort differently.
+        for which in 0..3 {
+            let heap = match which {
+                0 => &mut self.active,
+                1 => &mut self.backoff,
+                _ => &mut self.error_backoff,
+            };
+            if let Some(qp) = heap.get_mut(&uid) {
+                let mut qp = qp.clone();
+                qp.info.pod = pod;
+                if which == 0 {
+                    heap.push(qp, &Self::active_less(less));
+                } else {
+                    heap.push(qp, &Self::backoff_less(less));
+                }
+                return None;
+            }
+        }
+        None
+    }
+
+    /// A pod whose binding failed after it had left the queue (the API server
+    /// refused the Bind): counted as an error and put on error backoff, or activeQ
+    /// when no backoff applies.
+    pub fn requeue_error(&mut self, mut qp: QueuedPod, now: Timestamp, less: Less) -> QueueName {
+        self.in_flight.remove(qp.uid());
+        qp.info.timestamp = now;
+        qp.backoff_expiration = None;
+        qp.consecutive_errors += 1;
+        qp.unschedulable_plugins.clear();
+        qp.pending_plugins.clear();
+        qp.gate = None;
+        self.requeue(qp, false, now, less)
     }
 
     /// Replace a queued pod's object (e.g. after its nomination changed).
@@ -641,6 +861,7 @@ impl SchedulingQueue {
 mod tests {
     use super::*;
     use crate::model::testing::{pod, simple_pod};
+    use serde_json::Value;
 
     fn t(s: i64) -> Timestamp {
         Timestamp::new(1_700_000_000 + s, 0).unwrap()
@@ -799,5 +1020,217 @@ mod tests {
         let mut p = qp("a", 0, Timestamp::new(1_700_000_000, 700_000_000).unwrap());
         p.unschedulable_count = 1;
         assert_eq!(q.backoff_time(&p), t(1));
+    }
+
+    #[test]
+    fn plugin_event_table_follows_events_to_register() {
+        use ClusterEvent::*;
+        let all = [
+            AssignedPodAdd,
+            AssignedPodDelete,
+            NodeAdd,
+            NodeUpdate,
+            NodeDelete,
+            AssignedPodUpdate,
+            UnscheduledPodUpdate,
+            ObjectChange,
+        ];
+        let cases: [(&str, &[ClusterEvent]); 16] = [
+            (
+                "NodeResourcesFit",
+                &[
+                    AssignedPodDelete,
+                    NodeAdd,
+                    NodeUpdate,
+                    AssignedPodUpdate,
+                    UnscheduledPodUpdate,
+                ],
+            ),
+            ("NodePorts", &[AssignedPodDelete, NodeAdd]),
+            (
+                "VolumeRestrictions",
+                &[AssignedPodDelete, NodeAdd, ObjectChange],
+            ),
+            ("NodeVolumeLimits", &[AssignedPodDelete, ObjectChange]),
+            (
+                "InterPodAffinity",
+                &[
+                    AssignedPodAdd,
+                    AssignedPodDelete,
+                    NodeAdd,
+                    NodeUpdate,
+                    AssignedPodUpdate,
+                ],
+            ),
+            (
+                "PodTopologySpread",
+                &[
+                    AssignedPodAdd,
+                    AssignedPodDelete,
+                    NodeAdd,
+                    NodeUpdate,
+                    NodeDelete,
+                    AssignedPodUpdate,
+                    UnscheduledPodUpdate,
+                ],
+            ),
+            ("Coscheduling", &[AssignedPodAdd, ObjectChange]),
+            (
+                "NodeUnschedulable",
+                &[NodeAdd, NodeUpdate, UnscheduledPodUpdate],
+            ),
+            (
+                "TaintToleration",
+                &[NodeAdd, NodeUpdate, UnscheduledPodUpdate],
+            ),
+            ("NodeName", &[NodeAdd]),
+            ("NodeAffinity", &[NodeAdd, NodeUpdate]),
+            ("VolumeBinding", &[NodeAdd, NodeUpdate, ObjectChange]),
+            ("VolumeZone", &[NodeAdd, NodeUpdate, ObjectChange]),
+            ("SchedulingGates", &[UnscheduledPodUpdate]),
+            ("DynamicResources", &[UnscheduledPodUpdate]),
+            ("OutOfTree", &all),
+        ];
+        for (plugin, cares) in cases {
+            for e in all {
+                assert_eq!(
+                    plugin_cares(plugin, e),
+                    cares.contains(&e),
+                    "{plugin} {}",
+                    e.as_str()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn pod_change_and_the_plugins_it_concerns() {
+        let base = qp("a", 0, t(0)).info.pod;
+        let with = |f: &dyn Fn(&mut Value)| {
+            let mut v = simple_pod("a", "1", "1Gi", None);
+            f(&mut v);
+            pod(v)
+        };
+        let labels = with(&|v| v["metadata"]["labels"] = serde_json::json!({"x": "y"}));
+        let smaller =
+            with(&|v| v["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m".into());
+        let bigger =
+            with(&|v| v["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2".into());
+        let tolerant = with(&|v| {
+            v["spec"]["tolerations"] = serde_json::json!([{"key": "k", "operator": "Exists"}])
+        });
+        let c = |new: &Pod| PodChange::between(&base, new);
+        assert_eq!(
+            c(&labels),
+            PodChange {
+                labels: true,
+                ..Default::default()
+            }
+        );
+        assert!(c(&smaller).scale_down);
+        assert!(!c(&bigger).scale_down);
+        assert!(c(&tolerant).tolerations);
+        let cares = |plugin: &str, new: &Pod| plugin_cares_pod_update(plugin, &c(new), new);
+        assert!(cares("TaintToleration", &tolerant));
+        assert!(!cares("TaintToleration", &labels));
+        assert!(cares("PodTopologySpread", &labels));
+        assert!(cares("NodeResourcesFit", &smaller));
+        assert!(!cares("NodeResourcesFit", &bigger));
+        assert!(!cares("InterPodAffinity", &labels));
+        assert!(!cares("NodeAffinity", &tolerant));
+        assert!(cares("OutOfTree", &labels));
+    }
+
+    #[test]
+    fn delete_removes_the_pod_from_any_sub_queue() {
+        let mut q = q();
+        q.add(qp("act", 0, t(0)), None, &prio);
+        let g = Gate {
+            plugin: "SchedulingGates".into(),
+            message: "m".into(),
+        };
+        q.add(qp("gated", 0, t(0)), Some(g), &prio);
+        q.add(qp("parked", 0, t(0)), None, &prio);
+        q.add(qp("backing", 0, t(0)), None, &prio);
+        let popped: Vec<QueuedPod> = std::iter::from_fn(|| q.pop(t(0), &prio))
+            .map(|(p, _)| p)
+            .filter(|p| p.info.pod.name != "act")
+            .collect();
+        q.add(qp("act", 0, t(0)), None, &prio);
+        for p in popped {
+            let name = p.info.pod.name.clone();
+            if name == "parked" {
+                q.requeue_failed(p, rejected("NodeAffinity"), t(0), &prio);
+            } else {
+                q.requeue_error(p, t(0), &prio);
+            }
+        }
+        assert_eq!(q.position("uid-parked"), Some(QueueName::Unschedulable));
+        assert_eq!(q.position("uid-backing"), Some(QueueName::Backoff));
+        for name in ["act", "gated", "parked", "backing"] {
+            let uid = format!("uid-{name}");
+            assert_eq!(
+                q.delete(&uid, &prio).map(|p| p.info.pod.name.clone()),
+                Some(name.to_string())
+            );
+            assert_eq!(q.position(&uid), None);
+            assert!(q.delete(&uid, &prio).is_none());
+        }
+        assert!(q.is_idle());
+        assert_eq!(q.next_error_backoff(), None);
+    }
+
+    #[test]
+    fn update_moves_parked_pods_only_when_a_rejector_cares() {
+        let mut q = q();
+        q.add(qp("a", 0, t(0)), None, &prio);
+        let (a, _) = q.pop(t(0), &prio).unwrap();
+        q.requeue_failed(a, rejected("TaintToleration"), t(0), &prio);
+        let mut never = |_: &Pod| -> Option<Gate> { panic!("not gated") };
+        let label = PodChange {
+            labels: true,
+            ..Default::default()
+        };
+        let pod_a = qp("a", 0, t(0)).info.pod;
+        assert_eq!(
+            q.update(pod_a.clone(), &label, &mut never, t(0), &prio),
+            None
+        );
+        assert_eq!(q.position("uid-a"), Some(QueueName::Unschedulable));
+        let tol = PodChange {
+            tolerations: true,
+            ..Default::default()
+        };
+        // Still backing off (1 s after its first failure).
+        assert_eq!(
+            q.update(pod_a.clone(), &tol, &mut never, t(0), &prio),
+            Some(QueueName::Backoff)
+        );
+        // A gated pod re-runs PreEnqueue only when its gates changed.
+        let g = Gate {
+            plugin: "SchedulingGates".into(),
+            message: "m".into(),
+        };
+        q.add(qp("g", 0, t(0)), Some(g.clone()), &prio);
+        let pod_g = qp("g", 0, t(0)).info.pod;
+        let mut open = |_: &Pod| None;
+        assert_eq!(
+            q.update(pod_g.clone(), &label, &mut open, t(0), &prio),
+            None
+        );
+        assert_eq!(q.position("uid-g"), Some(QueueName::Gated));
+        let gates = PodChange {
+            gates: true,
+            ..Default::default()
+        };
+        let mut still = |_: &Pod| Some(g.clone());
+        assert_eq!(
+            q.update(pod_g.clone(), &gates, &mut still, t(0), &prio),
+            None
+        );
+        assert_eq!(
+            q.update(pod_g, &gates, &mut open, t(0), &prio),
+            Some(QueueName::Active)
+        );
     }
 }
