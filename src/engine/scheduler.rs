@@ -26,6 +26,13 @@
 //! `nextStartNodeIndex`, stopping at `numNodesToFind` feasible nodes (upstream's
 //! parallel search finds a racy subset; this is its deterministic order).
 //!
+//! Live mode (the acting scheduler) mirrors the informer events kube-scheduler
+//! reacts to: [`Simulator::add_pod`], [`Simulator::update_pod`],
+//! [`Simulator::remove_pending_pod`], [`Simulator::remove_bound_pod`],
+//! [`Simulator::upsert_node`], [`Simulator::delete_node`],
+//! [`Simulator::sync_objects`], and [`Simulator::binding_refused`] when the API
+//! server refuses a Bind made here. A simulation never calls them.
+//!
 //! Queue simplifications are listed in [`super::queue`]. Not modelled: PV/PVC binding
 //! by VolumeBinding's PreBind (claims stay as in the snapshot), extenders,
 //! controllers recreating evicted pods.
@@ -41,11 +48,13 @@ use super::binding::{self, PermitOutcome};
 use super::cycle::{CycleOptions, run_scheduling_cycle};
 use super::framework::{Ctx, CycleState, Framework, Plugin, QueuedPodInfo};
 use super::handle::Handle;
-use super::queue::{self, ClusterEvent, Failure, Gate, QueueName, QueuedPod, SchedulingQueue};
+use super::queue::{
+    self, ClusterEvent, Failure, Gate, PodChange, QueueName, QueuedPod, SchedulingQueue,
+};
 use super::status::{Code, Status};
 use super::waiting::{Signal, SignalEvent, WaitingPodView};
 use crate::config::SchedulerConfig;
-use crate::model::{Cluster, Pod, PodKey};
+use crate::model::{Cluster, Node, Pod, PodKey};
 use crate::trace::{Outcome, PhaseTrace, Trace};
 
 /// How a simulation runs.
@@ -265,6 +274,11 @@ struct Record {
     evicted_by: Option<String>,
     skipped: Option<String>,
     last_message: Option<String>,
+    /// Queue bookkeeping kept from the binding that bound the pod, so that a Bind
+    /// the API server refuses later requeues it as upstream's binding cycle would.
+    initial_attempt: Option<Timestamp>,
+    unschedulable_count: u32,
+    bound_attempt: Option<usize>,
 }
 
 pub struct Simulator {
@@ -287,6 +301,10 @@ pub struct Simulator {
     initial_adds: u64,
     /// Where the next cycle's node search starts (`nextStartNodeIndex`).
     next_start_node_index: usize,
+    /// Nominations this scheduler decided (set by preemption, or cleared) that the
+    /// pod objects it is given may not carry yet, by uid: upstream's nominator keeps
+    /// them in memory over informer updates.
+    nominations: BTreeMap<String, Option<String>>,
 }
 
 fn add(t: Timestamp, d: Duration) -> Timestamp {
@@ -388,6 +406,7 @@ impl Simulator {
             stop: None,
             initial_adds: 0,
             next_start_node_index: 0,
+            nominations: BTreeMap::new(),
         };
         for pod in pending {
             sim.enqueue_initial(pod);
@@ -483,6 +502,328 @@ impl Simulator {
         }
         self.cluster.delete_pod(key);
         self.move_all(ClusterEvent::AssignedPodDelete, None);
+        true
+    }
+
+    /// An informer Node Add or Update: the node is added or replaced (its bound pods
+    /// stay), then parked pods move as upstream's handlers move them: `NodeAdd` for a
+    /// new node; `NodeUpdate` when labels, taints or allocatable changed or the node
+    /// became schedulable (`NodeSchedulingPropertiesChange`; other changes, e.g.
+    /// images or conditions, which no plugin registers, move nothing).
+    pub fn upsert_node(&mut self, node: Node) {
+        let event = match self.cluster.node(&node.name) {
+            None => Some(ClusterEvent::NodeAdd),
+            Some(old) if *old.node == node => return,
+            Some(old) => {
+                let old = &old.node;
+                let changed = old.labels != node.labels
+                    || old.taints != node.taints
+                    || old.allocatable != node.allocatable
+                    || (old.unschedulable && !node.unschedulable);
+                changed.then_some(ClusterEvent::NodeUpdate)
+            }
+        };
+        self.cluster.upsert_node(node);
+        if let Some(e) = event {
+            self.move_all(e, None);
+        }
+    }
+
+    /// An informer Node Delete: the node leaves the model (pods bound to it stay
+    /// until their own deletion, as in the scheduler cache) and parked pods concerned
+    /// by `NodeDelete` move. False when the node is unknown.
+    pub fn delete_node(&mut self, name: &str) -> bool {
+        if !self.cluster.delete_node(name) {
+            return false;
+        }
+        self.move_all(ClusterEvent::NodeDelete, None);
+        true
+    }
+
+    /// Copy the non-pod, non-node objects (volumes, claims, classes, CSI objects,
+    /// namespaces, PDBs, priority classes, workloads, PodGroups) from `from` where
+    /// they differ. Returns whether anything changed. Parked pods move
+    /// (`ObjectChange`) only when a kind some plugin registers changed; upstream has
+    /// no handler for the others (namespaces, PDBs, priority classes, services,
+    /// replica sets, stateful sets, replication controllers).
+    pub fn sync_objects(&mut self, from: &Cluster) -> bool {
+        const REGISTERED: [&str; 8] = [
+            "persistent_volumes",
+            "persistent_volume_claims",
+            "storage_classes",
+            "csi_nodes",
+            "csi_drivers",
+            "volume_attachments",
+            "csi_storage_capacities",
+            "pod_groups",
+        ];
+        let changed = self.cluster.copy_changed_objects_from(from);
+        if changed.iter().any(|c| REGISTERED.contains(c)) {
+            self.move_all(ClusterEvent::ObjectChange, None);
+        }
+        !changed.is_empty()
+    }
+
+    /// An informer Pod Update for a pod the engine knows (false otherwise; use
+    /// [`add_pod`](Simulator::add_pod)). Terminal pods leave as deleted ones do; an
+    /// object with another uid replaces a deleted namesake.
+    ///
+    /// * pending → pending: the model and queued copies are replaced. A gated pod
+    ///   whose gates changed re-runs PreEnqueue and, admitted, is queued; a parked
+    ///   pod moves when a plugin that rejected it registers the change
+    ///   (`PriorityQueue.Update` with queueing hints). A nomination this scheduler
+    ///   made outlives objects that do not carry it yet; a nomination that changed
+    ///   moves lower-or-equal priority pods (`AssignedPodDelete`).
+    /// * pending → bound (bound by someone else): it leaves the queue, takes its
+    ///   node's room, and `AssignedPodAdd` moves others.
+    /// * bound → bound: replaced; a label change or a scale-down is an
+    ///   `AssignedPodUpdate`; a different node frees the old one and fills the new.
+    /// * bound → pending is no real transition: the pod leaves its node and is
+    ///   queued as a new pod.
+    /// * waiting at Permit (assumed): upstream ignores updates of assumed pods, so
+    ///   the binding goes on with the object it has; the update is kept for a
+    ///   requeue should the binding fail. A pod bound elsewhere, deleted (deletion
+    ///   timestamp) or terminal is rejected first (`removed`), then handled as
+    ///   pending.
+    pub fn update_pod(&mut self, pod: Pod) -> bool {
+        let key = pod.key();
+        let Some(old) = self.cluster.pod(&key).cloned() else {
+            return false;
+        };
+        if old.uid != pod.uid {
+            // The informer missed a delete: the old object is gone.
+            if !self.remove_bound_pod(&key) {
+                self.remove_pending_pod(&key);
+            }
+            let _ = self.add_pod(pod);
+            return true;
+        }
+        if let Some(b) = self.bindings.get_mut(&old.uid) {
+            let leaves = pod.is_terminal()
+                || pod.is_bound()
+                || (pod.deletion_timestamp.is_some() && b.original.deletion_timestamp.is_none());
+            if !leaves {
+                let mut p = pod;
+                p.nominated_node_name = None;
+                b.original = Arc::new(p);
+                return true;
+            }
+            self.handle.waiting().reject(&old.uid, "", "removed");
+            self.process_signals();
+            let Some(cur) = self.cluster.pod(&key).cloned() else {
+                return true;
+            };
+            self.update_pending_pod(cur, pod);
+            return true;
+        }
+        if old.is_bound() {
+            self.update_bound_pod(old, pod);
+        } else {
+            self.update_pending_pod(old, pod);
+        }
+        true
+    }
+
+    fn update_bound_pod(&mut self, old: Arc<Pod>, new: Pod) {
+        let key = new.key();
+        if new.is_terminal() {
+            self.remove_bound_pod(&key);
+            return;
+        }
+        if !new.is_bound() {
+            self.cluster.delete_pod(&key);
+            if let Some(rec) = self.records.get_mut(&key) {
+                rec.bound = None;
+            }
+            self.move_all(ClusterEvent::AssignedPodDelete, None);
+            self.cluster.upsert_pod(new);
+            if let Some(p) = self.cluster.pod(&key).cloned() {
+                self.enqueue_initial(p);
+            }
+            return;
+        }
+        if *old == new {
+            return;
+        }
+        let change = PodChange::between(&old, &new);
+        let moved = old.node_name != new.node_name;
+        let node = new.node_name.clone();
+        self.cluster.upsert_pod(new);
+        if let Some(rec) = self.records.get_mut(&key)
+            && rec.bound.is_some()
+        {
+            rec.bound = node;
+        }
+        if moved {
+            // nodeName never changes in the API; should it here, the old node is
+            // freed and the new one filled.
+            self.move_all(ClusterEvent::AssignedPodDelete, None);
+            self.move_all(ClusterEvent::AssignedPodAdd, None);
+        }
+        if change.labels || change.scale_down {
+            self.move_all(ClusterEvent::AssignedPodUpdate, None);
+        }
+    }
+
+    fn update_pending_pod(&mut self, old: Arc<Pod>, mut new: Pod) {
+        let key = new.key();
+        let uid = new.uid.clone();
+        if new.is_terminal() {
+            self.remove_pending_pod(&key);
+            return;
+        }
+        if new.is_bound() {
+            {
+                let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+                self.queue.delete(&uid, &less);
+            }
+            self.nominations.remove(&uid);
+            let node = new.node_name.clone();
+            self.cluster.upsert_pod(new);
+            self.records.entry(key).or_default().bound = node;
+            self.move_all(ClusterEvent::AssignedPodAdd, None);
+            return;
+        }
+        // This scheduler's own nomination decision wins until the object agrees.
+        if let Some(decided) = self.nominations.get(&uid) {
+            if *decided == new.nominated_node_name {
+                self.nominations.remove(&uid);
+            } else {
+                new.nominated_node_name = decided.clone();
+            }
+        }
+        if *old == new {
+            return;
+        }
+        let change = PodChange::between(&old, &new);
+        self.cluster.upsert_pod(new);
+        let Some(cur) = self.cluster.pod(&key).cloned() else {
+            return;
+        };
+        let profile = self.profile_of(&cur);
+        let moved = {
+            let (config, cluster, now) = (&self.config, &self.cluster, self.now);
+            let mut regate = |p: &Pod| {
+                profile.and_then(|pi| {
+                    queue::run_pre_enqueue(&config.profiles[pi], &Ctx { cluster, now }, p)
+                })
+            };
+            let less = make_less(config, cluster, &self.sort_state, now);
+            self.queue
+                .update(cur.clone(), &change, &mut regate, now, &less)
+        };
+        if let Some(to) = moved {
+            self.event(
+                &key,
+                SimEventKind::Moved {
+                    to,
+                    event: ClusterEvent::UnscheduledPodUpdate,
+                },
+            );
+        }
+        if old.nominated_node_name.is_some() && old.nominated_node_name != cur.nominated_node_name {
+            // Lower or equal priority pods counted the nominated pod as if assigned
+            // there.
+            self.move_all_where(ClusterEvent::AssignedPodDelete, old.priority);
+        }
+    }
+
+    /// An informer Delete of an unbound pod: a pod waiting at Permit is rejected
+    /// first (`RejectWaitingPod`: its binding fails and Unreserve runs, which frees
+    /// what its siblings reserved); then it leaves the queue and the model, and a
+    /// nomination it held moves lower-or-equal priority pods. False when the pod is
+    /// unknown or bound.
+    pub fn remove_pending_pod(&mut self, key: &str) -> bool {
+        let Some(pod) = self.cluster.pod(key).cloned() else {
+            return false;
+        };
+        let uid = pod.uid.clone();
+        if self.bindings.contains_key(&uid) {
+            self.handle.waiting().reject(&uid, "", "removed");
+            self.process_signals();
+        } else if pod.is_bound() {
+            return false;
+        }
+        let Some(pod) = self.cluster.delete_pod(key) else {
+            return true;
+        };
+        {
+            let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+            self.queue.delete(&uid, &less);
+        }
+        self.nominations.remove(&uid);
+        if !pod.is_bound() && pod.nominated_node_name.is_some() {
+            self.move_all_where(ClusterEvent::AssignedPodDelete, pod.priority);
+        }
+        true
+    }
+
+    /// The API server refused a Bind this engine already made (the acting
+    /// scheduler's binding POST failed): as upstream's `handleBindingCycleError`
+    /// with an Error status, Unreserve runs (with a fresh cycle state: the binding
+    /// cycle's is gone; the plugins that act there keep what they need in the
+    /// handle), the pod is forgotten, `AssignedPodDelete` moves others, and the pod
+    /// goes to the error backoff queue with `message` as its last failure. False
+    /// when the pod is unknown, not bound, or was not bound by this engine.
+    pub fn binding_refused(&mut self, key: &str, message: &str) -> bool {
+        let Some(pod) = self.cluster.pod(key).cloned() else {
+            return false;
+        };
+        if !pod.is_bound() || self.bindings.contains_key(&pod.uid) {
+            return false;
+        }
+        let Some(rec) = self.records.get(key).cloned() else {
+            return false;
+        };
+        let (Some(host), Some(pi)) = (rec.bound.clone(), self.profile_of(&pod)) else {
+            return false;
+        };
+        let fw = self.fw(pi).clone();
+        let mut state = CycleState::default();
+        self.handle.attach(&mut state);
+        let un = {
+            let cx = Ctx {
+                cluster: &self.cluster,
+                now: self.now,
+            };
+            binding::unreserve(&fw, &cx, &mut state, &pod, &host)
+        };
+        self.forget(&pod);
+        self.event(key, SimEventKind::Unreserved { node: host });
+        if let Some(a) = rec.bound_attempt {
+            self.push_phases(
+                a,
+                vec![un],
+                Outcome::Error {
+                    message: message.to_string(),
+                },
+                None,
+            );
+        }
+        self.move_all(ClusterEvent::AssignedPodDelete, None);
+        let Some(cur) = self.cluster.pod(key).cloned() else {
+            return true;
+        };
+        let mut qp = QueuedPod::new(cur, self.now);
+        qp.info.attempts = rec.attempts;
+        qp.info.initial_attempt_timestamp = rec.initial_attempt;
+        qp.unschedulable_count = rec.unschedulable_count;
+        let to = {
+            let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+            self.queue.requeue_error(qp, self.now, &less)
+        };
+        let rec = self.records.entry(key.to_string()).or_default();
+        rec.bound = None;
+        rec.last_message = Some(message.to_string());
+        self.event(
+            key,
+            SimEventKind::Failed {
+                message: message.to_string(),
+                plugins: Vec::new(),
+                queue: to,
+            },
+        );
+        self.process_signals();
         true
     }
 
@@ -650,7 +991,9 @@ impl Simulator {
             return true;
         };
         qp.info.pod = pod.clone();
-        if pod.is_bound() {
+        // `skipPodSchedule`: a pod being deleted (its deletion seen while queued) is
+        // dropped.
+        if pod.is_bound() || pod.deletion_timestamp.is_some() {
             self.queue.done(qp.uid());
             return true;
         }
@@ -841,6 +1184,7 @@ impl Simulator {
             .cloned()
             .collect();
         for p in lower {
+            self.nominations.insert(p.uid.clone(), None);
             let mut np = (*p).clone();
             np.nominated_node_name = None;
             self.cluster.upsert_pod(np);
@@ -856,6 +1200,8 @@ impl Simulator {
         }
         let mut me = (*qp.info.pod).clone();
         me.nominated_node_name = Some(node.to_string());
+        self.nominations
+            .insert(me.uid.clone(), Some(node.to_string()));
         self.cluster.upsert_pod(me);
         if let Some(cur) = self.cluster.pod(&key).cloned() {
             qp.info.pod = cur;
@@ -869,6 +1215,23 @@ impl Simulator {
         let moved = {
             let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
             self.queue.move_all(event, self.now, except, &less)
+        };
+        for (key, to) in moved {
+            self.event(&key, SimEventKind::Moved { to, event });
+        }
+    }
+
+    /// `move_all` for parked pods of priority at most `priority` (upstream's
+    /// `getLEPriorityPreCheck`).
+    fn move_all_where(&mut self, event: ClusterEvent, priority: i32) {
+        let moved = {
+            let less = make_less(&self.config, &self.cluster, &self.sort_state, self.now);
+            self.queue.move_all_where(
+                event,
+                self.now,
+                &|qp| qp.info.pod.priority <= priority,
+                &less,
+            )
         };
         for (key, to) in moved {
             self.event(&key, SimEventKind::Moved { to, event });
@@ -896,6 +1259,9 @@ impl Simulator {
     /// The pod as it was before assume, without a nomination (`clearNominatedNode`).
     fn forget(&mut self, original: &Arc<Pod>) {
         let mut p = (**original).clone();
+        if p.nominated_node_name.is_some() {
+            self.nominations.insert(p.uid.clone(), None);
+        }
         p.nominated_node_name = None;
         p.node_name = None;
         self.cluster.upsert_pod(p);
@@ -1182,7 +1548,12 @@ impl Simulator {
         );
         let key = b.assumed.key();
         self.queue.done(b.qp.uid());
-        self.records.entry(key.clone()).or_default().bound = Some(b.host.clone());
+        self.nominations.remove(b.qp.uid());
+        let rec = self.records.entry(key.clone()).or_default();
+        rec.bound = Some(b.host.clone());
+        rec.initial_attempt = b.qp.info.initial_attempt_timestamp;
+        rec.unschedulable_count = b.qp.unschedulable_count;
+        rec.bound_attempt = Some(b.attempt);
         self.event(&key, SimEventKind::Bound { node: b.host });
         self.move_all(ClusterEvent::AssignedPodAdd, None);
         self.apply_activations();
@@ -1341,4 +1712,585 @@ pub fn simulate(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> 
     let mut sim = Simulator::new(cluster, config, opts);
     sim.run();
     sim.result()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::plugins::coscheduling::POD_GROUP_LABEL;
+    use crate::model::PodGroup;
+    use crate::model::testing::{cluster, node, pod, simple_node, simple_pod};
+    use serde_json::{Value, json};
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::new(1_767_225_600 + s, 0).unwrap()
+    }
+
+    fn opts() -> SimOptions {
+        SimOptions {
+            start: Some(t(0)),
+            ..Default::default()
+        }
+    }
+
+    fn sim(nodes: Vec<Value>, pods: Vec<Value>) -> Simulator {
+        Simulator::new(cluster(nodes, pods), SchedulerConfig::defaults(), opts())
+    }
+
+    fn placement(sim: &Simulator, key: &str) -> Placement {
+        sim.result()
+            .pods
+            .into_iter()
+            .find(|p| p.pod == key)
+            .unwrap_or_else(|| panic!("{key} not in the result"))
+            .placement
+    }
+
+    fn moves(sim: &Simulator, key: &str) -> Vec<(QueueName, ClusterEvent)> {
+        sim.events()
+            .iter()
+            .filter(|e| e.pod == key)
+            .filter_map(|e| match e.kind {
+                SimEventKind::Moved { to, event } => Some((to, event)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn requested_cpu(sim: &Simulator, node: &str) -> i64 {
+        sim.cluster().node(node).unwrap().requested.milli_cpu
+    }
+
+    fn tainted(name: &str) -> Value {
+        let mut n = simple_node(name, "4", "8Gi");
+        n["spec"] = json!({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]});
+        n
+    }
+
+    fn bound(name: &str, cpu: &str, node: &str) -> Pod {
+        pod(simple_pod(name, cpu, "1Gi", Some(node)))
+    }
+
+    /// The pod was attempted once and parked with `rejector` among its rejectors.
+    fn assert_parked(sim: &Simulator, key: &str, rejector: &str) {
+        assert_eq!(
+            sim.queue_position(key),
+            Some(QueueName::Unschedulable),
+            "{key}"
+        );
+        let uid = &sim.cluster().pod(key).unwrap().uid;
+        let qp = sim.queue.parked().find(|q| q.uid() == uid).unwrap();
+        assert!(qp.unschedulable_plugins.contains(rejector), "{qp:?}");
+    }
+
+    #[test]
+    fn a_bigger_node_added_moves_a_pod_rejected_for_resources() {
+        let mut s = sim(
+            vec![simple_node("small", "2", "8Gi")],
+            vec![simple_pod("p", "3", "1Gi", None)],
+        );
+        s.run_until_idle();
+        assert_parked(&s, "default/p", "NodeResourcesFit");
+        s.upsert_node(node(simple_node("big", "4", "8Gi")));
+        assert_eq!(
+            moves(&s, "default/p"),
+            [(QueueName::Backoff, ClusterEvent::NodeAdd)]
+        );
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "big".into() }
+        );
+    }
+
+    #[test]
+    fn a_taint_removed_by_a_node_update_moves_the_pod() {
+        let mut s = sim(vec![tainted("n1")], vec![simple_pod("p", "1", "1Gi", None)]);
+        s.run_until_idle();
+        assert_parked(&s, "default/p", "TaintToleration");
+        // Re-listing the same node is no event.
+        s.upsert_node(node(tainted("n1")));
+        assert!(moves(&s, "default/p").is_empty());
+        s.upsert_node(node(simple_node("n1", "4", "8Gi")));
+        assert_eq!(
+            moves(&s, "default/p"),
+            [(QueueName::Backoff, ClusterEvent::NodeUpdate)]
+        );
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "n1".into() }
+        );
+    }
+
+    #[test]
+    fn events_the_rejectors_do_not_register_move_nothing() {
+        type Act = fn(&mut Simulator);
+        let image_only: Act = |s| {
+            let mut n = simple_node("n1", "2", "8Gi");
+            n["status"]["images"] = json!([{"names": ["img:1"], "sizeBytes": 10}]);
+            s.upsert_node(node(n));
+        };
+        let node_deleted: Act = |s| {
+            assert!(s.delete_node("other"));
+        };
+        let service_added: Act = |s| {
+            let mut c = Cluster::new();
+            c.services.insert(
+                "default/svc".into(),
+                serde_json::from_value(json!({"metadata": {"name": "svc"}})).unwrap(),
+            );
+            assert!(s.sync_objects(&c));
+        };
+        let pvc_added: Act = |s| {
+            let mut c = Cluster::new();
+            c.persistent_volume_claims.insert(
+                "default/c".into(),
+                serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap(),
+            );
+            assert!(s.sync_objects(&c));
+        };
+        let bound_pod_added: Act = |s| s.add_pod(bound("q", "1", "other")).unwrap();
+        let bound_pod_deleted: Act = |s| assert!(s.remove_bound_pod("default/r"));
+        // (what rejects p, what happens, rejector)
+        let cases: [(&str, Act, &str); 7] = [
+            // No plugin registers image changes: no event at all.
+            ("resources", image_only, "NodeResourcesFit"),
+            // Only PodTopologySpread registers Node/Delete.
+            ("resources", node_deleted, "NodeResourcesFit"),
+            // Nothing registers Services.
+            ("resources", service_added, "NodeResourcesFit"),
+            ("resources", pvc_added, "NodeResourcesFit"),
+            // NodeResourcesFit registers Pod/Delete, not Add.
+            ("resources", bound_pod_added, "NodeResourcesFit"),
+            ("taint", bound_pod_deleted, "TaintToleration"),
+            ("taint", pvc_added, "TaintToleration"),
+        ];
+        for (i, (kind, act, rejector)) in cases.into_iter().enumerate() {
+            let n1 = match kind {
+                "taint" => {
+                    let mut n = tainted("n1");
+                    n["status"]["allocatable"]["cpu"] = json!("2");
+                    n
+                }
+                _ => simple_node("n1", "2", "8Gi"),
+            };
+            let mut other = tainted("other");
+            other["metadata"]["labels"] = json!({"x": "y"});
+            let p_cpu = if kind == "resources" { "3" } else { "1" };
+            let mut s = sim(
+                vec![n1, other],
+                vec![
+                    simple_pod("p", p_cpu, "1Gi", None),
+                    simple_pod("r", "1", "1Gi", Some("other")),
+                ],
+            );
+            s.run_until_idle();
+            assert_parked(&s, "default/p", rejector);
+            act(&mut s);
+            assert!(moves(&s, "default/p").is_empty(), "case {i}: {kind}");
+            assert_eq!(
+                s.queue_position("default/p"),
+                Some(QueueName::Unschedulable),
+                "case {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn removing_the_gates_lets_the_pod_schedule() {
+        let mut g = simple_pod("g", "1", "1Gi", None);
+        g["spec"]["schedulingGates"] = json!([{"name": "a"}, {"name": "b"}]);
+        let mut s = sim(vec![simple_node("n1", "4", "8Gi")], vec![g.clone()]);
+        s.run_until_idle();
+        assert_eq!(s.queue_position("default/g"), Some(QueueName::Gated));
+
+        // One gate left: still gated, with the current message.
+        g["spec"]["schedulingGates"] = json!([{"name": "b"}]);
+        assert!(s.update_pod(pod(g.clone())));
+        assert_eq!(
+            placement(&s, "default/g"),
+            Placement::Gated {
+                plugin: "SchedulingGates".into(),
+                message: "waiting for scheduling gates: [b]".into()
+            }
+        );
+        assert!(moves(&s, "default/g").is_empty());
+
+        g["spec"]["schedulingGates"] = json!([]);
+        assert!(s.update_pod(pod(g)));
+        assert_eq!(
+            moves(&s, "default/g"),
+            [(QueueName::Active, ClusterEvent::UnscheduledPodUpdate)]
+        );
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/g"),
+            Placement::Bound { node: "n1".into() }
+        );
+    }
+
+    #[test]
+    fn a_parked_pod_moves_on_its_own_update_only_when_a_rejector_cares() {
+        let mut s = sim(vec![tainted("n1")], vec![simple_pod("p", "1", "1Gi", None)]);
+        s.run_until_idle();
+        assert_parked(&s, "default/p", "TaintToleration");
+        let mut p = simple_pod("p", "1", "1Gi", None);
+        p["metadata"]["labels"] = json!({"a": "b"});
+        assert!(s.update_pod(pod(p.clone())));
+        assert!(moves(&s, "default/p").is_empty());
+        assert_eq!(
+            s.cluster().pod("default/p").unwrap().labels.get("a"),
+            Some(&"b".to_string())
+        );
+        p["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists"}]);
+        assert!(s.update_pod(pod(p)));
+        assert_eq!(
+            moves(&s, "default/p"),
+            [(QueueName::Backoff, ClusterEvent::UnscheduledPodUpdate)]
+        );
+        s.advance(Duration::from_secs(1));
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "n1".into() }
+        );
+        // Unknown pods are not updated.
+        assert!(!s.update_pod(pod(simple_pod("nope", "1", "1Gi", None))));
+    }
+
+    #[test]
+    fn bound_elsewhere_leaves_the_queue_and_takes_room() {
+        // w waits for room; p is bound by someone else while queued.
+        let mut s = sim(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![
+                simple_pod("big", "4", "1Gi", Some("n1")),
+                simple_pod("p", "1", "1Gi", None),
+            ],
+        );
+        s.run_until_idle();
+        assert_parked(&s, "default/p", "NodeResourcesFit");
+        assert!(s.remove_bound_pod("default/big"));
+        assert_eq!(s.queue_position("default/p"), Some(QueueName::Backoff));
+        assert!(s.update_pod(bound("p", "1", "n1")));
+        assert_eq!(s.queue_position("default/p"), None);
+        assert_eq!(requested_cpu(&s, "n1"), 1000);
+        let attempts = s.attempts().len();
+        s.advance(Duration::from_secs(10));
+        s.run_until_idle();
+        assert_eq!(s.attempts().len(), attempts);
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "n1".into() }
+        );
+        // A label update of a bound pod is an assigned-pod update.
+        let mut b = simple_pod("p", "1", "1Gi", Some("n1"));
+        b["metadata"]["labels"] = json!({"app": "x"});
+        s.add_pod(pod(simple_pod("q", "8", "1Gi", None))).unwrap();
+        s.run_until_idle();
+        assert_parked(&s, "default/q", "NodeResourcesFit");
+        assert!(s.update_pod(pod(b)));
+        assert_eq!(
+            moves(&s, "default/q"),
+            [(QueueName::Backoff, ClusterEvent::AssignedPodUpdate)]
+        );
+        // Finished: it leaves its node.
+        let mut done = simple_pod("p", "1", "1Gi", Some("n1"));
+        done["status"] = json!({"phase": "Succeeded"});
+        assert!(s.update_pod(pod(done)));
+        assert!(s.cluster().pod("default/p").is_none());
+        assert_eq!(requested_cpu(&s, "n1"), 0);
+    }
+
+    /// Coscheduling as scheduler-plugins documents it, PostFilter preemption off.
+    fn gang_config(args: Value) -> SchedulerConfig {
+        let cfg = json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{
+                "schedulerName": "default-scheduler",
+                "plugins": {
+                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+                    "postFilter": {"disabled": [{"name": "DefaultPreemption"}]}
+                },
+                "pluginConfig": [{"name": "Coscheduling", "args": args}]
+            }]
+        });
+        SchedulerConfig::from_str(&cfg.to_string(), "test-config").expect("config builds")
+    }
+
+    fn member(name: &str) -> Value {
+        let mut v = simple_pod(name, "3", "1Gi", None);
+        v["metadata"]["labels"] = json!({ POD_GROUP_LABEL: "gang" });
+        v["metadata"]["creationTimestamp"] = json!("2025-12-31T23:00:00Z");
+        v
+    }
+
+    /// Two 4-cpu nodes, three 3-cpu members, minMember 3: a and b wait at Permit.
+    fn waiting_gang() -> Simulator {
+        let mut c = cluster(
+            vec![
+                simple_node("n1", "4", "16Gi"),
+                simple_node("n2", "4", "16Gi"),
+            ],
+            vec![member("a"), member("b"), member("c")],
+        );
+        c.pod_groups.insert(
+            "default/gang".into(),
+            PodGroup {
+                namespace: "default".into(),
+                name: "gang".into(),
+                min_member: 3,
+                ..Default::default()
+            },
+        );
+        let mut s = Simulator::new(
+            c,
+            gang_config(json!({"permitWaitingTimeSeconds": 10, "podGroupRejectPercentage": 50})),
+            opts(),
+        );
+        s.run_until_idle();
+        let keys: Vec<String> = s.waiting().into_iter().map(|w| w.pod).collect();
+        assert_eq!(keys, ["default/a", "default/b"]);
+        s
+    }
+
+    #[test]
+    fn deleting_a_waiting_gang_member_rejects_it_and_its_siblings() {
+        let mut s = waiting_gang();
+        assert!(s.remove_pending_pod("default/a"));
+        assert!(s.waiting().is_empty());
+        assert!(s.cluster().pod("default/a").is_none());
+        assert_eq!(s.queue_position("default/a"), None);
+        let rejected = |key: &str| {
+            s.events().iter().find_map(|e| match &e.kind {
+                SimEventKind::Rejected {
+                    plugin, message, ..
+                } if e.pod == key => Some((plugin.clone(), message.clone())),
+                _ => None,
+            })
+        };
+        assert_eq!(
+            rejected("default/a"),
+            Some((String::new(), "removed".into()))
+        );
+        assert_eq!(
+            rejected("default/b"),
+            Some(("Coscheduling".into(), "rejection in Unreserve".into()))
+        );
+        assert_eq!(requested_cpu(&s, "n1") + requested_cpu(&s, "n2"), 0);
+        assert!(s.queue_position("default/b").is_some());
+        // Bound or unknown pods are not removed here.
+        assert!(!s.remove_pending_pod("default/a"));
+        let mut s = sim(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![simple_pod("r", "1", "1Gi", Some("n1"))],
+        );
+        assert!(!s.remove_pending_pod("default/r"));
+    }
+
+    #[test]
+    fn a_refused_binding_requeues_with_backoff_and_frees_the_node() {
+        let mut s = sim(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![simple_pod("p", "1", "1Gi", None)],
+        );
+        s.run_until_idle();
+        assert_eq!(requested_cpu(&s, "n1"), 1000);
+        let msg = "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"x\"";
+        assert!(s.binding_refused("default/p", msg));
+        assert_eq!(requested_cpu(&s, "n1"), 0);
+        assert_eq!(s.queue_position("default/p"), Some(QueueName::Backoff));
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Unschedulable {
+                message: msg.into(),
+                nominated_node: None,
+                queue: QueueName::Backoff
+            }
+        );
+        let last = &s.events().last().unwrap().kind;
+        assert_eq!(
+            last,
+            &SimEventKind::Failed {
+                message: msg.into(),
+                plugins: vec![],
+                queue: QueueName::Backoff
+            }
+        );
+        assert!(matches!(
+            s.attempts()[0].outcome,
+            Outcome::Error { ref message } if message == msg
+        ));
+        // Not bound any more; unknown.
+        assert!(!s.binding_refused("default/p", msg));
+        assert!(!s.binding_refused("default/nope", msg));
+        // Error backoff is waited out (1 s), then it binds again.
+        s.run_until_idle();
+        assert_eq!(s.queue_position("default/p"), Some(QueueName::Backoff));
+        s.advance(Duration::from_secs(1));
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "n1".into() }
+        );
+        // A pod this engine did not bind is not its to requeue.
+        let mut s = sim(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![simple_pod("r", "1", "1Gi", Some("n1"))],
+        );
+        assert!(!s.binding_refused("default/r", msg));
+    }
+
+    fn object<T: serde::de::DeserializeOwned>(v: Value) -> T {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn storage_objects_changing_move_a_pod_rejected_by_volume_binding() {
+        let claim = |class: &str, volume: Option<&str>| -> Value {
+            let mut c = json!({"metadata": {"name": "data", "namespace": "default"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": class,
+                    "resources": {"requests": {"storage": "1Gi"}}},
+                "status": {"phase": "Pending"}});
+            if let Some(v) = volume {
+                c["spec"]["volumeName"] = json!(v);
+                c["metadata"]["annotations"] = json!({"pv.kubernetes.io/bind-completed": "yes"});
+                c["status"]["phase"] = json!("Bound");
+            }
+            c
+        };
+        let pv = json!({"metadata": {"name": "pv1"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "fast", "hostPath": {"path": "/mnt"}},
+            "status": {"phase": "Bound"}});
+        let class = json!({"metadata": {"name": "fast"}, "provisioner": "example.com/csi",
+            "volumeBindingMode": "WaitForFirstConsumer"});
+        type Fix = fn(&mut Cluster, Value, Value, Value);
+        // The claim gets bound to a PV; or its (missing, so Immediate) class appears
+        // as WaitForFirstConsumer.
+        let bind_claim: Fix = |c, claim_bound, pv, _| {
+            c.persistent_volume_claims
+                .insert("default/data".into(), object(claim_bound));
+            c.persistent_volumes.insert("pv1".into(), object(pv));
+        };
+        let add_class: Fix = |c, _, _, class| {
+            c.storage_classes.insert("fast".into(), object(class));
+        };
+        for (i, fix) in [bind_claim, add_class].into_iter().enumerate() {
+            let mut p = simple_pod("p", "1", "1Gi", None);
+            p["spec"]["volumes"] =
+                json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]);
+            let mut c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![p]);
+            c.persistent_volume_claims
+                .insert("default/data".into(), object(claim("fast", None)));
+            let mut s = Simulator::new(c.clone(), SchedulerConfig::defaults(), opts());
+            s.run_until_idle();
+            assert_parked(&s, "default/p", "VolumeBinding");
+            // Nothing changed: nothing to do.
+            assert!(!s.sync_objects(&c));
+            fix(
+                &mut c,
+                claim("fast", Some("pv1")),
+                pv.clone(),
+                class.clone(),
+            );
+            assert!(s.sync_objects(&c), "case {i}");
+            assert_eq!(
+                moves(&s, "default/p"),
+                [(QueueName::Backoff, ClusterEvent::ObjectChange)],
+                "case {i}"
+            );
+            s.advance(Duration::from_secs(1));
+            s.run_until_idle();
+            assert_eq!(
+                placement(&s, "default/p"),
+                Placement::Bound { node: "n1".into() },
+                "case {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_engines_nomination_outlives_updates_without_it() {
+        let mut low = simple_pod("low", "3", "1Gi", Some("n1"));
+        low["spec"]["priority"] = json!(0);
+        let mut high = simple_pod("high", "3", "1Gi", None);
+        high["spec"]["priority"] = json!(100);
+        let mut s = sim(vec![simple_node("n1", "4", "8Gi")], vec![low, high.clone()]);
+        // One cycle: preemption nominates n1 and evicts low.
+        assert!(s.schedule_one());
+        let nominated = |s: &Simulator| {
+            s.cluster()
+                .pod("default/high")
+                .unwrap()
+                .nominated_node_name
+                .clone()
+        };
+        assert_eq!(nominated(&s), Some("n1".into()));
+        assert_eq!(
+            s.cluster().nominated_pods("n1").count(),
+            1,
+            "indexed as nominated"
+        );
+        // An update without the nomination (the status write has not landed) keeps it.
+        high["metadata"]["labels"] = json!({"v": "2"});
+        assert!(s.update_pod(pod(high.clone())));
+        assert_eq!(nominated(&s), Some("n1".into()));
+        assert_eq!(
+            s.cluster().pod("default/high").unwrap().labels.get("v"),
+            Some(&"2".to_string())
+        );
+        // Once an object carries it, the object rules: a later clear is honoured.
+        high["status"] = json!({"nominatedNodeName": "n1"});
+        assert!(s.update_pod(pod(high.clone())));
+        high["status"] = json!({});
+        assert!(s.update_pod(pod(high)));
+        assert_eq!(nominated(&s), None);
+        assert_eq!(s.cluster().nominated_pods("n1").count(), 0);
+    }
+
+    #[test]
+    fn a_deleted_node_moves_a_pod_rejected_by_topology_spread() {
+        let zoned = |name: &str, zone: &str, cpu: &str| {
+            let mut n = simple_node(name, cpu, "8Gi");
+            n["metadata"]["labels"]["zone"] = json!(zone);
+            n
+        };
+        let labelled = |name: &str, node: Option<&str>, cpu: &str| {
+            let mut p = simple_pod(name, cpu, "100Mi", node);
+            p["metadata"]["labels"] = json!({"app": "x"});
+            p
+        };
+        let mut p = labelled("p", None, "2");
+        p["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone",
+            "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "x"}}}]);
+        // Zone a holds two matching pods; zone b's only node is too small for p.
+        let mut s = sim(
+            vec![zoned("n1", "a", "8"), zoned("n2", "b", "1")],
+            vec![
+                labelled("x1", Some("n1"), "100m"),
+                labelled("x2", Some("n1"), "100m"),
+                p,
+            ],
+        );
+        s.run_until_idle();
+        assert_parked(&s, "default/p", "PodTopologySpread");
+        assert!(!s.delete_node("nope"));
+        assert!(s.delete_node("n2"));
+        assert!(s.cluster().node("n2").is_none());
+        assert_eq!(
+            moves(&s, "default/p"),
+            [(QueueName::Backoff, ClusterEvent::NodeDelete)]
+        );
+        // Zone b is gone: the skew is counted over zone a alone.
+        s.advance(Duration::from_secs(1));
+        s.run_until_idle();
+        assert_eq!(
+            placement(&s, "default/p"),
+            Placement::Bound { node: "n1".into() }
+        );
+    }
 }
