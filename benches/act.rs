@@ -71,6 +71,7 @@ fn main() {
         "bench",
     )
     .expect("config");
+    let pending = live.pending_pods().count();
     let now = Timestamp::now();
     let opts = ActOptions::new("schedscope", "kube-system");
 

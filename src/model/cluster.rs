@@ -87,6 +87,11 @@ impl Cluster {
         self.pods.values()
     }
 
+    /// Pods with their `namespace/name` keys, in key order (no key is built).
+    pub fn pod_entries(&self) -> impl Iterator<Item = (&PodKey, &Arc<Pod>)> {
+        self.pods.iter()
+    }
+
     pub fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
         self.pods.get(key)
     }

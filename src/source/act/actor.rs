@@ -132,28 +132,28 @@ impl Actor {
         }
         self.sim.sync_objects(&live);
         // Both maps are in key order: one merge pass finds adds, updates and deletes.
-        let mut old = prev.pods().peekable();
-        let mut new = live.pods().peekable();
+        let mut old = prev.pod_entries().peekable();
+        let mut new = live.pod_entries().peekable();
         loop {
             let order = match (old.peek(), new.peek()) {
                 (None, None) => break,
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
-                (Some(a), Some(b)) => a.key().cmp(&b.key()),
+                (Some((a, _)), Some((b, _))) => a.cmp(b),
             };
             match order {
                 Ordering::Less => {
-                    if let Some(a) = old.next() {
-                        self.pod_gone(&a.key());
+                    if let Some((k, _)) = old.next() {
+                        self.pod_gone(k);
                     }
                 }
                 Ordering::Greater => {
-                    if let Some(b) = new.next() {
+                    if let Some((_, b)) = new.next() {
                         self.pod_seen(b);
                     }
                 }
                 Ordering::Equal => {
-                    if let (Some(a), Some(b)) = (old.next(), new.next())
+                    if let (Some((_, a)), Some((_, b))) = (old.next(), new.next())
                         && !Arc::ptr_eq(a, b)
                         && a != b
                     {
