@@ -4,7 +4,6 @@
 //! headless log) hears [`Report`]s; the inspector reaches the loop through an
 //! [`ActHandle`] (the waiting pods as of the last tick, and a command channel).
 
-use std::sync::mpsc::TryRecvError;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -201,12 +200,12 @@ impl Loop {
     fn publish(
         &mut self,
         inputs: &Inputs,
-        live_changed: bool,
+        changed: bool,
         events: Option<Arc<crate::source::SchedulingEvents>>,
         report: &mut impl FnMut(Report),
     ) {
         let Some(a) = &self.actor else {
-            if live_changed {
+            if changed {
                 report(Report::Data(DataUpdate {
                     cluster: self.live.clone(),
                     source: None,
@@ -235,7 +234,7 @@ impl Loop {
             inputs.publish_waiting(waiting.clone());
             self.waiting = waiting;
         }
-        if live_changed || moved || self.shown.is_none() {
+        if changed || moved || self.shown.is_none() {
             let shown = a
                 .overlay()
                 .map(Arc::new)
@@ -304,33 +303,22 @@ pub async fn run_session(
             }
             renewed = now;
         }
-        let mut live_changed = false;
+        // Any update from the watch (a new model, its status, or the real
+        // scheduler's events) is passed on.
+        let mut received = false;
         let mut events = None;
-        loop {
-            match rx.try_recv() {
-                Ok(u) => {
-                    if u.status.is_some() {
-                        lp.status = u.status;
-                    }
-                    if u.events.is_some() {
-                        events = u.events;
-                    }
-                    if !Arc::ptr_eq(&lp.live, &u.cluster) {
-                        lp.live = u.cluster;
-                        live_changed = true;
-                    }
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    break;
-                }
+        // (Empty, or the watch task ended: it only ends with the session.)
+        while let Ok(u) = rx.try_recv() {
+            received = true;
+            if u.status.is_some() {
+                lp.status = u.status;
             }
+            if u.events.is_some() {
+                events = u.events;
+            }
+            lp.live = u.cluster;
         }
         let connected = matches!(lp.status, Some(SourceStatus::Connected));
-        if live_changed || events.is_some() {
-            // Status and events reach the owner even when the model is unchanged.
-            live_changed = true;
-        }
         match &mut lp.actor {
             Some(a) => a.observe(lp.live.clone()),
             None if connected => {
@@ -349,7 +337,7 @@ pub async fn run_session(
             writes.extend(a.step(now));
         }
         let wrote = lp.send_all(writes, &mut report).await;
-        lp.publish(&inputs, live_changed || wrote, events, &mut report);
+        lp.publish(&inputs, received || wrote, events, &mut report);
         tokio::select! {
             _ = tokio::time::sleep(TICK) => {}
             c = inputs.commands.recv() => match c {

@@ -105,6 +105,9 @@ pub fn describe(w: &Write) -> String {
     }
 }
 
+/// Events remembered for counting repeats (client-go's correlator keeps 4096).
+const MAX_REMEMBERED_EVENTS: usize = 4096;
+
 /// An Event already sent, for counting repeats.
 #[derive(Clone, Debug)]
 struct Sent {
@@ -285,6 +288,11 @@ impl Writer {
             ..Default::default()
         };
         api.create(&PostParams::default(), &event).await?;
+        // Pods that never bind would keep their records for ever: past a bound, start
+        // over (a repeat then creates a new Event, as after client-go's cache expiry).
+        if self.events.len() >= MAX_REMEMBERED_EVENTS {
+            self.events.clear();
+        }
         self.events.insert(key, Sent { name, count: 1 });
         Ok(())
     }
