@@ -79,6 +79,13 @@ async fn cluster() -> std::sync::Arc<FakeApi> {
     api
 }
 
+/// Make the gang one short: w2 cannot fit anywhere, so w0 and w1 wait at Permit.
+fn gang_one_short(api: &FakeApi) {
+    let mut big = pod("w2", "schedscope", Some("g"));
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", big);
+}
+
 fn t0() -> Timestamp {
     "2026-01-10T10:00:00Z".parse().expect("ts")
 }
@@ -104,10 +111,7 @@ fn binds(ws: &[Write]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn gang_waits_then_binds_through_the_api_after_allow() {
     let api = cluster().await;
-    // Make the gang one short: w2 cannot fit anywhere, so w0 and w1 wait.
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let (mut actor, opts) = actor(&api).await;
     let client = api.client();
 
@@ -161,9 +165,7 @@ async fn gang_waits_then_binds_through_the_api_after_allow() {
 #[tokio::test]
 async fn permit_timeout_writes_condition_and_event() {
     let api = cluster().await;
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let (mut actor, opts) = actor(&api).await;
     let client = api.client();
     // w2's own Filter failure is written at once.
@@ -215,9 +217,7 @@ async fn permit_timeout_writes_condition_and_event() {
 #[tokio::test]
 async fn reject_leaves_the_pod_pending_with_a_failure() {
     let api = cluster().await;
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let (mut actor, _) = actor(&api).await;
     actor.step(t0());
     let (found, ws) = actor.reject("default/w0", "rejected by the operator");
@@ -400,9 +400,7 @@ async fn inspector_allow_binds_a_waiting_gang_through_the_session() {
     use schedscope::tui::WaitingPods;
     use schedscope::tui::acting::ActWaiting;
     let api = cluster().await;
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let (handle, inputs) = act::session::channel();
     let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = reports.clone();
@@ -522,9 +520,7 @@ async fn a_node_added_later_takes_the_pod_that_did_not_fit() {
 #[tokio::test]
 async fn a_waiting_pod_deleted_on_the_server_leaves_the_engine() {
     let api = cluster().await;
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let (mut actor, _) = actor(&api).await;
     actor.step(t0());
     assert_eq!(actor.waiting().len(), 2);
@@ -734,9 +730,7 @@ fn assert_writes_granted(api: &FakeApi) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn act_in_the_inspector_end_to_end() {
     let api = cluster().await;
-    let mut big = pod("w2", "schedscope", Some("g"));
-    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
-    api.apply("pods", big);
+    gang_one_short(&api);
     let dir = std::env::temp_dir().join(format!("schedscope-act-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let kc = dir.join("kubeconfig");
