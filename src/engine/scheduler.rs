@@ -300,6 +300,8 @@ pub struct Simulator {
     max_attempts: usize,
     bindings: BTreeMap<String, Binding>,
     events: Vec<SimEvent>,
+    /// Events handed out by [`Simulator::take_events`] (their `seq` goes on).
+    events_taken: usize,
     attempts: Vec<Attempt>,
     records: BTreeMap<PodKey, Record>,
     stop: Option<StopReason>,
@@ -407,6 +409,7 @@ impl Simulator {
             max_attempts,
             bindings: BTreeMap::new(),
             events: Vec::new(),
+            events_taken: 0,
             attempts: Vec::new(),
             records: BTreeMap::new(),
             stop: None,
@@ -428,7 +431,7 @@ impl Simulator {
     }
 
     fn event(&mut self, pod: &str, kind: SimEventKind) {
-        let seq = self.events.len();
+        let seq = self.events_taken + self.events.len();
         self.events.push(SimEvent {
             seq,
             at_ms: ms_between(self.start, self.now),
@@ -844,6 +847,12 @@ impl Simulator {
     }
     pub fn events(&self) -> &[SimEvent] {
         &self.events
+    }
+    /// Hand the events so far out and forget them (a long-running consumer, the
+    /// acting scheduler, keeps the log from growing); `seq` numbers go on.
+    pub fn take_events(&mut self) -> Vec<SimEvent> {
+        self.events_taken += self.events.len();
+        std::mem::take(&mut self.events)
     }
     pub fn attempts(&self) -> &[Attempt] {
         &self.attempts
@@ -1748,6 +1757,27 @@ mod tests {
 
     fn sim(nodes: Vec<Value>, pods: Vec<Value>) -> Simulator {
         Simulator::new(cluster(nodes, pods), SchedulerConfig::defaults(), opts())
+    }
+
+    #[test]
+    fn taken_events_leave_the_log_and_numbering_goes_on() {
+        let mut s = sim(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![
+                simple_pod("a", "1", "1Gi", None),
+                simple_pod("b", "1", "1Gi", None),
+            ],
+        );
+        assert!(s.schedule_one());
+        let first = s.take_events();
+        assert!(!first.is_empty());
+        assert!(s.events().is_empty());
+        assert!(s.schedule_one());
+        let next = s.events();
+        assert!(!next.is_empty());
+        let last = first.last().expect("events").seq;
+        assert_eq!(next[0].seq, last + 1, "seq numbers go on");
+        assert!(next.iter().all(|e| e.pod == "default/b"), "{next:?}");
     }
 
     fn placement(sim: &Simulator, key: &str) -> Placement {

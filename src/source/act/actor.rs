@@ -31,8 +31,6 @@ enum Expect {
 pub struct Actor {
     sim: Simulator,
     opts: ActOptions,
-    /// Simulator events already turned into writes.
-    seen: usize,
     /// The live model last observed (what the informers delivered so far).
     live: Arc<Cluster>,
     expect: BTreeMap<String, Expect>,
@@ -82,7 +80,6 @@ impl Actor {
         Ok(Actor {
             sim,
             opts,
-            seen: 0,
             live: cluster,
             expect: BTreeMap::new(),
         })
@@ -277,8 +274,7 @@ impl Actor {
     }
 
     fn drain(&mut self) -> Vec<Write> {
-        let events = self.sim.events()[self.seen..].to_vec();
-        self.seen = self.sim.events().len();
+        let events = self.sim.take_events();
         let mut out = Vec::new();
         for e in events {
             // A victim has left the engine's model; the live model still has it.
