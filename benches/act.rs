@@ -6,52 +6,17 @@
 //!
 //! Run: `cargo bench --bench act`
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
 use schedscope::config::SchedulerConfig;
-use schedscope::model::{Cluster, Node, Pod};
+use schedscope::model::Pod;
 use schedscope::source::act::{ActOptions, Actor, Write};
 use schedscope::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The synthetic `kind: List` into the model, pending pods owned by `schedscope`.
-fn load(text: &str) -> Cluster {
-    #[derive(serde::Deserialize)]
-    struct List {
-        items: Vec<serde_json::Value>,
-    }
-    let list: List = serde_json::from_str(text).expect("synthetic JSON parses");
-    let mut c = Cluster::new();
-    let mut pods = Vec::new();
-    for item in list.items {
-        match item["kind"].as_str() {
-            Some("Node") => {
-                let n: k8s_openapi::api::core::v1::Node =
-                    serde_json::from_value(item).expect("node");
-                c.upsert_node(Node::from_k8s(&n).expect("valid node"));
-            }
-            Some("Pod") => pods.push(item),
-            _ => {}
-        }
-    }
-    for item in pods {
-        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(item).expect("pod");
-        let mut pod = Pod::from_k8s(&p).expect("valid pod");
-        if !pod.is_bound() {
-            pod.scheduler_name = "schedscope".into();
-        }
-        c.upsert_pod(pod);
-    }
-    c
-}
+use support::{env_usize, load_synthetic};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -65,7 +30,15 @@ fn main() {
         zones: 3,
     };
     let pending = env_usize("SCHEDSCOPE_ACT_PENDING", 200);
-    let live = Arc::new(load(&synthetic_cluster_with_pending_json(&spec, pending)));
+    // Pending pods are owned by `schedscope`.
+    let live = Arc::new(load_synthetic(
+        &synthetic_cluster_with_pending_json(&spec, pending),
+        |p| {
+            if !p.is_bound() {
+                p.scheduler_name = "schedscope".into();
+            }
+        },
+    ));
     let config = SchedulerConfig::from_str(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: schedscope\n",
         "bench",

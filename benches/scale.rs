@@ -5,6 +5,8 @@
 //!
 //! Run: `cargo bench --bench scale`
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use schedscope::config::SchedulerConfig;
@@ -14,13 +16,7 @@ use schedscope::source::load_snapshot_str;
 use schedscope::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use support::env_usize;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

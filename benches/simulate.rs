@@ -5,46 +5,14 @@
 //!
 //! Run: `cargo bench --bench simulate`
 
+mod support;
+
 use std::time::Instant;
 
 use schedscope::config::SchedulerConfig;
 use schedscope::engine::scheduler::{Placement, SimOptions, Simulator};
-use schedscope::model::{Cluster, Node, Pod};
 use schedscope::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The synthetic `kind: List` into the model (nodes and pods only).
-fn load(text: &str) -> Cluster {
-    #[derive(serde::Deserialize)]
-    struct List {
-        items: Vec<serde_json::Value>,
-    }
-    let list: List = serde_json::from_str(text).expect("synthetic JSON parses");
-    let mut c = Cluster::new();
-    let mut pods = Vec::new();
-    for item in list.items {
-        match item["kind"].as_str() {
-            Some("Node") => {
-                let n: k8s_openapi::api::core::v1::Node =
-                    serde_json::from_value(item).expect("node");
-                c.upsert_node(Node::from_k8s(&n).expect("valid node"));
-            }
-            Some("Pod") => pods.push(item),
-            _ => {}
-        }
-    }
-    for item in pods {
-        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(item).expect("pod");
-        c.upsert_pod(Pod::from_k8s(&p).expect("valid pod"));
-    }
-    c
-}
+use support::{env_usize, load_synthetic};
 
 fn main() {
     let pending = env_usize("SCHEDSCOPE_SIM_PENDING", 10_000);
@@ -54,7 +22,7 @@ fn main() {
         zones: 3,
     };
     let t = Instant::now();
-    let cluster = load(&synthetic_cluster_with_pending_json(&spec, pending));
+    let cluster = load_synthetic(&synthetic_cluster_with_pending_json(&spec, pending), |_| {});
     println!(
         "setup: {} nodes, {} bound pods, {} pending pods in {:.1} s",
         spec.nodes,

@@ -1,0 +1,42 @@
+//! Shared by the benches: environment overrides and the synthetic cluster loader.
+#![allow(dead_code)] // each bench uses part of it
+
+use schedscope::model::{Cluster, Node, Pod};
+
+/// `name` from the environment as a number, else `default`.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The synthetic `kind: List` into the model (nodes and pods only), each pod through
+/// `adjust` before it is added.
+pub fn load_synthetic(text: &str, adjust: impl Fn(&mut Pod)) -> Cluster {
+    #[derive(serde::Deserialize)]
+    struct List {
+        items: Vec<serde_json::Value>,
+    }
+    let list: List = serde_json::from_str(text).expect("synthetic JSON parses");
+    let mut c = Cluster::new();
+    let mut pods = Vec::new();
+    for item in list.items {
+        match item["kind"].as_str() {
+            Some("Node") => {
+                let n: k8s_openapi::api::core::v1::Node =
+                    serde_json::from_value(item).expect("node");
+                c.upsert_node(Node::from_k8s(&n).expect("valid node"));
+            }
+            Some("Pod") => pods.push(item),
+            _ => {}
+        }
+    }
+    for item in pods {
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(item).expect("pod");
+        let mut pod = Pod::from_k8s(&p).expect("valid pod");
+        adjust(&mut pod);
+        c.upsert_pod(pod);
+    }
+    c
+}
