@@ -732,16 +732,7 @@ async fn act_in_the_inspector_end_to_end() {
     let api = cluster().await;
     gang_one_short(&api);
     let dir = std::env::temp_dir().join(format!("schedscope-act-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let kc = dir.join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
-            api.url()
-        ),
-    )
-    .expect("kubeconfig");
+    let kc = api.write_kubeconfig(&dir);
     let cfg = dir.join("scheduler.yaml");
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

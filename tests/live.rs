@@ -545,16 +545,7 @@ async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
         "message": "0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}]);
     api.apply("pods", big);
     let dir = std::env::temp_dir().join(format!("schedscope-kc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kc = dir.join("config");
-    std::fs::write(
-        &kc,
-        format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
-            api.url()
-        ),
-    )
-    .unwrap();
+    let kc = api.write_kubeconfig(&dir);
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
             .args(["explain", "default/big", "--kubeconfig"])

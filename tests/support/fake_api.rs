@@ -202,6 +202,21 @@ impl FakeApi {
         format!("http://{}", self.addr)
     }
 
+    /// A kubeconfig naming this server, written into `dir` (for the binary).
+    pub fn write_kubeconfig(&self, dir: &std::path::Path) -> std::path::PathBuf {
+        std::fs::create_dir_all(dir).expect("kubeconfig dir");
+        let path = dir.join("kubeconfig");
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: t\n  cluster:\n    server: {}\ncontexts:\n- name: test\n  context:\n    cluster: t\n    user: u\nusers:\n- name: u\n  user: {{}}\n",
+                self.url()
+            ),
+        )
+        .expect("kubeconfig");
+        path
+    }
+
     pub fn client(&self) -> kube::Client {
         let config = kube::Config::new(self.url().parse().expect("url"));
         kube::Client::try_from(config).expect("client")
