@@ -512,13 +512,14 @@ pub fn waiting_list() -> WaitingList {
     w
 }
 
-pub fn app_with(cluster: Cluster, theme: &str) -> Fixture {
-    let clock = Arc::new(ManualClock::new(t0()));
-    let app = App::new(AppInit {
+/// The app as the tests build it: the fixture profiles, an inline runner, `clock`,
+/// the named built-in theme, and the sample waiting pods.
+pub fn app_init(cluster: Cluster, theme: &str, clock: Arc<ManualClock>) -> AppInit {
+    AppInit {
         cluster: Arc::new(cluster),
         profiles: vec![profile("default-scheduler"), profile("gang")],
         runner: Arc::new(|fw: &Framework, _c: &Cluster, p: &Pod, _now: Timestamp| trace_for(fw, p)),
-        clock: clock.clone(),
+        clock,
         waiting: Box::new(waiting_list()),
         theme: Theme::builtin(theme).expect("builtin theme"),
         theme_loader: Box::new(|s| {
@@ -531,7 +532,12 @@ pub fn app_with(cluster: Cluster, theme: &str) -> Fixture {
         source: "snapshot testdata/cluster.yaml".into(),
         pod: None,
         simulation: None,
-    });
+    }
+}
+
+pub fn app_with(cluster: Cluster, theme: &str) -> Fixture {
+    let clock = Arc::new(ManualClock::new(t0()));
+    let app = App::new(app_init(cluster, theme, clock.clone()));
     let mut f = Fixture { app, clock };
     f.settle();
     f

@@ -1128,21 +1128,9 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     let cluster = Arc::new(cluster());
     let mut app = App::new(AppInit {
         cluster: cluster.clone(),
-        profiles: vec![profile("default-scheduler"), profile("gang")],
-        runner: Arc::new(|fw: &Framework, _c: &Cluster, p: &Pod, _n: Timestamp| trace_for(fw, p)),
-        clock: clock.clone(),
         waiting: Box::new(super::acting::ActWaiting::new(handle)),
-        theme: Theme::builtin("dark").expect("dark"),
-        theme_loader: Box::new(|_| {
-            Err(crate::theme::ThemeError::NotFound {
-                name: String::new(),
-                builtins: String::new(),
-                searched: String::new(),
-            })
-        }),
         source: "act as schedscope · test".into(),
-        pod: None,
-        simulation: None,
+        ..app_init(Cluster::new(), "dark", clock.clone())
     });
     assert!(app.waiting.is_empty());
     let deadline = |s: i64| {
