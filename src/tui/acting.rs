@@ -32,11 +32,7 @@ impl WaitingPods for ActWaiting {
         self.handle
             .waiting()
             .into_iter()
-            .map(|w| WaitingPod {
-                pod: w.pod,
-                node: w.node,
-                pending: w.pending,
-            })
+            .map(WaitingPod::from)
             .collect()
     }
 

@@ -458,11 +458,7 @@ impl WaitingPods for Simulation {
             .sim
             .waiting()
             .into_iter()
-            .map(|w| WaitingPod {
-                pod: w.pod,
-                node: w.node,
-                pending: w.pending,
-            })
+            .map(WaitingPod::from)
             .collect();
         v.sort_by(|a, b| a.pod.cmp(&b.pod));
         v

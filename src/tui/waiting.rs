@@ -57,6 +57,17 @@ pub struct WaitingPod {
     pub pending: Vec<PendingPlugin>,
 }
 
+/// The TUI's view of an engine waiting pod (its uid and start are not shown).
+impl From<crate::engine::waiting::WaitingPodView> for WaitingPod {
+    fn from(w: crate::engine::waiting::WaitingPodView) -> Self {
+        WaitingPod {
+            pod: w.pod,
+            node: w.node,
+            pending: w.pending,
+        }
+    }
+}
+
 impl WaitingPod {
     /// The earliest deadline: when the pod is rejected unless every plugin allows first.
     pub fn next_deadline(&self) -> Option<Timestamp> {
