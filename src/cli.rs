@@ -15,7 +15,7 @@ use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -453,24 +453,30 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
     if args.headless {
         return rt.block_on(async {
             let client = live::connect(&live_opts).await?;
-            let stop = Arc::new(AtomicBool::new(false));
+            // The signal's number; 0 while none came.
+            let stop = Arc::new(AtomicI32::new(0));
             let flag = stop.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    flag.store(true, AtomicOrdering::SeqCst);
-                }
-            });
+            crate::signals::watch(move |s| {
+                // A second signal while stopping does not wait for the Lease.
+                flag.compare_exchange(0, s.signal, AtomicOrdering::SeqCst, AtomicOrdering::SeqCst)
+                    .is_ok()
+            })
+            .context("watching for stop signals")?;
+            let stopped = stop.clone();
             act::run(
                 client,
                 live_opts,
                 config,
                 opts,
                 |line| eprintln!("{line}"),
-                move || stop.load(AtomicOrdering::SeqCst),
+                move || stopped.load(AtomicOrdering::SeqCst) != 0,
             )
             .await?;
             eprintln!("stopped; Lease released");
-            Ok(())
+            match stop.load(AtomicOrdering::SeqCst) {
+                0 => Ok(()),
+                signal => Err(crate::signals::Stopped { signal }.into()),
+            }
         });
     }
     let client_config = rt.block_on(live::client_config(&live_opts))?;

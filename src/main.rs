@@ -2,6 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use schedscope::cli::{Cli, Command, SnapshotCommand};
+use schedscope::signals::Stopped;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -28,8 +29,13 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
+            // The inspector or `--act` stopped by a signal, after cleaning up.
+            if let Some(stopped) = e.downcast_ref::<Stopped>() {
+                return ExitCode::from(stopped.exit_code());
+            }
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
 }
+
