@@ -11,6 +11,7 @@ use crate::config::SchedulerConfig;
 use crate::engine::cycle::CycleOptions;
 use crate::explain::explain;
 use crate::model::Cluster;
+use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
@@ -256,7 +257,7 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
     writeln!(
         out,
         "wrote {} ({}{})",
-        args.output.display(),
+        terminal_safe(&args.output.display().to_string()),
         report,
         if args.redact { "; redacted" } else { "" }
     )?;
@@ -302,11 +303,11 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
                     ..Default::default()
                 },
             );
-            out.write_all(text.as_bytes())?;
+            out.write_all(terminal_safe(&text).as_bytes())?;
             if loaded.live.is_some() {
-                writeln!(out, "\n{}", source.config_label())?;
+                writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
                 if let Some(w) = &word {
-                    writeln!(out, "{}", w.line())?;
+                    writeln!(out, "{}", terminal_safe(&w.line()))?;
                 }
             }
         }
@@ -350,7 +351,10 @@ pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Writ
     };
     let result = simulate(snapshot.cluster, config, opts);
     match args.output {
-        SimFormat::Text => out.write_all(simulation::render_timeline(&result).as_bytes())?,
+        SimFormat::Text => {
+            let text = simulation::render_timeline(&result);
+            out.write_all(terminal_safe(&text).as_bytes())?
+        }
         SimFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, &simulation::to_json(&result, args.traces))?;
             writeln!(out)?;
@@ -384,10 +388,11 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
         };
         writeln!(
             out,
-            "{:<48} {:>11}  {:<20} {state}",
-            p.key(),
+            "{:<48} {:>11}  {:<20} {}",
+            terminal_safe(&p.key()),
             p.priority,
-            p.scheduler_name
+            terminal_safe(&p.scheduler_name),
+            terminal_safe(&state)
         )?;
     }
     Ok(())
@@ -468,7 +473,7 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
                 live_opts,
                 config,
                 opts,
-                |line| eprintln!("{line}"),
+                |line| eprintln!("{}", terminal_safe(&line)),
                 move || stopped.load(AtomicOrdering::SeqCst) != 0,
             )
             .await?;

@@ -2,6 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use schedscope::cli::{Cli, Command, SnapshotCommand};
+use schedscope::render::escape::terminal_safe;
 use schedscope::signals::Stopped;
 
 fn main() -> ExitCode {
@@ -31,7 +32,8 @@ fn main() -> ExitCode {
             if let Some(stopped) = e.downcast_ref::<Stopped>() {
                 return ExitCode::from(stopped.exit_code());
             }
-            eprintln!("error: {e:#}");
+            // Messages quote names, keys and values from the user's files and cluster.
+            eprintln!("error: {}", terminal_safe(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

@@ -19,12 +19,23 @@ use support::fake_api::FakeApi;
 const WAIT: Duration = Duration::from_secs(30);
 const LEASE: &str = "kube-system/default-scheduler";
 
+/// One node, its name holding a window-title sequence (the log must not print it
+/// raw), and one pending pod for the acting scheduler.
 async fn cluster() -> Arc<FakeApi> {
     let api = FakeApi::start().await;
     api.apply("namespaces", json!({"metadata": {"name": "default"}}));
     api.apply(
+        "pods",
+        json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p",
+                            "creationTimestamp": "2026-01-10T09:00:00Z"},
+               "spec": {"schedulerName": "default-scheduler", "priority": 0,
+                        "containers": [{"name": "c", "image": "nginx",
+                                        "resources": {"requests": {"cpu": "1"}}}]},
+               "status": {"phase": "Pending"}}),
+    );
+    api.apply(
         "nodes",
-        json!({"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        json!({"metadata": {"name": "n\u{1b}]0;pwned\u{7}", "labels": {"kubernetes.io/hostname": "n1"}},
                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
                           "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}),
     );
@@ -79,8 +90,8 @@ async fn headless_act_releases_the_lease_on_each_stop_signal() {
                         .push_str(&String::from_utf8_lossy(&buf[..n]));
                 }
             });
-            until("the Lease to be taken", || {
-                log.lock().unwrap().contains("acting as scheduler") && holder(&watcher).is_string()
+            until("the pod to be bound", || {
+                log.lock().unwrap().contains("bound default/p to ") && holder(&watcher).is_string()
             });
             let st = Command::new("kill")
                 .args(["-s", signal, &child.id().to_string()])
@@ -104,6 +115,14 @@ async fn headless_act_releases_the_lease_on_each_stop_signal() {
         assert_eq!(status.code(), Some(code), "SIG{signal}: {status:?}\n{log}");
         assert!(log.contains("stopped; Lease released"), "{log}");
         assert!(!log.contains("error:"), "{log}");
+        assert!(
+            log.contains(r"bound default/p to n\x1b]0;pwned\x07"),
+            "{log}"
+        );
+        assert!(
+            !log.contains(['\x1b', '\x07']),
+            "control characters in the log: {log:?}"
+        );
         assert!(holder(&api).is_null(), "SIG{signal}: Lease still held");
     }
 }

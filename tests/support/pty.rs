@@ -18,6 +18,8 @@ pub struct Session {
     tty: Option<std::path::PathBuf>,
     /// Set once the program's output has ended (every writer of the terminal closed).
     output_ended: Arc<AtomicBool>,
+    /// Every byte the program wrote, escape sequences included.
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Session {
@@ -49,6 +51,8 @@ impl Session {
         let answer = writer.clone();
         let output_ended = Arc::new(AtomicBool::new(false));
         let ended = output_ended.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let raw_sink = raw.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -56,6 +60,7 @@ impl Session {
                     break;
                 }
                 let chunk = &buf[..n];
+                raw_sink.lock().unwrap().extend_from_slice(chunk);
                 let mut p = p.lock().unwrap();
                 p.process(chunk);
                 // Answer cursor-position queries as a real terminal would.
@@ -76,7 +81,13 @@ impl Session {
             child,
             tty,
             output_ended,
+            raw,
         }
+    }
+
+    /// What the program wrote so far, byte for byte.
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
     }
 
     /// After the program exited: waits until the emulator has read all it wrote.
