@@ -11,11 +11,12 @@ use crate::config::SchedulerConfig;
 use crate::engine::cycle::CycleOptions;
 use crate::explain::explain;
 use crate::model::Cluster;
+use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -256,7 +257,7 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
     writeln!(
         out,
         "wrote {} ({}{})",
-        args.output.display(),
+        terminal_safe(&args.output.display().to_string()),
         report,
         if args.redact { "; redacted" } else { "" }
     )?;
@@ -302,11 +303,11 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
                     ..Default::default()
                 },
             );
-            out.write_all(text.as_bytes())?;
+            out.write_all(terminal_safe(&text).as_bytes())?;
             if loaded.live.is_some() {
-                writeln!(out, "\n{}", source.config_label())?;
+                writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
                 if let Some(w) = &word {
-                    writeln!(out, "{}", w.line())?;
+                    writeln!(out, "{}", terminal_safe(&w.line()))?;
                 }
             }
         }
@@ -350,7 +351,10 @@ pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Writ
     };
     let result = simulate(snapshot.cluster, config, opts);
     match args.output {
-        SimFormat::Text => out.write_all(simulation::render_timeline(&result).as_bytes())?,
+        SimFormat::Text => {
+            let text = simulation::render_timeline(&result);
+            out.write_all(terminal_safe(&text).as_bytes())?
+        }
         SimFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, &simulation::to_json(&result, args.traces))?;
             writeln!(out)?;
@@ -384,10 +388,11 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
         };
         writeln!(
             out,
-            "{:<48} {:>11}  {:<20} {state}",
-            p.key(),
+            "{:<48} {:>11}  {:<20} {}",
+            terminal_safe(&p.key()),
             p.priority,
-            p.scheduler_name
+            terminal_safe(&p.scheduler_name),
+            terminal_safe(&state)
         )?;
     }
     Ok(())
@@ -453,24 +458,30 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
     if args.headless {
         return rt.block_on(async {
             let client = live::connect(&live_opts).await?;
-            let stop = Arc::new(AtomicBool::new(false));
+            // The signal's number; 0 while none came.
+            let stop = Arc::new(AtomicI32::new(0));
             let flag = stop.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    flag.store(true, AtomicOrdering::SeqCst);
-                }
-            });
+            crate::signals::watch(move |s| {
+                // A second signal while stopping does not wait for the Lease.
+                flag.compare_exchange(0, s.signal, AtomicOrdering::SeqCst, AtomicOrdering::SeqCst)
+                    .is_ok()
+            })
+            .context("watching for stop signals")?;
+            let stopped = stop.clone();
             act::run(
                 client,
                 live_opts,
                 config,
                 opts,
-                |line| eprintln!("{line}"),
-                move || stop.load(AtomicOrdering::SeqCst),
+                |line| eprintln!("{}", terminal_safe(&line)),
+                move || stopped.load(AtomicOrdering::SeqCst) != 0,
             )
             .await?;
             eprintln!("stopped; Lease released");
-            Ok(())
+            match stop.load(AtomicOrdering::SeqCst) {
+                0 => Ok(()),
+                signal => Err(crate::signals::Stopped { signal }.into()),
+            }
         });
     }
     let client_config = rt.block_on(live::client_config(&live_opts))?;

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod explain;
 pub mod model;
 pub mod render;
+pub mod signals;
 pub mod source;
 pub mod synthetic;
 pub mod theme;

@@ -2,6 +2,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use schedscope::cli::{Cli, Command, SnapshotCommand};
+use schedscope::render::escape::terminal_safe;
+use schedscope::signals::Stopped;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -23,13 +25,32 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // A closed pipe (`| head`) is not an error worth a message.
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
+            if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            // The inspector or `--act` stopped by a signal, after cleaning up.
+            if let Some(stopped) = e.downcast_ref::<Stopped>() {
+                return ExitCode::from(stopped.exit_code());
+            }
+            // Messages quote names, keys and values from the user's files and cluster.
+            eprintln!("error: {}", terminal_safe(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether writing stdout failed because its reader went away, however the error was
+/// wrapped (serde_json keeps the I/O error inside its own).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        let kind = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }

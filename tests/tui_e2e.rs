@@ -79,3 +79,55 @@ fn simulate_steps_the_gang_demo_and_allows_a_waiting_pod() {
     let status = s.wait_exit();
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// `kill -TERM`, `-INT` or `-HUP` (systemd, a closed terminal, a script) ends the
+/// inspector as `q` does: the terminal is put back (raw mode off, alternate screen
+/// left, cursor shown, mouse reporting off) and the exit status is the shell's code
+/// for the signal.
+#[test]
+fn stop_signals_restore_the_terminal() {
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let mut s = Session::start(&["--snapshot", "examples/demo-cluster.yaml"]);
+        s.wait_for("batch/quarterly-report");
+        {
+            let parser = s.parser.lock().unwrap();
+            let screen = parser.screen();
+            assert!(screen.alternate_screen() && screen.hide_cursor());
+            assert_ne!(screen.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+        }
+        assert!(s.tty_is_raw());
+
+        s.signal(signal);
+        let status = s.wait_exit();
+        assert_eq!(
+            (status.exit_code(), status.signal()),
+            (code, None),
+            "SIG{signal}: {status:?}"
+        );
+        s.wait_output_end();
+        let parser = s.parser.lock().unwrap();
+        let screen = parser.screen();
+        assert!(!screen.alternate_screen(), "SIG{signal}: alternate screen");
+        assert!(!screen.hide_cursor(), "SIG{signal}: cursor hidden");
+        assert_eq!(
+            screen.mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None,
+            "SIG{signal}: mouse reporting on"
+        );
+        drop(parser);
+        assert!(!s.tty_is_raw(), "SIG{signal}: terminal left raw");
+    }
+}
+
+/// In raw mode Ctrl-C is a key, not a signal: it quits like `q`, with success.
+#[test]
+fn ctrl_c_key_quits_cleanly() {
+    let mut s = Session::start(&["--snapshot", "examples/demo-cluster.yaml"]);
+    s.wait_for("batch/quarterly-report");
+    s.keys("\x03");
+    let status = s.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    s.wait_output_end();
+    assert!(!s.parser.lock().unwrap().screen().alternate_screen());
+    assert!(!s.tty_is_raw());
+}

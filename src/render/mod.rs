@@ -1,6 +1,8 @@
 //! Renderings of a [`Trace`](crate::trace::Trace) for the CLI: the fidelity JSON
-//! schema (also as YAML) and a human table.
+//! schema (also as YAML) and a human table; [`escape`] makes untrusted text safe to
+//! print on a terminal.
 
+pub mod escape;
 pub mod json;
 pub mod simulation;
 pub mod table;

@@ -1,6 +1,6 @@
-//! The thin event loop: input, trace worker and data-source threads send owned events
-//! into one channel; the loop updates the app and redraws only when it changed. With
-//! no countdown running, it blocks on the channel and uses no CPU.
+//! The thin event loop: input, trace worker, data-source and stop-signal threads send
+//! owned events into one channel; the loop updates the app and redraws only when it
+//! changed. With no countdown running, it blocks on the channel and uses no CPU.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -11,8 +11,9 @@ use crossterm::event::{self, Event as CtEvent, KeyEventKind, MouseButton, MouseE
 use super::action::{Action, DataUpdate, MouseKind};
 use super::app::App;
 use super::engine::{TraceJob, TraceKey};
-use super::terminal::Tui;
+use super::terminal::{self, Tui};
 use super::view::TraceView;
+use crate::signals::{self, Stopped};
 use crate::trace::Trace;
 
 pub enum Event {
@@ -20,6 +21,8 @@ pub enum Event {
     Action(Action),
     Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
     InputError(String),
+    /// SIGTERM, SIGINT or SIGHUP: end the loop so the terminal is restored.
+    Stop(Stopped),
 }
 
 fn spawn_input(tx: Sender<Event>) {
@@ -52,6 +55,18 @@ fn spawn_input(tx: Sender<Event>) {
             }
         }
     });
+}
+
+fn spawn_signals(tx: Sender<Event>) -> anyhow::Result<()> {
+    signals::watch(move |stopped| {
+        if tx.send(Event::Stop(stopped)).is_ok() {
+            return true;
+        }
+        // The loop is over; the process exits at once, the terminal put back first.
+        terminal::restore();
+        false
+    })?;
+    Ok(())
 }
 
 fn spawn_worker(tx: Sender<Event>) -> Sender<TraceJob> {
@@ -87,6 +102,7 @@ fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
         Event::Action(a) => app.update(a),
         Event::Trace(key, trace, view) => app.trace_ready(key, trace, view),
         Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
+        Event::Stop(stopped) => return Err(stopped.into()),
     }
     Ok(())
 }
@@ -97,6 +113,7 @@ pub fn run_loop(
     updates: Option<Receiver<DataUpdate>>,
 ) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Event>();
+    spawn_signals(tx.clone())?;
     spawn_input(tx.clone());
     let jobs = spawn_worker(tx.clone());
     if let Some(u) = updates {

@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,12 @@ pub struct Session {
     pub parser: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// The terminal device the program runs on.
+    tty: Option<std::path::PathBuf>,
+    /// Set once the program's output has ended (every writer of the terminal closed).
+    output_ended: Arc<AtomicBool>,
+    /// Every byte the program wrote, escape sequences included.
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Session {
@@ -31,6 +38,7 @@ impl Session {
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("NO_COLOR");
         let child = pty.slave.spawn_command(cmd).expect("spawn");
+        let tty = pty.master.tty_name();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().expect("reader");
         let writer = Arc::new(Mutex::new(pty.master.take_writer().expect("writer")));
@@ -41,6 +49,10 @@ impl Session {
         )));
         let p = parser.clone();
         let answer = writer.clone();
+        let output_ended = Arc::new(AtomicBool::new(false));
+        let ended = output_ended.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let raw_sink = raw.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -48,6 +60,7 @@ impl Session {
                     break;
                 }
                 let chunk = &buf[..n];
+                raw_sink.lock().unwrap().extend_from_slice(chunk);
                 let mut p = p.lock().unwrap();
                 p.process(chunk);
                 // Answer cursor-position queries as a real terminal would.
@@ -58,6 +71,7 @@ impl Session {
                     let _ = w.flush();
                 }
             }
+            ended.store(true, Ordering::SeqCst);
         });
         // Keep the master alive as long as the session: dropping it hangs up the child.
         std::mem::forget(pty.master);
@@ -65,7 +79,48 @@ impl Session {
             parser,
             writer,
             child,
+            tty,
+            output_ended,
+            raw,
         }
+    }
+
+    /// What the program wrote so far, byte for byte.
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
+    }
+
+    /// After the program exited: waits until the emulator has read all it wrote.
+    pub fn wait_output_end(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.output_ended.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the output did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends `signal` (a name `kill -s` knows: TERM, INT, HUP) to the program.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.process_id().expect("pid").to_string();
+        let st = std::process::Command::new("kill")
+            .args(["-s", signal, &pid])
+            .status()
+            .expect("kill");
+        assert!(st.success(), "kill -s {signal} {pid}: {st}");
+    }
+
+    /// Whether the terminal is still in raw mode (no canonical input, no echo).
+    pub fn tty_is_raw(&self) -> bool {
+        let tty = self.tty.as_ref().expect("the pty has a device name");
+        let out = std::process::Command::new("stty")
+            .arg("-a")
+            .arg("-F")
+            .arg(tty)
+            .output()
+            .expect("stty");
+        assert!(out.status.success(), "stty: {out:?}");
+        let flags = String::from_utf8_lossy(&out.stdout);
+        flags.split_whitespace().any(|f| f == "-icanon")
     }
 
     pub fn screen(&self) -> String {
