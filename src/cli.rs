@@ -485,11 +485,11 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
         .block_on(async { kube::Client::try_from(client_config) })
         .context("building the API client")?;
     // A held Lease is a plain error before the terminal is taken over.
-    rt.block_on(act::acquire_lease(
-        &client,
-        &opts,
-        k8s_openapi::jiff::Timestamp::now(),
-    ))?;
+    rt.block_on(act::acquire_lease_retrying(&client, &opts))?;
+    // A lost Lease stops the writes, not the inspector.
+    let mut opts = opts;
+    opts.watch_after_lease_lost = true;
+    let stopped_label = format!("NOT ACTING (Lease lost) · {label}");
     let profiles = config.profiles.clone();
     let (handle, inputs) = act::session::channel();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -513,6 +513,11 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
                     act::Report::Line(text, error) => {
                         let _ =
                             tx.send(crate::source::DataUpdate::notice(last.clone(), text, error));
+                    }
+                    act::Report::StoppedActing(why) => {
+                        let mut u = crate::source::DataUpdate::notice(last.clone(), why, true);
+                        u.source = Some(stopped_label.clone());
+                        let _ = tx.send(u);
                     }
                 },
                 || false,

@@ -788,3 +788,204 @@ async fn act_in_the_inspector_end_to_end() {
     assert!(api.objects("pods")["default/other"]["spec"]["nodeName"].is_null());
     assert_writes_granted(&api);
 }
+
+/// One node, no pods: the acting loop's quiet start.
+async fn one_node() -> Arc<FakeApi> {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    api
+}
+
+fn lines_of(reports: &std::sync::Mutex<Vec<act::Report>>) -> Vec<String> {
+    reports
+        .lock()
+        .expect("reports")
+        .iter()
+        .filter_map(|r| match r {
+            act::Report::Line(l, _) => Some(l.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A transient 403 on the Lease at start-up, then failed renewals that recover
+/// within the renew deadline: the session keeps acting (a pod added afterwards is
+/// bound), says so, and never stops.
+#[tokio::test]
+async fn lease_renewal_failures_within_the_deadline_keep_acting() {
+    let api = one_node().await;
+    api.fail_lease_requests(1, 403);
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    let (handle, inputs) = act::session::channel();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let session = tokio::spawn(act::run_session(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        inputs,
+        move |r| sink.lock().expect("reports").push(r),
+        || false,
+    ));
+    until("acting", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("acting as scheduler"))
+    })
+    .await;
+    api.fail_lease_requests(3, 403);
+    until("renewed again", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l == "the Lease is renewed again")
+    })
+    .await;
+    api.apply("pods", pod("p", "schedscope", None));
+    until("p bound", || {
+        api.objects("pods")["default/p"]["spec"]["nodeName"] == "n1"
+    })
+    .await;
+    let lines = lines_of(&reports);
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "renewing the Lease failed (still acting; retrying for up to 10s after the last \
+             renewal): Lease kube-system/schedscope: Forbidden: injected Lease failure (403) \
+             (HTTP 403)"
+        )),
+        "{lines:?}"
+    );
+    // One line per run of failures, not one per failed attempt.
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("renewing the Lease failed"))
+            .count(),
+        1,
+        "{lines:?}"
+    );
+    assert!(
+        !reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::StoppedActing(_))),
+        "{lines:?}"
+    );
+    drop(handle);
+    tokio::time::timeout(WAIT, session)
+        .await
+        .expect("bounded")
+        .expect("joined")
+        .expect("a clean stop");
+}
+
+/// Headless, renewals failing past the renew deadline end the session with an error
+/// that says why once, in words (no Rust debug of the API status).
+#[tokio::test]
+async fn headless_lease_lost_past_the_deadline_stops_with_a_clear_error() {
+    let api = one_node().await;
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    opts.renew_deadline = Duration::from_millis(300);
+    let acting = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = acting.clone();
+    let down = api.clone();
+    let run = act::run(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        move |l| {
+            if l.starts_with("acting as scheduler") {
+                seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                down.set_leases_down(Some(403));
+            }
+        },
+        || false,
+    );
+    let r = tokio::time::timeout(WAIT, run).await.expect("bounded");
+    assert!(acting.load(std::sync::atomic::Ordering::SeqCst));
+    let e = r.expect_err("the Lease is lost");
+    assert!(matches!(e, ActError::LeaseLost { .. }), "{e:?}");
+    assert_eq!(
+        format!("{:#}", anyhow::Error::new(e)),
+        "stopped acting as scheduler \"schedscope\": the Lease kube-system/schedscope was not \
+         renewed within 300ms (last error: Lease kube-system/schedscope: Forbidden: injected \
+         Lease failure (403) (HTTP 403))"
+    );
+}
+
+/// In the inspector, renewals failing past the deadline stop the writes but not
+/// the session: it says so, keeps the model live, and answers commands with why.
+#[tokio::test]
+async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
+    let api = one_node().await;
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    opts.renew_deadline = Duration::from_millis(300);
+    opts.watch_after_lease_lost = true;
+    let (handle, inputs) = act::session::channel();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let session = tokio::spawn(act::run_session(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        inputs,
+        move |r| sink.lock().expect("reports").push(r),
+        || false,
+    ));
+    until("acting", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("acting as scheduler"))
+    })
+    .await;
+    // 503s, which the client retries by itself: the renew deadline still holds.
+    api.set_leases_down(Some(503));
+    until("stopped acting", || {
+        reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::StoppedActing(_)))
+    })
+    .await;
+    // The API server answers again, but the session does not take the Lease back.
+    api.set_leases_down(None);
+    api.apply("pods", pod("p", "schedscope", None));
+    until("p in the model shown", || {
+        reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::Data(u) if u.cluster.pod("default/p").is_some()))
+    })
+    .await;
+    assert!(handle.send(act::Command::Allow {
+        pod: "default/p".into(),
+        plugin: None,
+    }));
+    until("the command answered", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("not acting: stopped acting as scheduler"))
+    })
+    .await;
+    assert!(api.objects("pods")["default/p"]["spec"]["nodeName"].is_null());
+    assert!(
+        api.writes().iter().all(|(_, p)| !p.contains("/pods/p")),
+        "{:?}",
+        api.writes()
+    );
+    drop(handle);
+    tokio::time::timeout(WAIT, session)
+        .await
+        .expect("bounded")
+        .expect("joined")
+        .expect("a clean stop");
+}
