@@ -306,7 +306,7 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
             if loaded.live.is_some() {
                 writeln!(out, "\n{}", source.config_label())?;
                 if let Some(w) = &word {
-                    writeln!(out, "{}", w.line())?;
+                    writeln!(out, "{}", w.line(now()))?;
                 }
             }
         }
@@ -320,6 +320,8 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
                     match &word {
                         Some(w) => serde_json::json!({
                             "from": w.from, "message": w.message, "differs": w.differs,
+                            "count": w.count,
+                            "lastSeen": w.last_seen.map(|t| t.to_string()),
                         }),
                         None => serde_json::Value::Null,
                     },

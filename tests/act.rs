@@ -989,3 +989,58 @@ async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
         .expect("joined")
         .expect("a clean stop");
 }
+
+/// A StatefulSet pod recreated under its name: the live source's FailedScheduling
+/// event of the old pod (another uid) is not taken for the new pod's word; once the
+/// new pod has one of its own, that is shown, with its count and age.
+#[tokio::test]
+async fn a_recreated_pods_old_event_is_not_its_word() {
+    use schedscope::source::SchedulerWord;
+    let api = one_node().await;
+    api.apply("pods", pod("web-0", "default-scheduler", None));
+    let event = |name: &str, uid: &str, message: &str, count: i32| {
+        json!({"metadata": {"name": name, "namespace": "default"},
+               "involvedObject": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": uid},
+               "reason": "FailedScheduling", "type": "Warning", "message": message,
+               "count": count, "lastTimestamp": "2026-01-10T09:58:00Z"})
+    };
+    api.apply(
+        "events",
+        event(
+            "web-0.old",
+            "uid-web-0-before",
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s).",
+            9,
+        ),
+    );
+    let fit_error = "0/1 nodes are available: 1 Insufficient cpu.";
+    let word = |st: &live::LiveState| {
+        let pod = st.cluster.pod("default/web-0").expect("pod");
+        SchedulerWord::of(pod, st.events.get("default/web-0"), Some(fit_error))
+    };
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    assert_eq!(word(&st), None);
+
+    api.delete("events", "default/web-0.old");
+    api.apply(
+        "events",
+        event(
+            "web-0.new",
+            "uid-web-0",
+            "0/1 nodes are available: 1 Insufficient cpu.",
+            2,
+        ),
+    );
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    let w = word(&st).expect("its own event");
+    assert!(!w.differs, "{w:?}");
+    assert_eq!(
+        w.line(t0()),
+        "real scheduler (FailedScheduling event) agrees with the replay (2×, last 2m00s ago): \
+         0/1 nodes are available: 1 Insufficient cpu."
+    );
+}

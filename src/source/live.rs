@@ -417,6 +417,7 @@ impl Watched for core::Event {
                 .or(self.count)
                 .unwrap_or(1),
             last_seen,
+            uid: obj.uid.clone().unwrap_or_default(),
         };
         // Keep the latest event per pod.
         let newer = st

@@ -59,6 +59,10 @@ pub struct SchedulingEvent {
     pub message: String,
     pub count: i32,
     pub last_seen: Option<Timestamp>,
+    /// `involvedObject.uid` (`regarding.uid`): which incarnation of the pod it is
+    /// about. A pod deleted and created again under the same name (a StatefulSet's)
+    /// has a new uid, and the old one's events still name it.
+    pub uid: String,
 }
 
 pub type SchedulingEvents = BTreeMap<PodKey, SchedulingEvent>;
@@ -71,12 +75,17 @@ pub struct SchedulerWord {
     pub message: String,
     /// The replay's FitError differs from it.
     pub differs: bool,
+    /// The event's count and when it was last seen, so that an old word is told
+    /// from a current disagreement (none for the condition).
+    pub count: Option<i32>,
+    pub last_seen: Option<Timestamp>,
 }
 
 impl SchedulerWord {
     /// The latest event wins over the condition (the condition is updated on the
-    /// same failure, but events also carry the count). `None` when the scheduler
-    /// said nothing, or the pod is bound.
+    /// same failure, but events also carry the count). An event about another pod
+    /// of the same name (an earlier incarnation: another uid) is not this pod's.
+    /// `None` when the scheduler said nothing, or the pod is bound.
     pub fn of(
         pod: &Pod,
         event: Option<&SchedulingEvent>,
@@ -85,9 +94,17 @@ impl SchedulerWord {
         if pod.is_bound() {
             return None;
         }
-        let (from, message) = match (event, &pod.not_scheduled) {
-            (Some(e), _) if !e.message.is_empty() => ("FailedScheduling event", e.message.clone()),
-            (_, Some((_, m))) if !m.is_empty() => ("PodScheduled condition", m.clone()),
+        let event = event.filter(|e| {
+            !e.message.is_empty() && (e.uid.is_empty() || pod.uid.is_empty() || e.uid == pod.uid)
+        });
+        let (from, message, count, last_seen) = match (event, &pod.not_scheduled) {
+            (Some(e), _) => (
+                "FailedScheduling event",
+                e.message.clone(),
+                Some(e.count),
+                e.last_seen,
+            ),
+            (_, Some((_, m))) if !m.is_empty() => ("PodScheduled condition", m.clone(), None, None),
             _ => return None,
         };
         let differs = replay_fit_error.is_none_or(|r| normalize(r) != normalize(&message));
@@ -95,21 +112,40 @@ impl SchedulerWord {
             from,
             message,
             differs,
+            count,
+            last_seen,
         })
     }
 
-    /// One line for `explain` and the TUI.
-    pub fn line(&self) -> String {
-        if self.differs {
-            format!(
-                "real scheduler ({}) differs from the replay: {}",
-                self.from, self.message
-            )
+    /// One line for `explain` and the TUI; `now` dates the event.
+    pub fn line(&self, now: Timestamp) -> String {
+        let verdict = if self.differs {
+            "differs from"
         } else {
-            format!(
-                "real scheduler ({}) agrees with the replay: {}",
-                self.from, self.message
-            )
+            "agrees with"
+        };
+        format!(
+            "real scheduler ({}) {verdict} the replay{}: {}",
+            self.from,
+            self.seen(now),
+            self.message
+        )
+    }
+
+    /// ` (3×, last 2m10s ago)` for an event; empty for the condition.
+    pub fn seen(&self, now: Timestamp) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.count {
+            parts.push(format!("{c}×"));
+        }
+        if let Some(t) = self.last_seen {
+            let age = (now.as_second() - t.as_second()).max(0);
+            parts.push(format!("last {} ago", age_text(age)));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
         }
     }
 }
@@ -141,6 +177,7 @@ mod tests {
             message: m.into(),
             count: 3,
             last_seen: None,
+            uid: String::new(),
         }
     }
 
@@ -194,6 +231,44 @@ mod tests {
         let mut bound = pending(Some(fe));
         bound.node_name = Some("n1".into());
         assert_eq!(SchedulerWord::of(&bound, None, None), None);
+    }
+
+    /// A StatefulSet pod deleted and created again keeps its name: the old pod's
+    /// FailedScheduling event is not the new pod's word. Its own event is, with its
+    /// count and age beside it.
+    #[test]
+    fn an_earlier_incarnations_event_is_not_this_pods_word() {
+        let fe = "0/3 nodes are available: 3 Insufficient cpu.";
+        let mut pod = pending(None);
+        pod.uid = "uid-new".into();
+        let at = |s: i64| Timestamp::from_second(1_000 + s).unwrap();
+        let old = SchedulingEvent {
+            message: "0/3 nodes are available: 3 node(s) had untolerated taint(s).".into(),
+            count: 7,
+            last_seen: Some(at(0)),
+            uid: "uid-old".into(),
+        };
+        assert_eq!(SchedulerWord::of(&pod, Some(&old), Some(fe)), None);
+        // With a condition of its own, that is the word.
+        pod.not_scheduled = Some(("Unschedulable".into(), fe.into()));
+        let w = SchedulerWord::of(&pod, Some(&old), Some(fe)).expect("word");
+        assert_eq!((w.from, w.differs), ("PodScheduled condition", false));
+        assert_eq!(
+            w.line(at(130)),
+            "real scheduler (PodScheduled condition) agrees with the replay: 0/3 nodes are \
+             available: 3 Insufficient cpu."
+        );
+        let own = SchedulingEvent {
+            uid: "uid-new".into(),
+            message: "0/3 nodes are available: 3 node(s) didn't match pod affinity rules.".into(),
+            ..old.clone()
+        };
+        let w = SchedulerWord::of(&pod, Some(&own), Some(fe)).expect("word");
+        assert_eq!(
+            w.line(at(130)),
+            "real scheduler (FailedScheduling event) differs from the replay (7×, last 2m10s \
+             ago): 0/3 nodes are available: 3 node(s) didn't match pod affinity rules."
+        );
     }
 
     #[test]

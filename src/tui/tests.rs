@@ -1070,6 +1070,7 @@ fn live_status_and_the_real_schedulers_word() {
             message: "0/5 nodes are available: 5 Insufficient memory.".into(),
             count: 4,
             last_seen: Some(since),
+            uid: String::new(),
         },
     );
     let generation = f.app.generation;
@@ -1095,6 +1096,10 @@ fn live_status_and_the_real_schedulers_word() {
     assert!(s.contains("stale: data 45s old"), "{s}");
     assert!(
         s.contains("real scheduler (FailedScheduling event) differs from the replay"),
+        "{s}"
+    );
+    assert!(
+        s.contains("differs from the replay (4×, last 45s ago)"),
         "{s}"
     );
 
