@@ -576,9 +576,13 @@ async fn a_refused_binding_is_taken_back() {
     assert!(binds(&ws).is_empty(), "{ws:?}");
 }
 
-/// The same failure twice is one Event with count 2, as client-go aggregates.
+/// The same failure repeated is one `events.k8s.io/v1` Event with a series, as
+/// client-go's event broadcaster records it: the first repeat writes `series`
+/// (count 2), later ones are counted and written when the series ends (six quiet
+/// minutes), after which a repeat starts a new Event. The condition carries the
+/// pod's generation as its `observedGeneration`.
 #[tokio::test]
-async fn a_repeated_failure_is_counted_on_one_event() {
+async fn a_repeated_failure_is_a_series_on_one_event() {
     let api = cluster().await;
     let opts = ActOptions::new("schedscope", "kube-system");
     let mut writer = Writer::new(api.client(), opts);
@@ -587,23 +591,62 @@ async fn a_repeated_failure_is_counted_on_one_event() {
             namespace: "default".into(),
             name: "w0".into(),
             uid: "uid-w0".into(),
+            generation: 3,
         },
         message: "0/2 nodes are available: 2 Insufficient cpu.".into(),
         nominated_node: None,
     };
-    writer.perform(&w, t0()).await.expect("first");
-    writer
-        .perform(&w, t0() + Duration::from_secs(5))
-        .await
-        .expect("second");
-    let events = api.objects("events");
-    let mine: Vec<&Value> = events
-        .values()
-        .filter(|e| e["involvedObject"]["name"] == "w0")
-        .collect();
-    assert_eq!(mine.len(), 1, "{mine:?}");
-    assert_eq!(mine[0]["count"], 2);
-    assert_eq!(mine[0]["lastTimestamp"], "2026-01-10T10:00:05Z");
+    let at = |s: u64| t0() + Duration::from_secs(s);
+    writer.perform(&w, at(0)).await.expect("first");
+    writer.perform(&w, at(5)).await.expect("second");
+    writer.perform(&w, at(9)).await.expect("third");
+    let mine = |api: &FakeApi| -> Vec<Value> {
+        api.objects("events")
+            .into_values()
+            .filter(|e| e["regarding"]["name"] == "w0")
+            .collect()
+    };
+    let events = mine(&api);
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(e["reason"], "FailedScheduling");
+    assert_eq!(e["type"], "Warning");
+    assert_eq!(e["action"], "Scheduling");
+    assert_eq!(e["note"], "0/2 nodes are available: 2 Insufficient cpu.");
+    assert_eq!(e["regarding"]["uid"], "uid-w0");
+    assert_eq!(e["reportingController"], "schedscope");
+    assert!(
+        e["reportingInstance"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("schedscope-")),
+        "{e}"
+    );
+    assert_eq!(e["eventTime"], "2026-01-10T10:00:00.000000Z");
+    assert_eq!(e["series"]["count"], 2, "the third is only counted: {e}");
+    assert_eq!(
+        e["series"]["lastObservedTime"],
+        "2026-01-10T10:00:05.000000Z"
+    );
+    assert!(e.get("count").is_none(), "no core/v1 count: {e}");
+    let cond = &api.objects("pods")["default/w0"]["status"]["conditions"][0];
+    assert_eq!(cond["type"], "PodScheduled");
+    assert_eq!(cond["observedGeneration"], 3);
+
+    // Still within six minutes of the last repeat: nothing to write.
+    assert!(writer.flush(at(9 + 300)).await.is_empty());
+    assert_eq!(mine(&api)[0]["series"]["count"], 2);
+    // Six quiet minutes end the series with its final count.
+    assert!(writer.flush(at(9 + 360)).await.is_empty());
+    let events = mine(&api);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["series"]["count"], 3);
+    assert_eq!(
+        events[0]["series"]["lastObservedTime"],
+        "2026-01-10T10:00:09.000000Z"
+    );
+    // A repeat after that is a new Event.
+    writer.perform(&w, at(400)).await.expect("later");
+    assert_eq!(mine(&api).len(), 2);
     assert_writes_granted(&api);
 }
 
@@ -666,7 +709,30 @@ async fn preemption_evicts_the_victim_through_the_api_then_binds() {
         .iter()
         .find(|w| matches!(w, Write::Bind { .. }))
         .expect("bind");
-    writer.perform(bind, t0()).await.expect("bind");
+    writer
+        .perform(bind, t0() + Duration::from_secs(2))
+        .await
+        .expect("bind");
+    assert_eq!(writer.take_failed_events(), Vec::<String>::new());
+    // The binding is recorded as kube-scheduler records it.
+    let events = api.objects("events");
+    let scheduled: Vec<&Value> = events
+        .values()
+        .filter(|e| e["reason"] == "Scheduled")
+        .collect();
+    assert_eq!(scheduled.len(), 1, "{events:?}");
+    let e = scheduled[0];
+    assert_eq!(e["note"], "Successfully assigned default/high to n1");
+    assert_eq!(e["type"], "Normal");
+    assert_eq!(e["action"], "Binding");
+    assert_eq!(e["regarding"]["uid"], "uid-high");
+    // The Preempted Event names the preemptor as its related object.
+    let preempted = events
+        .values()
+        .find(|e| e["reason"] == "Preempted")
+        .expect("Preempted");
+    assert_eq!(preempted["action"], "Preempting");
+    assert_eq!(preempted["related"]["uid"], "uid-high");
     assert_writes_granted(&api);
 }
 
@@ -1042,5 +1108,51 @@ async fn a_recreated_pods_old_event_is_not_its_word() {
         w.line(t0()),
         "real scheduler (FailedScheduling event) agrees with the replay (2×, last 2m00s ago): \
          0/1 nodes are available: 1 Insufficient cpu."
+    );
+}
+
+/// An Event that cannot be recorded does not undo the write it records: the bind
+/// stands (the engine must not take it back), and the failure is told once, in
+/// words.
+#[tokio::test]
+async fn a_failed_event_does_not_fail_the_binding() {
+    let api = cluster().await;
+    let mut writer = Writer::new(api.client(), ActOptions::new("schedscope", "kube-system"));
+    let w0 = act::PodRef {
+        namespace: "default".into(),
+        name: "w0".into(),
+        uid: "uid-w0".into(),
+        generation: 1,
+    };
+    writer
+        .perform(
+            &Write::Unschedulable {
+                pod: w0.clone(),
+                message: "0/2 nodes are available: 2 Insufficient cpu.".into(),
+                nominated_node: None,
+            },
+            t0(),
+        )
+        .await
+        .expect("failure recorded");
+    // The same instant names the next Event of w0 the same: the API server refuses it.
+    writer
+        .perform(
+            &Write::Bind {
+                pod: w0,
+                node: "n1".into(),
+            },
+            t0(),
+        )
+        .await
+        .expect("the binding itself succeeded");
+    assert_eq!(api.objects("pods")["default/w0"]["spec"]["nodeName"], "n1");
+    let failed = writer.take_failed_events();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].starts_with(
+            "recording the Scheduled Event of default/w0 failed: AlreadyExists: events \"default/w0."
+        ) && failed[0].ends_with("\" already exists (HTTP 409)"),
+        "{failed:?}"
     );
 }

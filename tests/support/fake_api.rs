@@ -689,6 +689,9 @@ fn not_found(what: &str) -> Response<Body> {
 /// Store `obj` under `plural` as [`FakeApi::apply`] does (new resourceVersion, a
 /// watch event), returning the stored object.
 fn store(st: &mut State, plural: &str, mut obj: Value) -> Value {
+    if plural == "events" {
+        core_event_fields(&mut obj);
+    }
     st.rv += 1;
     let rv = st.rv;
     obj["metadata"]["resourceVersion"] = json!(rv.to_string());
@@ -711,6 +714,22 @@ fn store(st: &mut State, plural: &str, mut obj: Value) -> Value {
         obj: obj.clone(),
     });
     obj
+}
+
+/// One storage serves both Event APIs, as on a real API server: an
+/// `events.k8s.io/v1` Event gets the `v1` names of its fields too, so that a
+/// `v1` reader (the live source's FailedScheduling watch) sees it.
+fn core_event_fields(obj: &mut Value) {
+    for (new, old) in [
+        ("regarding", "involvedObject"),
+        ("related", "related"),
+        ("note", "message"),
+        ("reportingController", "reportingComponent"),
+    ] {
+        if let Some(v) = obj.get(new).cloned() {
+            obj[old] = v;
+        }
+    }
 }
 
 /// Strategic merge of `patch` into `into`, enough for status conditions (merged by
@@ -824,7 +843,7 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
                 let mut obj = current;
                 merge(&mut obj, &body);
                 let stored = store(&mut st, &plural, obj);
-                full(StatusCode::OK, &stored)
+                full(StatusCode::OK, &as_served(path, stored))
             }
             ("DELETE", None) => {
                 let want = body["preconditions"]["uid"].as_str();
@@ -887,5 +906,14 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
         return full(StatusCode::CONFLICT, &status(409, "AlreadyExists", &msg));
     }
     let stored = store(&mut st, &plural, obj);
-    full(StatusCode::CREATED, &stored)
+    full(StatusCode::CREATED, &as_served(path, stored))
+}
+
+/// An object as the API group of `path` serves it (an Event stored once is served
+/// by `v1` and `events.k8s.io/v1`).
+fn as_served(path: &str, mut obj: Value) -> Value {
+    if path.starts_with("/apis/events.k8s.io/v1/") {
+        obj["apiVersion"] = json!("events.k8s.io/v1");
+    }
+    obj
 }

@@ -453,6 +453,15 @@ pub async fn run_session(
             writes.extend(a.step(now));
         }
         let wrote = lp.send_all(writes, &mut report).await;
+        if lp.actor.is_some() {
+            for e in lp.writer.flush(now).await {
+                let line = format!("writing an Event series failed: {}", api_error_text(&e));
+                report(Report::Line(line, true));
+            }
+        }
+        for line in lp.writer.take_failed_events() {
+            report(Report::Line(line, true));
+        }
         lp.publish(&inputs, received || wrote, events, &mut report);
         tokio::select! {
             _ = tokio::time::sleep(TICK) => {}
