@@ -28,7 +28,9 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e:#}");
+            // Each cause once (many messages include their source), API statuses
+            // in words.
+            eprintln!("error: {}", schedscope::source::error_chain_text(e.chain()));
             ExitCode::from(2)
         }
     }

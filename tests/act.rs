@@ -1156,3 +1156,37 @@ async fn a_failed_event_does_not_fail_the_binding() {
         "{failed:?}"
     );
 }
+
+/// `--act --headless` when the Lease cannot be taken (403 on every try, retried
+/// until the renew deadline): the error is printed once, the API status in words,
+/// and the exit code is 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_act_prints_a_lease_error_once() {
+    let api = one_node().await;
+    api.set_leases_down(Some(403));
+    let dir = std::env::temp_dir().join(format!("schedscope-act-403-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args([
+                "--act",
+                "--headless",
+                "--scheduler-name",
+                "default-scheduler",
+                "--kubeconfig",
+            ])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Lease kube-system/default-scheduler: Forbidden: injected Lease failure (403) \
+         (HTTP 403)\n"
+    );
+}

@@ -69,7 +69,7 @@ pub enum LiveError {
     Infer(kube::config::InferConfigError),
     #[error("cannot create the API client: {0}")]
     Client(kube::Error),
-    #[error("{what}: {source}")]
+    #[error("{what}: {}", super::api_error_text(.source))]
     Api { what: String, source: kube::Error },
     #[error("the cluster did not answer the initial lists within {0:?}: {1}")]
     Timeout(Duration, String),

@@ -39,6 +39,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+pub use crate::source::api_error_text;
+
 /// `--scheduler-name` default.
 pub const DEFAULT_SCHEDULER_NAME: &str = "schedscope";
 /// `--lease-namespace` default (kube-scheduler's).
@@ -132,35 +134,6 @@ pub enum ActError {
          {1}); name one so, or pass --scheduler-name"
     )]
     NoProfile(String, String),
-}
-
-/// A client error in one line, without repeats: an API status as
-/// `Forbidden: leases "x" is forbidden (HTTP 403)`, anything else as its message
-/// followed by those of its causes that it does not already include.
-pub fn api_error_text(e: &kube::Error) -> String {
-    if let kube::Error::Api(s) = e {
-        let reason = if s.reason.is_empty() {
-            "Failure"
-        } else {
-            &s.reason
-        };
-        return match (s.message.is_empty(), s.code) {
-            (true, 0) => reason.to_string(),
-            (true, c) => format!("{reason} (HTTP {c})"),
-            (false, 0) => format!("{reason}: {}", s.message),
-            (false, c) => format!("{reason}: {} (HTTP {c})", s.message),
-        };
-    }
-    let mut text = e.to_string();
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        cause = c.source();
-    }
-    text
 }
 
 fn micro(t: Timestamp) -> MicroTime {
