@@ -195,6 +195,16 @@ impl SchedulerWord {
         )
     }
 
+    /// What the real scheduler said, with no replay to set beside it.
+    pub fn said(&self, now: Timestamp) -> String {
+        format!(
+            "real scheduler ({}){}: {}",
+            self.from,
+            self.seen(now),
+            self.message
+        )
+    }
+
     /// ` (3×, last 2m10s ago)` for an event; empty for the condition.
     pub fn seen(&self, now: Timestamp) -> String {
         let mut parts = Vec::new();
