@@ -451,6 +451,7 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
     let config = load_config(cli.source.config.as_deref())?;
     let live_opts = cli.source.live_options();
     let opts = ActOptions::new(&args.scheduler_name, &args.lease_namespace);
+    act::check_profile(&config, &opts)?;
     let rt = runtime()?;
     if args.headless {
         return rt.block_on(async {

@@ -1190,3 +1190,79 @@ async fn headless_act_prints_a_lease_error_once() {
          (HTTP 403)\n"
     );
 }
+
+/// `--act` with a configuration that has no profile of the scheduler name: told at
+/// once, before the Lease or anything else is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_without_a_profile_of_its_name_writes_nothing() {
+    let api = one_node().await;
+    let dir = std::env::temp_dir().join(format!("schedscope-act-noprof-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["--act", "--headless", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the scheduler configuration has no profile with schedulerName \"schedscope\" \
+         (its profiles: default-scheduler); name one so, or pass --scheduler-name\n"
+    );
+    assert_eq!(api.writes(), Vec::<(String, String)>::new());
+}
+
+/// The inspector when the Lease cannot be renewed for the renew deadline (10 s):
+/// it says so, the status bar keeps saying so, the waiting gang is dropped (no
+/// writes any more), and the view stays responsive until `q`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_in_the_inspector_survives_a_lost_lease() {
+    let api = cluster().await;
+    gang_one_short(&api);
+    let dir = std::env::temp_dir().join(format!("schedscope-act-lost-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let cfg = dir.join("scheduler.yaml");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/coscheduling-config.yaml"
+    ))
+    .expect("config")
+    .replace(
+        "schedulerName: default-scheduler",
+        "schedulerName: schedscope",
+    );
+    std::fs::write(&cfg, text).expect("config file");
+    let (kc, cfg) = (kc.display().to_string(), cfg.display().to_string());
+    let server = api.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = support::pty::Session::start(&["--act", "--kubeconfig", &kc, "--config", &cfg]);
+        s.wait_for("default/w1 waiting at Permit");
+        server.set_leases_down(Some(403));
+        s.wait_for("stopped acting as scheduler");
+        let writes = server.writes().len();
+        // A key clears the message: the status bar still says it.
+        s.keys("7");
+        s.wait_for("NOT ACTING (Lease lost)");
+        s.wait_for("no pod is waiting at Permit");
+        s.keys("a");
+        s.wait_for("no waiting pod selected");
+        // Still live: a pod added now shows up (and is not scheduled).
+        server.apply("pods", pod("late", "schedscope", None));
+        s.keys("1");
+        s.wait_for("default/late");
+        assert_eq!(server.writes().len(), writes, "{:?}", server.writes());
+        s.keys("q");
+        s.wait_exit()
+    })
+    .await
+    .expect("pty session");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(status.success(), "exit status {status:?}");
+    assert!(api.objects("pods")["default/late"]["spec"]["nodeName"].is_null());
+}

@@ -233,6 +233,30 @@ pub async fn acquire_lease(
     }
 }
 
+/// The configuration must have a profile named as the scheduler acts (checked
+/// before anything is written, so that the mistake is told at once).
+pub fn check_profile(
+    config: &crate::config::SchedulerConfig,
+    opts: &ActOptions,
+) -> Result<(), ActError> {
+    if config
+        .profiles
+        .iter()
+        .any(|p| p.profile_name == opts.scheduler_name)
+    {
+        return Ok(());
+    }
+    let names: Vec<&str> = config
+        .profiles
+        .iter()
+        .map(|p| p.profile_name.as_str())
+        .collect();
+    Err(ActError::NoProfile(
+        opts.scheduler_name.clone(),
+        names.join(", "),
+    ))
+}
+
 /// Take the Lease at start-up as the leader elector does: a failure other than
 /// another holder (an API server restarting, a transient 403) is retried every
 /// retry period until the renew deadline has passed.

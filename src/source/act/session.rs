@@ -348,6 +348,7 @@ pub async fn run_session(
     mut report: impl FnMut(Report),
     stop: impl Fn() -> bool,
 ) -> Result<(), ActError> {
+    super::check_profile(&config, &opts)?;
     acquire_lease_retrying(&client, &opts).await?;
     report(Report::Line(
         format!(
