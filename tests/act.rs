@@ -1266,3 +1266,59 @@ async fn act_in_the_inspector_survives_a_lost_lease() {
     assert!(status.success(), "exit status {status:?}");
     assert!(api.objects("pods")["default/late"]["spec"]["nodeName"].is_null());
 }
+
+/// `explain -o json` on a live source carries the real scheduler's word with the
+/// event's count and when it was last seen; an event about an earlier pod of the
+/// same name (another uid) is not taken for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_json_carries_the_events_count_and_age() {
+    let api = one_node().await;
+    let mut p = pod("web-0", "default-scheduler", None);
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", p);
+    let event = |name: &str, uid: &str, message: &str| {
+        json!({"metadata": {"name": name, "namespace": "default"},
+               "involvedObject": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": uid},
+               "reason": "FailedScheduling", "type": "Warning", "message": message,
+               "series": {"count": 4, "lastObservedTime": "2026-01-10T09:58:00.000000Z"},
+               "eventTime": "2026-01-10T09:50:00.000000Z"})
+    };
+    api.apply(
+        "events",
+        event(
+            "web-0.a",
+            "uid-web-0",
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        ),
+    );
+    let dir = std::env::temp_dir().join(format!("schedscope-explain-ev-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let run = |kc: std::path::PathBuf| {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+                .args(["explain", "default/web-0", "-o", "json", "--kubeconfig"])
+                .arg(&kc)
+                .env_remove("KUBECONFIG")
+                .output()
+                .expect("run")
+        })
+    };
+    let out = run(kc.clone()).await.expect("joined");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let word = &v["realScheduler"];
+    assert_eq!(word["from"], "FailedScheduling event", "{word}");
+    assert_eq!(word["count"], 4, "{word}");
+    assert_eq!(word["lastSeen"], "2026-01-10T09:58:00Z", "{word}");
+
+    // The pod recreated (a new uid): the old event is not its word.
+    let mut p = pod("web-0", "default-scheduler", None);
+    p["metadata"]["uid"] = json!("uid-web-0-again");
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", p);
+    let out = run(kc).await.expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(v["realScheduler"].is_null(), "{}", v["realScheduler"]);
+}

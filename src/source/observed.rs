@@ -112,7 +112,8 @@ fn age_text(secs: i64) -> String {
     match secs {
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s if s < 86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        s => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
     }
 }
 
@@ -395,6 +396,8 @@ mod tests {
             "stale: data 2m10s old (Pod: connection refused)"
         );
         assert_eq!(SourceStatus::Connected.describe(at(0)), "connected");
+        // An old event's age in days, not thousands of hours.
+        assert_eq!(age_text(3 * 86_400 + 5 * 3600 + 7), "3d05h");
         assert_eq!(
             SourceStatus::Connecting { error: None }.describe(at(0)),
             "connecting"
