@@ -518,7 +518,8 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
                             tx.send(crate::source::DataUpdate::notice(last.clone(), text, error));
                     }
                     act::Report::StoppedActing(why) => {
-                        let mut u = crate::source::DataUpdate::notice(last.clone(), why, true);
+                        let text = format!("{why}; no more writes");
+                        let mut u = crate::source::DataUpdate::notice(last.clone(), text, true);
                         u.source = Some(stopped_label.clone());
                         let _ = tx.send(u);
                     }

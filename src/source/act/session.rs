@@ -48,8 +48,9 @@ pub enum Report {
     /// The model to show (the live model with the engine's assumed pods and
     /// nominations) and the live source's state.
     Data(DataUpdate),
-    /// The Lease was lost: no more writes; the session only watches from now on
-    /// (with [`ActOptions::watch_after_lease_lost`]) or ends. Why, in words.
+    /// The Lease was lost: no more writes, the session only watches from now on.
+    /// Why, in words. (Without [`ActOptions::watch_after_lease_lost`] the session
+    /// ends with [`ActError::LeaseLost`] instead.)
     StoppedActing(String),
 }
 
@@ -401,7 +402,6 @@ pub async fn run_session(
                         break Err(e);
                     }
                     let why = e.to_string();
-                    report(Report::Line(format!("{why}; no more writes"), true));
                     report(Report::StoppedActing(why.clone()));
                     // The engine's assumed pods and waits are void: show the cluster as
                     // it is, and keep showing it.
