@@ -29,6 +29,7 @@ fn node(name: &str) -> Value {
 
 fn pod(name: &str, scheduler: &str, group: Option<&str>) -> Value {
     let mut p = json!({"metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+                                   "generation": 1,
                                    "creationTimestamp": "2026-01-10T09:00:00Z", "labels": {}},
                       "spec": {"schedulerName": scheduler, "priority": 0,
                                "containers": [{"name": "c", "image": "nginx",
@@ -203,6 +204,8 @@ async fn permit_timeout_writes_condition_and_event() {
     assert_eq!(c["status"], "False");
     assert_eq!(c["reason"], "Unschedulable");
     assert_eq!(c["message"], json!(message));
+    // The pod's metadata.generation, as PodObservedGenerationTracking (GA in 1.35) has it.
+    assert_eq!(c["observedGeneration"], 1);
     let events = api.objects("events");
     let e = events
         .values()
