@@ -307,7 +307,7 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
             if loaded.live.is_some() {
                 writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
                 if let Some(w) = &word {
-                    writeln!(out, "{}", terminal_safe(&w.line()))?;
+                    writeln!(out, "{}", terminal_safe(&w.line(now())))?;
                 }
             }
         }
@@ -321,6 +321,8 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
                     match &word {
                         Some(w) => serde_json::json!({
                             "from": w.from, "message": w.message, "differs": w.differs,
+                            "count": w.count,
+                            "lastSeen": w.last_seen.map(|t| t.to_string()),
                         }),
                         None => serde_json::Value::Null,
                     },
@@ -454,6 +456,7 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
     let config = load_config(cli.source.config.as_deref())?;
     let live_opts = cli.source.live_options();
     let opts = ActOptions::new(&args.scheduler_name, &args.lease_namespace);
+    act::check_profile(&config, &opts)?;
     let rt = runtime()?;
     if args.headless {
         return rt.block_on(async {
@@ -496,11 +499,11 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
         .block_on(async { kube::Client::try_from(client_config) })
         .context("building the API client")?;
     // A held Lease is a plain error before the terminal is taken over.
-    rt.block_on(act::acquire_lease(
-        &client,
-        &opts,
-        k8s_openapi::jiff::Timestamp::now(),
-    ))?;
+    rt.block_on(act::acquire_lease_retrying(&client, &opts))?;
+    // A lost Lease stops the writes, not the inspector.
+    let mut opts = opts;
+    opts.watch_after_lease_lost = true;
+    let stopped_label = format!("NOT ACTING (Lease lost) · {label}");
     let profiles = config.profiles.clone();
     let (handle, inputs) = act::session::channel();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -524,6 +527,12 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
                     act::Report::Line(text, error) => {
                         let _ =
                             tx.send(crate::source::DataUpdate::notice(last.clone(), text, error));
+                    }
+                    act::Report::StoppedActing(why) => {
+                        let text = format!("{why}; no more writes");
+                        let mut u = crate::source::DataUpdate::notice(last.clone(), text, true);
+                        u.source = Some(stopped_label.clone());
+                        let _ = tx.send(u);
                     }
                 },
                 || false,

@@ -32,8 +32,12 @@ fn main() -> ExitCode {
             if let Some(stopped) = e.downcast_ref::<Stopped>() {
                 return ExitCode::from(stopped.exit_code());
             }
-            // Messages quote names, keys and values from the user's files and cluster.
-            eprintln!("error: {}", terminal_safe(&format!("{e:#}")));
+            // Each cause once (many messages include their source), API statuses in
+            // words; messages quote names, keys and values from the user's files.
+            eprintln!(
+                "error: {}",
+                terminal_safe(&schedscope::source::error_chain_text(e.chain()))
+            );
             ExitCode::from(2)
         }
     }

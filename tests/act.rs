@@ -29,6 +29,7 @@ fn node(name: &str) -> Value {
 
 fn pod(name: &str, scheduler: &str, group: Option<&str>) -> Value {
     let mut p = json!({"metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+                                   "generation": 1,
                                    "creationTimestamp": "2026-01-10T09:00:00Z", "labels": {}},
                       "spec": {"schedulerName": scheduler, "priority": 0,
                                "containers": [{"name": "c", "image": "nginx",
@@ -203,6 +204,8 @@ async fn permit_timeout_writes_condition_and_event() {
     assert_eq!(c["status"], "False");
     assert_eq!(c["reason"], "Unschedulable");
     assert_eq!(c["message"], json!(message));
+    // The pod's metadata.generation, as PodObservedGenerationTracking (GA in 1.35) has it.
+    assert_eq!(c["observedGeneration"], 1);
     let events = api.objects("events");
     let e = events
         .values()
@@ -576,9 +579,13 @@ async fn a_refused_binding_is_taken_back() {
     assert!(binds(&ws).is_empty(), "{ws:?}");
 }
 
-/// The same failure twice is one Event with count 2, as client-go aggregates.
+/// The same failure repeated is one `events.k8s.io/v1` Event with a series, as
+/// client-go's event broadcaster records it: the first repeat writes `series`
+/// (count 2), later ones are counted and written when the series ends (six quiet
+/// minutes), after which a repeat starts a new Event. The condition carries the
+/// pod's generation as its `observedGeneration`.
 #[tokio::test]
-async fn a_repeated_failure_is_counted_on_one_event() {
+async fn a_repeated_failure_is_a_series_on_one_event() {
     let api = cluster().await;
     let opts = ActOptions::new("schedscope", "kube-system");
     let mut writer = Writer::new(api.client(), opts);
@@ -587,23 +594,62 @@ async fn a_repeated_failure_is_counted_on_one_event() {
             namespace: "default".into(),
             name: "w0".into(),
             uid: "uid-w0".into(),
+            generation: 3,
         },
         message: "0/2 nodes are available: 2 Insufficient cpu.".into(),
         nominated_node: None,
     };
-    writer.perform(&w, t0()).await.expect("first");
-    writer
-        .perform(&w, t0() + Duration::from_secs(5))
-        .await
-        .expect("second");
-    let events = api.objects("events");
-    let mine: Vec<&Value> = events
-        .values()
-        .filter(|e| e["involvedObject"]["name"] == "w0")
-        .collect();
-    assert_eq!(mine.len(), 1, "{mine:?}");
-    assert_eq!(mine[0]["count"], 2);
-    assert_eq!(mine[0]["lastTimestamp"], "2026-01-10T10:00:05Z");
+    let at = |s: u64| t0() + Duration::from_secs(s);
+    writer.perform(&w, at(0)).await.expect("first");
+    writer.perform(&w, at(5)).await.expect("second");
+    writer.perform(&w, at(9)).await.expect("third");
+    let mine = |api: &FakeApi| -> Vec<Value> {
+        api.objects("events")
+            .into_values()
+            .filter(|e| e["regarding"]["name"] == "w0")
+            .collect()
+    };
+    let events = mine(&api);
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(e["reason"], "FailedScheduling");
+    assert_eq!(e["type"], "Warning");
+    assert_eq!(e["action"], "Scheduling");
+    assert_eq!(e["note"], "0/2 nodes are available: 2 Insufficient cpu.");
+    assert_eq!(e["regarding"]["uid"], "uid-w0");
+    assert_eq!(e["reportingController"], "schedscope");
+    assert!(
+        e["reportingInstance"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("schedscope-")),
+        "{e}"
+    );
+    assert_eq!(e["eventTime"], "2026-01-10T10:00:00.000000Z");
+    assert_eq!(e["series"]["count"], 2, "the third is only counted: {e}");
+    assert_eq!(
+        e["series"]["lastObservedTime"],
+        "2026-01-10T10:00:05.000000Z"
+    );
+    assert!(e.get("count").is_none(), "no core/v1 count: {e}");
+    let cond = &api.objects("pods")["default/w0"]["status"]["conditions"][0];
+    assert_eq!(cond["type"], "PodScheduled");
+    assert_eq!(cond["observedGeneration"], 3);
+
+    // Still within six minutes of the last repeat: nothing to write.
+    assert!(writer.flush(at(9 + 300)).await.is_empty());
+    assert_eq!(mine(&api)[0]["series"]["count"], 2);
+    // Six quiet minutes end the series with its final count.
+    assert!(writer.flush(at(9 + 360)).await.is_empty());
+    let events = mine(&api);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["series"]["count"], 3);
+    assert_eq!(
+        events[0]["series"]["lastObservedTime"],
+        "2026-01-10T10:00:09.000000Z"
+    );
+    // A repeat after that is a new Event.
+    writer.perform(&w, at(400)).await.expect("later");
+    assert_eq!(mine(&api).len(), 2);
     assert_writes_granted(&api);
 }
 
@@ -666,7 +712,30 @@ async fn preemption_evicts_the_victim_through_the_api_then_binds() {
         .iter()
         .find(|w| matches!(w, Write::Bind { .. }))
         .expect("bind");
-    writer.perform(bind, t0()).await.expect("bind");
+    writer
+        .perform(bind, t0() + Duration::from_secs(2))
+        .await
+        .expect("bind");
+    assert_eq!(writer.take_failed_events(), Vec::<String>::new());
+    // The binding is recorded as kube-scheduler records it.
+    let events = api.objects("events");
+    let scheduled: Vec<&Value> = events
+        .values()
+        .filter(|e| e["reason"] == "Scheduled")
+        .collect();
+    assert_eq!(scheduled.len(), 1, "{events:?}");
+    let e = scheduled[0];
+    assert_eq!(e["note"], "Successfully assigned default/high to n1");
+    assert_eq!(e["type"], "Normal");
+    assert_eq!(e["action"], "Binding");
+    assert_eq!(e["regarding"]["uid"], "uid-high");
+    // The Preempted Event names the preemptor as its related object.
+    let preempted = events
+        .values()
+        .find(|e| e["reason"] == "Preempted")
+        .expect("Preempted");
+    assert_eq!(preempted["action"], "Preempting");
+    assert_eq!(preempted["related"]["uid"], "uid-high");
     assert_writes_granted(&api);
 }
 
@@ -787,4 +856,472 @@ async fn act_in_the_inspector_end_to_end() {
     );
     assert!(api.objects("pods")["default/other"]["spec"]["nodeName"].is_null());
     assert_writes_granted(&api);
+}
+
+/// One node, no pods: the acting loop's quiet start.
+async fn one_node() -> Arc<FakeApi> {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    api
+}
+
+fn lines_of(reports: &std::sync::Mutex<Vec<act::Report>>) -> Vec<String> {
+    reports
+        .lock()
+        .expect("reports")
+        .iter()
+        .filter_map(|r| match r {
+            act::Report::Line(l, _) => Some(l.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A transient 403 on the Lease at start-up, then failed renewals that recover
+/// within the renew deadline: the session keeps acting (a pod added afterwards is
+/// bound), says so, and never stops.
+#[tokio::test]
+async fn lease_renewal_failures_within_the_deadline_keep_acting() {
+    let api = one_node().await;
+    api.fail_lease_requests(1, 403);
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    let (handle, inputs) = act::session::channel();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let session = tokio::spawn(act::run_session(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        inputs,
+        move |r| sink.lock().expect("reports").push(r),
+        || false,
+    ));
+    until("acting", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("acting as scheduler"))
+    })
+    .await;
+    api.fail_lease_requests(3, 403);
+    until("renewed again", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l == "the Lease is renewed again")
+    })
+    .await;
+    api.apply("pods", pod("p", "schedscope", None));
+    until("p bound", || {
+        api.objects("pods")["default/p"]["spec"]["nodeName"] == "n1"
+    })
+    .await;
+    let lines = lines_of(&reports);
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "renewing the Lease failed (still acting; retrying for up to 10s after the last \
+             renewal): Lease kube-system/schedscope: Forbidden: injected Lease failure (403) \
+             (HTTP 403)"
+        )),
+        "{lines:?}"
+    );
+    // One line per run of failures, not one per failed attempt.
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("renewing the Lease failed"))
+            .count(),
+        1,
+        "{lines:?}"
+    );
+    assert!(
+        !reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::StoppedActing(_))),
+        "{lines:?}"
+    );
+    drop(handle);
+    tokio::time::timeout(WAIT, session)
+        .await
+        .expect("bounded")
+        .expect("joined")
+        .expect("a clean stop");
+}
+
+/// Headless, renewals failing past the renew deadline end the session with an error
+/// that says why once, in words (no Rust debug of the API status).
+#[tokio::test]
+async fn headless_lease_lost_past_the_deadline_stops_with_a_clear_error() {
+    let api = one_node().await;
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    opts.renew_deadline = Duration::from_millis(300);
+    let acting = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = acting.clone();
+    let down = api.clone();
+    let run = act::run(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        move |l| {
+            if l.starts_with("acting as scheduler") {
+                seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                down.set_leases_down(Some(403));
+            }
+        },
+        || false,
+    );
+    let r = tokio::time::timeout(WAIT, run).await.expect("bounded");
+    assert!(acting.load(std::sync::atomic::Ordering::SeqCst));
+    let e = r.expect_err("the Lease is lost");
+    assert!(matches!(e, ActError::LeaseLost { .. }), "{e:?}");
+    assert_eq!(
+        format!("{:#}", anyhow::Error::new(e)),
+        "stopped acting as scheduler \"schedscope\": the Lease kube-system/schedscope was not \
+         renewed within 300ms (last error: Lease kube-system/schedscope: Forbidden: injected \
+         Lease failure (403) (HTTP 403))"
+    );
+}
+
+/// In the inspector, renewals failing past the deadline stop the writes but not
+/// the session: it says so, keeps the model live, and answers commands with why.
+#[tokio::test]
+async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
+    let api = one_node().await;
+    let mut opts = ActOptions::new("schedscope", "kube-system");
+    opts.retry_period = Duration::from_millis(50);
+    opts.renew_deadline = Duration::from_millis(300);
+    opts.watch_after_lease_lost = true;
+    let (handle, inputs) = act::session::channel();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let session = tokio::spawn(act::run_session(
+        api.client(),
+        LiveOptions::default(),
+        config(),
+        opts,
+        inputs,
+        move |r| sink.lock().expect("reports").push(r),
+        || false,
+    ));
+    until("acting", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("acting as scheduler"))
+    })
+    .await;
+    // 503s, which the client retries by itself: the renew deadline still holds.
+    api.set_leases_down(Some(503));
+    until("stopped acting", || {
+        reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::StoppedActing(_)))
+    })
+    .await;
+    // The API server answers again, but the session does not take the Lease back.
+    api.set_leases_down(None);
+    api.apply("pods", pod("p", "schedscope", None));
+    until("p in the model shown", || {
+        reports
+            .lock()
+            .expect("reports")
+            .iter()
+            .any(|r| matches!(r, act::Report::Data(u) if u.cluster.pod("default/p").is_some()))
+    })
+    .await;
+    assert!(handle.send(act::Command::Allow {
+        pod: "default/p".into(),
+        plugin: None,
+    }));
+    until("the command answered", || {
+        lines_of(&reports)
+            .iter()
+            .any(|l| l.starts_with("not acting: stopped acting as scheduler"))
+    })
+    .await;
+    assert!(api.objects("pods")["default/p"]["spec"]["nodeName"].is_null());
+    assert!(
+        api.writes().iter().all(|(_, p)| !p.contains("/pods/p")),
+        "{:?}",
+        api.writes()
+    );
+    drop(handle);
+    tokio::time::timeout(WAIT, session)
+        .await
+        .expect("bounded")
+        .expect("joined")
+        .expect("a clean stop");
+}
+
+/// A StatefulSet pod recreated under its name: the live source's FailedScheduling
+/// event of the old pod (another uid) is not taken for the new pod's word; once the
+/// new pod has one of its own, that is shown, with its count and age.
+#[tokio::test]
+async fn a_recreated_pods_old_event_is_not_its_word() {
+    use schedscope::source::SchedulerWord;
+    let api = one_node().await;
+    api.apply("pods", pod("web-0", "default-scheduler", None));
+    let event = |name: &str, uid: &str, message: &str, count: i32| {
+        json!({"metadata": {"name": name, "namespace": "default"},
+               "involvedObject": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": uid},
+               "reason": "FailedScheduling", "type": "Warning", "message": message,
+               "count": count, "lastTimestamp": "2026-01-10T09:58:00Z"})
+    };
+    api.apply(
+        "events",
+        event(
+            "web-0.old",
+            "uid-web-0-before",
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s).",
+            9,
+        ),
+    );
+    let fit_error = "0/1 nodes are available: 1 Insufficient cpu.";
+    let word = |st: &live::LiveState| {
+        let pod = st.cluster.pod("default/web-0").expect("pod");
+        SchedulerWord::of(pod, st.events.get("default/web-0"), Some(fit_error))
+    };
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    assert_eq!(word(&st), None);
+
+    api.delete("events", "default/web-0.old");
+    api.apply(
+        "events",
+        event(
+            "web-0.new",
+            "uid-web-0",
+            "0/1 nodes are available: 1 Insufficient cpu.",
+            2,
+        ),
+    );
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    let w = word(&st).expect("its own event");
+    assert!(!w.differs, "{w:?}");
+    assert_eq!(
+        w.line(t0()),
+        "real scheduler (FailedScheduling event) agrees with the replay (2×, last 2m00s ago): \
+         0/1 nodes are available: 1 Insufficient cpu."
+    );
+}
+
+/// An Event that cannot be recorded does not undo the write it records: the bind
+/// stands (the engine must not take it back), and the failure is told once, in
+/// words.
+#[tokio::test]
+async fn a_failed_event_does_not_fail_the_binding() {
+    let api = cluster().await;
+    let mut writer = Writer::new(api.client(), ActOptions::new("schedscope", "kube-system"));
+    let w0 = act::PodRef {
+        namespace: "default".into(),
+        name: "w0".into(),
+        uid: "uid-w0".into(),
+        generation: 1,
+    };
+    writer
+        .perform(
+            &Write::Unschedulable {
+                pod: w0.clone(),
+                message: "0/2 nodes are available: 2 Insufficient cpu.".into(),
+                nominated_node: None,
+            },
+            t0(),
+        )
+        .await
+        .expect("failure recorded");
+    // The same instant names the next Event of w0 the same: the API server refuses it.
+    writer
+        .perform(
+            &Write::Bind {
+                pod: w0,
+                node: "n1".into(),
+            },
+            t0(),
+        )
+        .await
+        .expect("the binding itself succeeded");
+    assert_eq!(api.objects("pods")["default/w0"]["spec"]["nodeName"], "n1");
+    let failed = writer.take_failed_events();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].starts_with(
+            "recording the Scheduled Event of default/w0 failed: AlreadyExists: events \"default/w0."
+        ) && failed[0].ends_with("\" already exists (HTTP 409)"),
+        "{failed:?}"
+    );
+}
+
+/// `--act --headless` when the Lease cannot be taken (403 on every try, retried
+/// until the renew deadline): the error is printed once, the API status in words,
+/// and the exit code is 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_act_prints_a_lease_error_once() {
+    let api = one_node().await;
+    api.set_leases_down(Some(403));
+    let dir = std::env::temp_dir().join(format!("schedscope-act-403-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args([
+                "--act",
+                "--headless",
+                "--scheduler-name",
+                "default-scheduler",
+                "--kubeconfig",
+            ])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Lease kube-system/default-scheduler: Forbidden: injected Lease failure (403) \
+         (HTTP 403)\n"
+    );
+}
+
+/// `--act` with a configuration that has no profile of the scheduler name: told at
+/// once, before the Lease or anything else is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_without_a_profile_of_its_name_writes_nothing() {
+    let api = one_node().await;
+    let dir = std::env::temp_dir().join(format!("schedscope-act-noprof-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["--act", "--headless", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the scheduler configuration has no profile with schedulerName \"schedscope\" \
+         (its profiles: default-scheduler); name one so, or pass --scheduler-name\n"
+    );
+    assert_eq!(api.writes(), Vec::<(String, String)>::new());
+}
+
+/// The inspector when the Lease cannot be renewed for the renew deadline (10 s):
+/// it says so, the status bar keeps saying so, the waiting gang is dropped (no
+/// writes any more), and the view stays responsive until `q`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_in_the_inspector_survives_a_lost_lease() {
+    let api = cluster().await;
+    gang_one_short(&api);
+    let dir = std::env::temp_dir().join(format!("schedscope-act-lost-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let cfg = dir.join("scheduler.yaml");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/coscheduling-config.yaml"
+    ))
+    .expect("config")
+    .replace(
+        "schedulerName: default-scheduler",
+        "schedulerName: schedscope",
+    );
+    std::fs::write(&cfg, text).expect("config file");
+    let (kc, cfg) = (kc.display().to_string(), cfg.display().to_string());
+    let server = api.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = support::pty::Session::start(&["--act", "--kubeconfig", &kc, "--config", &cfg]);
+        s.wait_for("default/w1 waiting at Permit");
+        server.set_leases_down(Some(403));
+        s.wait_for("stopped acting as scheduler");
+        let writes = server.writes().len();
+        // A key clears the message: the status bar still says it.
+        s.keys("7");
+        s.wait_for("NOT ACTING (Lease lost)");
+        s.wait_for("no pod is waiting at Permit");
+        s.keys("a");
+        s.wait_for("no waiting pod selected");
+        // Still live: a pod added now shows up (and is not scheduled).
+        server.apply("pods", pod("late", "schedscope", None));
+        s.keys("1");
+        s.wait_for("default/late");
+        assert_eq!(server.writes().len(), writes, "{:?}", server.writes());
+        s.keys("q");
+        s.wait_exit()
+    })
+    .await
+    .expect("pty session");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(status.success(), "exit status {status:?}");
+    assert!(api.objects("pods")["default/late"]["spec"]["nodeName"].is_null());
+}
+
+/// `explain -o json` on a live source carries the real scheduler's word with the
+/// event's count and when it was last seen; an event about an earlier pod of the
+/// same name (another uid) is not taken for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_json_carries_the_events_count_and_age() {
+    let api = one_node().await;
+    let mut p = pod("web-0", "default-scheduler", None);
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", p);
+    let event = |name: &str, uid: &str, message: &str| {
+        json!({"metadata": {"name": name, "namespace": "default"},
+               "involvedObject": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": uid},
+               "reason": "FailedScheduling", "type": "Warning", "message": message,
+               "series": {"count": 4, "lastObservedTime": "2026-01-10T09:58:00.000000Z"},
+               "eventTime": "2026-01-10T09:50:00.000000Z"})
+    };
+    api.apply(
+        "events",
+        event(
+            "web-0.a",
+            "uid-web-0",
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        ),
+    );
+    let dir = std::env::temp_dir().join(format!("schedscope-explain-ev-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let run = |kc: std::path::PathBuf| {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+                .args(["explain", "default/web-0", "-o", "json", "--kubeconfig"])
+                .arg(&kc)
+                .env_remove("KUBECONFIG")
+                .output()
+                .expect("run")
+        })
+    };
+    let out = run(kc.clone()).await.expect("joined");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let word = &v["realScheduler"];
+    assert_eq!(word["from"], "FailedScheduling event", "{word}");
+    assert_eq!(word["count"], 4, "{word}");
+    assert_eq!(word["lastSeen"], "2026-01-10T09:58:00Z", "{word}");
+
+    // The pod recreated (a new uid): the old event is not its word.
+    let mut p = pod("web-0", "default-scheduler", None);
+    p["metadata"]["uid"] = json!("uid-web-0-again");
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    api.apply("pods", p);
+    let out = run(kc).await.expect("joined");
+    let _ = std::fs::remove_dir_all(&dir);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(v["realScheduler"].is_null(), "{}", v["realScheduler"]);
 }

@@ -77,6 +77,9 @@ pub struct Pod {
     pub images: Vec<String>,
     pub resource_claims: Vec<core::PodResourceClaim>,
     pub readiness_gates: usize,
+    /// `metadata.generation`: the scheduler's conditions carry it as their
+    /// `observedGeneration`.
+    pub generation: i64,
 }
 
 impl Pod {
@@ -253,6 +256,7 @@ impl Pod {
                 .collect(),
             resource_claims: spec.resource_claims.clone().unwrap_or_default(),
             readiness_gates: spec.readiness_gates.as_ref().map_or(0, |g| g.len()),
+            generation: meta.generation.unwrap_or(0),
         })
     }
 }

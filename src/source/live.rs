@@ -69,7 +69,7 @@ pub enum LiveError {
     Infer(kube::config::InferConfigError),
     #[error("cannot create the API client: {0}")]
     Client(kube::Error),
-    #[error("{what}: {source}")]
+    #[error("{what}: {}", super::api_error_text(.source))]
     Api { what: String, source: kube::Error },
     #[error("the cluster did not answer the initial lists within {0:?}: {1}")]
     Timeout(Duration, String),
@@ -417,6 +417,7 @@ impl Watched for core::Event {
                 .or(self.count)
                 .unwrap_or(1),
             last_seen,
+            uid: obj.uid.clone().unwrap_or_default(),
         };
         // Keep the latest event per pod.
         let newer = st

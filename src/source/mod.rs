@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use observed::{SchedulerWord, SchedulingEvent, SchedulingEvents, SourceStatus};
+pub use observed::{
+    SchedulerWord, SchedulingEvent, SchedulingEvents, SourceStatus, api_error_text,
+    error_chain_text, status_text,
+};
 pub use snapshot::{Snapshot, load_snapshot, load_snapshot_str};
 
 /// A replacement of the cluster from a data source (snapshot reload, live watch, the

@@ -285,6 +285,56 @@ fn pod_without_profile_and_bound_pod() {
     assert_snapshot!("node_of_bound_pod", screen(&mut f.app, 130, 24));
 }
 
+/// A pod whose schedulerName no profile serves, on a live source: the detail pane
+/// (Pipeline, and the Node tab's verdict line) says what `explain` says, and what
+/// the real scheduler said of the pod, with its count and age.
+#[test]
+fn unserved_pod_says_what_explain_says() {
+    use crate::source::{SchedulingEvent, SourceStatus};
+    let mut f = fixture();
+    open_pod(&mut f, "default/other-sched");
+    let now = f.app.now();
+    let mut events = std::collections::BTreeMap::new();
+    events.insert(
+        "default/other-sched".to_string(),
+        SchedulingEvent {
+            message:
+                "0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector."
+                    .into(),
+            count: 3,
+            last_seen: Timestamp::from_second(now.as_second() - 90).ok(),
+            uid: String::new(),
+        },
+    );
+    f.app.update(Action::Data(DataUpdate {
+        cluster: f.app.cluster.clone(),
+        source: None,
+        status: Some(SourceStatus::Connected),
+        events: Some(Arc::new(events)),
+        notice: None,
+    }));
+    f.settle();
+    assert_eq!(f.app.status, TraceStatus::NoProfile("my-scheduler".into()));
+    let note = super::components::no_profile_note(&f.app, "my-scheduler");
+    assert_eq!(
+        note,
+        "pod default/other-sched asks for schedulerName \"my-scheduler\", which no profile \
+         serves (profiles: default-scheduler, gang); a scheduler with these profiles leaves it \
+         alone. p replays it with another profile · real scheduler (FailedScheduling event) \
+         (3×, last 1m30s ago): 0/5 nodes are available: 5 node(s) didn't match Pod's node \
+         affinity/selector."
+    );
+    assert_snapshot!("unserved_pod_live", screen(&mut f.app, 130, 14));
+    f.app.node = Some("n1".into());
+    keys(&mut f, "4");
+    let s = screen(&mut f.app, 200, 8);
+    assert!(
+        s.contains("pod default/other-sched asks for schedulerName \"my-scheduler\""),
+        "{s}"
+    );
+    assert!(!s.contains("only pending pods are replayed"), "{s}");
+}
+
 // ----- flows -----
 
 #[test]
@@ -1070,6 +1120,7 @@ fn live_status_and_the_real_schedulers_word() {
             message: "0/5 nodes are available: 5 Insufficient memory.".into(),
             count: 4,
             last_seen: Some(since),
+            uid: String::new(),
         },
     );
     let generation = f.app.generation;
@@ -1095,6 +1146,10 @@ fn live_status_and_the_real_schedulers_word() {
     assert!(s.contains("stale: data 45s old"), "{s}");
     assert!(
         s.contains("real scheduler (FailedScheduling event) differs from the replay"),
+        "{s}"
+    );
+    assert!(
+        s.contains("differs from the replay (4×, last 45s ago)"),
         "{s}"
     );
 

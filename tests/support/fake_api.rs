@@ -121,6 +121,11 @@ struct State {
     bus: broadcast::Sender<Msg>,
     /// Every request that is not a GET: (method, path), in order.
     writes: Vec<(String, String)>,
+    /// Lease requests still to fail, and with which HTTP code.
+    lease_failures: u32,
+    lease_failure_code: u16,
+    /// Every Lease request fails with this HTTP code until it is cleared.
+    leases_down: Option<u16>,
 }
 
 pub struct FakeApi {
@@ -185,6 +190,9 @@ impl FakeApi {
             paths: Vec::new(),
             bus,
             writes: Vec::new(),
+            lease_failures: 0,
+            lease_failure_code: 503,
+            leases_down: None,
         }));
         let listener = bind("127.0.0.1:0".parse().expect("addr"));
         let addr = listener.local_addr().expect("local addr");
@@ -342,6 +350,18 @@ impl FakeApi {
     /// Answer the next `n` requests with 500.
     pub fn fail_requests(&self, n: u32) {
         self.state.lock().expect("state").fail_next = n;
+    }
+
+    /// Answer the next `n` requests for Leases with `code` (403, 503, ...).
+    pub fn fail_lease_requests(&self, n: u32, code: u16) {
+        let mut st = self.state.lock().expect("state");
+        st.lease_failures = n;
+        st.lease_failure_code = code;
+    }
+
+    /// While `Some(code)`, every request for a Lease is answered with `code`.
+    pub fn set_leases_down(&self, code: Option<u16>) {
+        self.state.lock().expect("state").leases_down = code;
     }
 
     /// Resources (plurals) requested so far, deduplicated and sorted.
@@ -669,6 +689,9 @@ fn not_found(what: &str) -> Response<Body> {
 /// Store `obj` under `plural` as [`FakeApi::apply`] does (new resourceVersion, a
 /// watch event), returning the stored object.
 fn store(st: &mut State, plural: &str, mut obj: Value) -> Value {
+    if plural == "events" {
+        core_event_fields(&mut obj);
+    }
     st.rv += 1;
     let rv = st.rv;
     obj["metadata"]["resourceVersion"] = json!(rv.to_string());
@@ -691,6 +714,22 @@ fn store(st: &mut State, plural: &str, mut obj: Value) -> Value {
         obj: obj.clone(),
     });
     obj
+}
+
+/// One storage serves both Event APIs, as on a real API server: an
+/// `events.k8s.io/v1` Event gets the `v1` names of its fields too, so that a
+/// `v1` reader (the live source's FailedScheduling watch) sees it.
+fn core_event_fields(obj: &mut Value) {
+    for (new, old) in [
+        ("regarding", "involvedObject"),
+        ("related", "related"),
+        ("note", "message"),
+        ("reportingController", "reportingComponent"),
+    ] {
+        if let Some(v) = obj.get(new).cloned() {
+            obj[old] = v;
+        }
+    }
 }
 
 /// Strategic merge of `patch` into `into`, enough for status conditions (merged by
@@ -732,6 +771,29 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
         st.writes.push((method.to_string(), path.to_string()));
     }
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let plural_of = object_route(path)
+        .map(|(p, ..)| p)
+        .or_else(|| route(path).map(|(p, _)| p));
+    if plural_of.as_deref() == Some("leases") && (st.leases_down.is_some() || st.lease_failures > 0)
+    {
+        let code = match st.leases_down {
+            Some(code) => code,
+            None => {
+                st.lease_failures -= 1;
+                st.lease_failure_code
+            }
+        };
+        let reason = match code {
+            403 => "Forbidden",
+            503 => "ServiceUnavailable",
+            _ => "InternalError",
+        };
+        let msg = format!("injected Lease failure ({code})");
+        return full(
+            StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            &status(code, reason, &msg),
+        );
+    }
     if let Some((plural, ns, name, sub)) = object_route(path) {
         st.paths.push(plural.clone());
         let key = format!("{ns}/{name}");
@@ -781,7 +843,7 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
                 let mut obj = current;
                 merge(&mut obj, &body);
                 let stored = store(&mut st, &plural, obj);
-                full(StatusCode::OK, &stored)
+                full(StatusCode::OK, &as_served(path, stored))
             }
             ("DELETE", None) => {
                 let want = body["preconditions"]["uid"].as_str();
@@ -844,5 +906,14 @@ fn handle_object(state: &Mutex<State>, method: &str, path: &str, body: &[u8]) ->
         return full(StatusCode::CONFLICT, &status(409, "AlreadyExists", &msg));
     }
     let stored = store(&mut st, &plural, obj);
-    full(StatusCode::CREATED, &stored)
+    full(StatusCode::CREATED, &as_served(path, stored))
+}
+
+/// An object as the API group of `path` serves it (an Event stored once is served
+/// by `v1` and `events.k8s.io/v1`).
+fn as_served(path: &str, mut obj: Value) -> Value {
+    if path.starts_with("/apis/events.k8s.io/v1/") {
+        obj["apiVersion"] = json!("events.k8s.io/v1");
+    }
+    obj
 }

@@ -43,21 +43,7 @@ impl Actor {
         opts: ActOptions,
         now: Timestamp,
     ) -> Result<Self, ActError> {
-        if !config
-            .profiles
-            .iter()
-            .any(|p| p.profile_name == opts.scheduler_name)
-        {
-            let names: Vec<&str> = config
-                .profiles
-                .iter()
-                .map(|p| p.profile_name.as_str())
-                .collect();
-            return Err(ActError::NoProfile(
-                opts.scheduler_name.clone(),
-                names.join(", "),
-            ));
-        }
+        super::check_profile(&config, &opts)?;
         let sim_opts = SimOptions {
             start: Some(now),
             keep_traces: false,

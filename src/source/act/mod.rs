@@ -6,10 +6,14 @@
 //! * a failed attempt (a Filter failure, a Permit rejection or timeout) →
 //!   `PodScheduled=False` (reason `Unschedulable`, the FitError as message, and the
 //!   nominated node after preemption) by a strategic-merge patch of
-//!   `pods/{name}/status`, and a core/v1 `FailedScheduling` Warning Event
-//!   (repeats of the same message counted on one Event);
+//!   `pods/{name}/status`, and an `events.k8s.io/v1` `FailedScheduling` Warning
+//!   Event (repeats counted on the Event's `series`);
+//! * a binding → a `Scheduled` Event ("Successfully assigned NS/POD to NODE");
 //! * preemption → the victim's `DisruptionTarget` condition, its deletion and a
 //!   `Preempted` Event; lower-priority nominations on the node cleared.
+//!
+//! Conditions carry `observedGeneration` (the pod's `metadata.generation`), as
+//! PodObservedGenerationTracking (GA and locked on in v1.35) has the scheduler do.
 //!
 //! Parts: [`Actor`] (the engine kept in step with the live model, pure and
 //! synchronous), [`Writer`] (the writes), [`session`] (the loop: Lease, watch, engine,
@@ -35,13 +39,18 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+pub use crate::source::api_error_text;
+
 /// `--scheduler-name` default.
 pub const DEFAULT_SCHEDULER_NAME: &str = "schedscope";
 /// `--lease-namespace` default (kube-scheduler's).
 pub const DEFAULT_LEASE_NAMESPACE: &str = "kube-system";
 /// kube-scheduler's leader-election defaults.
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
-pub const RENEW_INTERVAL: Duration = Duration::from_secs(2);
+/// How long the holder keeps retrying a failed renewal before it gives up acting.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// How often the Lease is renewed (and a failed renewal retried).
+pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
 
 #[derive(Clone, Debug)]
 pub struct ActOptions {
@@ -49,7 +58,16 @@ pub struct ActOptions {
     pub lease_namespace: String,
     /// This instance's holder identity (host name and process id).
     pub identity: String,
+    /// Its Events' `reportingInstance`: the scheduler name and the host name, as
+    /// client-go's event recorder names its instance.
+    pub reporting_instance: String,
     pub lease_duration: Duration,
+    /// A renewal failing for this long after the last success ends the acting.
+    pub renew_deadline: Duration,
+    pub retry_period: Duration,
+    /// After the Lease is lost: keep watching (the inspector stays live, read-only)
+    /// rather than end the session with [`ActError::LeaseLost`] (headless).
+    pub watch_after_lease_lost: bool,
     /// `--namespace`: schedule only this namespace's pods (the engine still sees
     /// every bound pod, or its node accounting would be wrong).
     pub namespace: Option<String>,
@@ -62,7 +80,11 @@ impl ActOptions {
             scheduler_name: scheduler_name.into(),
             lease_namespace: lease_namespace.into(),
             identity: format!("{host}_{}", std::process::id()),
+            reporting_instance: format!("{scheduler_name}-{host}"),
             lease_duration: LEASE_DURATION,
+            renew_deadline: RENEW_DEADLINE,
+            retry_period: RETRY_PERIOD,
+            watch_after_lease_lost: false,
             namespace: None,
         }
     }
@@ -81,11 +103,29 @@ pub enum ActError {
         holder: String,
         until: Timestamp,
     },
-    #[error("Lease {namespace}/{name}: {source}")]
+    // The cause is written out, not chained as a source: an error chain printed
+    // with `{:#}` would repeat it.
+    #[error("Lease {namespace}/{name}: {}", api_error_text(.cause))]
     Lease {
         namespace: String,
         name: String,
-        source: kube::Error,
+        cause: kube::Error,
+    },
+    #[error("Lease {namespace}/{name}: no answer within {after:?}")]
+    LeaseNoAnswer {
+        namespace: String,
+        name: String,
+        after: Duration,
+    },
+    #[error(
+        "stopped acting as scheduler {name:?}: the Lease {namespace}/{name} was not renewed \
+         within {deadline:?} (last error: {last_error})"
+    )]
+    LeaseLost {
+        namespace: String,
+        name: String,
+        deadline: Duration,
+        last_error: String,
     },
     #[error("the acting session stopped unexpectedly: {0}")]
     Session(String),
@@ -118,10 +158,10 @@ pub async fn acquire_lease(
     let name = opts.scheduler_name.as_str();
     let ns = opts.lease_namespace.as_str();
     let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-    let err = |source| ActError::Lease {
+    let err = |cause| ActError::Lease {
         namespace: ns.into(),
         name: name.into(),
-        source,
+        cause,
     };
     let duration_s = i32::try_from(opts.lease_duration.as_secs()).unwrap_or(i32::MAX);
     let current = api.get_opt(name).await.map_err(err)?;
@@ -193,6 +233,72 @@ pub async fn acquire_lease(
     }
 }
 
+/// The configuration must have a profile named as the scheduler acts (checked
+/// before anything is written, so that the mistake is told at once).
+pub fn check_profile(
+    config: &crate::config::SchedulerConfig,
+    opts: &ActOptions,
+) -> Result<(), ActError> {
+    if config
+        .profiles
+        .iter()
+        .any(|p| p.profile_name == opts.scheduler_name)
+    {
+        return Ok(());
+    }
+    let names: Vec<&str> = config
+        .profiles
+        .iter()
+        .map(|p| p.profile_name.as_str())
+        .collect();
+    Err(ActError::NoProfile(
+        opts.scheduler_name.clone(),
+        names.join(", "),
+    ))
+}
+
+/// Take the Lease at start-up as the leader elector does: a failure other than
+/// another holder (an API server restarting, a transient 403) is retried every
+/// retry period until the renew deadline has passed.
+pub async fn acquire_lease_retrying(client: &Client, opts: &ActOptions) -> Result<(), ActError> {
+    let start = Timestamp::now();
+    loop {
+        let now = Timestamp::now();
+        let left = opts.renew_deadline.saturating_sub(elapsed(start, now));
+        match acquire_lease_within(client, opts, now, left).await {
+            Ok(()) => return Ok(()),
+            Err(e @ ActError::LeaseHeld { .. }) => return Err(e),
+            Err(e) if elapsed(start, now) >= opts.renew_deadline => return Err(e),
+            Err(_) => tokio::time::sleep(opts.retry_period).await,
+        }
+    }
+}
+
+/// [`acquire_lease`] given at most `limit` (at least a retry period): the client
+/// retries 503s by itself with a growing backoff, which must not outlast the renew
+/// deadline.
+pub async fn acquire_lease_within(
+    client: &Client,
+    opts: &ActOptions,
+    now: Timestamp,
+    limit: Duration,
+) -> Result<(), ActError> {
+    let limit = limit.max(opts.retry_period);
+    match tokio::time::timeout(limit, acquire_lease(client, opts, now)).await {
+        Ok(r) => r,
+        Err(_) => Err(ActError::LeaseNoAnswer {
+            namespace: opts.lease_namespace.clone(),
+            name: opts.scheduler_name.clone(),
+            after: limit,
+        }),
+    }
+}
+
+/// Time from `since` to `now` (zero when the clock went back).
+pub(crate) fn elapsed(since: Timestamp, now: Timestamp) -> Duration {
+    Duration::try_from(now.duration_since(since)).unwrap_or(Duration::ZERO)
+}
+
 /// Give the Lease up on a clean stop, as client-go's `ReleaseOnCancel` does: no
 /// holder, a one-second duration, so the next instance takes over at once. A Lease
 /// that another identity holds by now is left alone.
@@ -204,10 +310,10 @@ pub async fn release_lease(
     let name = opts.scheduler_name.as_str();
     let ns = opts.lease_namespace.as_str();
     let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-    let err = |source| ActError::Lease {
+    let err = |cause| ActError::Lease {
         namespace: ns.into(),
         name: name.into(),
-        source,
+        cause,
     };
     let Some(mut lease) = api.get_opt(name).await.map_err(err)? else {
         return Ok(());

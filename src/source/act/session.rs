@@ -13,7 +13,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::actor::Actor;
 use super::writes::{Write, Writer, describe};
-use super::{ActError, ActOptions, RENEW_INTERVAL, acquire_lease, release_lease};
+use super::{
+    ActError, ActOptions, acquire_lease_retrying, acquire_lease_within, api_error_text, elapsed,
+    release_lease,
+};
 use crate::config::SchedulerConfig;
 use crate::engine::waiting::WaitingPodView;
 use crate::model::Cluster;
@@ -45,6 +48,10 @@ pub enum Report {
     /// The model to show (the live model with the engine's assumed pods and
     /// nominations) and the live source's state.
     Data(DataUpdate),
+    /// The Lease was lost: no more writes, the session only watches from now on.
+    /// Why, in words. (Without [`ActOptions::watch_after_lease_lost`] the session
+    /// ends with [`ActError::LeaseLost`] instead.)
+    StoppedActing(String),
 }
 
 /// The inspector's side of a running session.
@@ -102,7 +109,7 @@ pub fn channel() -> (ActHandle, Inputs) {
 }
 
 /// The headless loop: [`run_session`] without an operator, logging lines through
-/// `log`, until `stop()` says so (or the Lease is lost).
+/// `log`, until `stop()` says so (or the Lease is lost: [`ActError::LeaseLost`]).
 pub async fn run(
     client: Client,
     live_opts: LiveOptions,
@@ -140,6 +147,8 @@ struct Loop {
     status: Option<SourceStatus>,
     shown: Option<Arc<Cluster>>,
     waiting: Vec<WaitingPodView>,
+    /// Why the session stopped acting (the Lease was lost), once it has.
+    stopped: Option<String>,
 }
 
 impl Loop {
@@ -150,7 +159,7 @@ impl Loop {
             match self.writer.perform(&w, now).await {
                 Ok(()) => report(Report::Line(describe(&w), false)),
                 Err(e) => {
-                    let msg = e.to_string();
+                    let msg = api_error_text(&e);
                     report(Report::Line(
                         format!("{} failed: {msg}", describe(&w)),
                         true,
@@ -166,10 +175,11 @@ impl Loop {
 
     fn command(&mut self, c: Command, report: &mut impl FnMut(Report)) -> Vec<Write> {
         let Some(a) = &mut self.actor else {
-            report(Report::Line(
-                "not acting yet: the cluster is still listing".into(),
-                true,
-            ));
+            let why = match &self.stopped {
+                Some(why) => format!("not acting: {why}"),
+                None => "not acting yet: the cluster is still listing".into(),
+            };
+            report(Report::Line(why, true));
             return Vec::new();
         };
         let (pod, found, writes, what) = match c {
@@ -251,10 +261,85 @@ impl Loop {
     }
 }
 
+/// The Lease as the loop keeps it: renewed every retry period; a failed renewal is
+/// retried every retry period until the renew deadline has passed since the last
+/// success, as client-go's leader elector does, and only then given up.
+struct Renewal {
+    renewed: Timestamp,
+    tried: Timestamp,
+    failing: bool,
+}
+
+/// What one renewal attempt means for the session.
+enum Renewed {
+    Ok,
+    /// Renewed after failures.
+    Recovered,
+    /// The first failure of a run: the line to log (still acting).
+    Failing(String),
+    /// Another failure within the deadline (already said).
+    Failed,
+    /// The deadline passed: stop acting.
+    Lost(ActError),
+}
+
+impl Renewal {
+    fn new(now: Timestamp) -> Self {
+        Renewal {
+            renewed: now,
+            tried: now,
+            failing: false,
+        }
+    }
+
+    fn due(&self, now: Timestamp, opts: &ActOptions) -> bool {
+        elapsed(self.tried, now) >= opts.retry_period
+    }
+
+    fn record(
+        &mut self,
+        outcome: Result<(), ActError>,
+        now: Timestamp,
+        opts: &ActOptions,
+    ) -> Renewed {
+        self.tried = now;
+        let e = match outcome {
+            Ok(()) => {
+                self.renewed = now;
+                let was_failing = std::mem::replace(&mut self.failing, false);
+                return if was_failing {
+                    Renewed::Recovered
+                } else {
+                    Renewed::Ok
+                };
+            }
+            Err(e) => e,
+        };
+        if elapsed(self.renewed, now) >= opts.renew_deadline {
+            return Renewed::Lost(ActError::LeaseLost {
+                namespace: opts.lease_namespace.clone(),
+                name: opts.scheduler_name.clone(),
+                deadline: opts.renew_deadline,
+                last_error: e.to_string(),
+            });
+        }
+        if std::mem::replace(&mut self.failing, true) {
+            return Renewed::Failed;
+        }
+        Renewed::Failing(format!(
+            "renewing the Lease failed (still acting; retrying for up to {:?} after the \
+             last renewal): {e}",
+            opts.renew_deadline
+        ))
+    }
+}
+
 /// Take the Lease, then every [`TICK`] (or at once on a command): feed the engine
 /// the live model's changes, move it to wall-clock time, send the writes, renew the
 /// Lease. Ends when `stop()` says so, when every [`ActHandle`] is dropped (the Lease
-/// is released then), or with an error when the Lease is lost.
+/// is released then), or with [`ActError::LeaseLost`] when renewals failed past the
+/// renew deadline (unless [`ActOptions::watch_after_lease_lost`]: then it goes on
+/// watching without writing).
 pub async fn run_session(
     client: Client,
     live_opts: LiveOptions,
@@ -264,7 +349,8 @@ pub async fn run_session(
     mut report: impl FnMut(Report),
     stop: impl Fn() -> bool,
 ) -> Result<(), ActError> {
-    acquire_lease(&client, &opts, Timestamp::now()).await?;
+    super::check_profile(&config, &opts)?;
+    acquire_lease_retrying(&client, &opts).await?;
     report(Report::Line(
         format!(
             "acting as scheduler {:?} (Lease {}/{}, identity {})",
@@ -289,19 +375,50 @@ pub async fn run_session(
         status: None,
         shown: None,
         waiting: Vec::new(),
+        stopped: None,
     };
-    let mut renewed = Timestamp::now();
+    let mut lease = Renewal::new(Timestamp::now());
     let mut queued: Vec<Command> = Vec::new();
     let result = loop {
         if stop() {
             break Ok(());
         }
         let now = Timestamp::now();
-        if now.duration_since(renewed).unsigned_abs() >= RENEW_INTERVAL {
-            if let Err(e) = acquire_lease(&client, &opts, now).await {
-                break Err(e);
+        if lp.stopped.is_none() && lease.due(now, &opts) {
+            let left = opts
+                .renew_deadline
+                .saturating_sub(elapsed(lease.renewed, now));
+            let outcome = acquire_lease_within(&client, &opts, now, left).await;
+            match lease.record(outcome, now, &opts) {
+                Renewed::Ok => {}
+                Renewed::Recovered => {
+                    report(Report::Line("the Lease is renewed again".into(), false))
+                }
+                Renewed::Failing(line) => report(Report::Line(line, true)),
+                Renewed::Failed => {}
+                Renewed::Lost(e) => {
+                    // Headless, the error itself is the last word (printed once).
+                    if !opts.watch_after_lease_lost {
+                        break Err(e);
+                    }
+                    let why = e.to_string();
+                    report(Report::StoppedActing(why.clone()));
+                    // The engine's assumed pods and waits are void: show the cluster as
+                    // it is, and keep showing it.
+                    lp.actor = None;
+                    lp.stopped = Some(why);
+                    lp.shown = None;
+                    lp.waiting.clear();
+                    inputs.publish_waiting(Vec::new());
+                    report(Report::Data(DataUpdate {
+                        cluster: lp.live.clone(),
+                        source: None,
+                        status: lp.status.clone(),
+                        events: None,
+                        notice: None,
+                    }));
+                }
             }
-            renewed = now;
         }
         // Any update from the watch (a new model, its status, or the real
         // scheduler's events) is passed on.
@@ -321,7 +438,7 @@ pub async fn run_session(
         let connected = matches!(lp.status, Some(SourceStatus::Connected));
         match &mut lp.actor {
             Some(a) => a.observe(lp.live.clone()),
-            None if connected => {
+            None if connected && lp.stopped.is_none() => {
                 match Actor::new(lp.live.clone(), lp.config.clone(), lp.opts.clone(), now) {
                     Ok(a) => lp.actor = Some(a),
                     Err(e) => break Err(e),
@@ -337,6 +454,15 @@ pub async fn run_session(
             writes.extend(a.step(now));
         }
         let wrote = lp.send_all(writes, &mut report).await;
+        if lp.actor.is_some() {
+            for e in lp.writer.flush(now).await {
+                let line = format!("writing an Event series failed: {}", api_error_text(&e));
+                report(Report::Line(line, true));
+            }
+        }
+        for line in lp.writer.take_failed_events() {
+            report(Report::Line(line, true));
+        }
         lp.publish(&inputs, received || wrote, events, &mut report);
         tokio::select! {
             _ = tokio::time::sleep(TICK) => {}
@@ -348,6 +474,7 @@ pub async fn run_session(
         }
     };
     watch.abort();
+    // A lost Lease may be someone else's by now; release_lease leaves such a one alone.
     if let Err(e) = release_lease(&client, &opts, Timestamp::now()).await {
         report(Report::Line(format!("releasing the Lease: {e}"), true));
     }

@@ -1,18 +1,22 @@
 //! The writes the acting scheduler sends, shaped like kube-scheduler's: the binding
-//! subresource, status patches (PodScheduled, nominatedNodeName, DisruptionTarget),
-//! victim deletions, and core/v1 Events, with repeats of one message counted on a
-//! single Event as client-go's event correlator does.
+//! subresource, status patches (PodScheduled, nominatedNodeName, DisruptionTarget,
+//! each condition with its `observedGeneration`), victim deletions, and
+//! `events.k8s.io/v1` Events recorded as client-go's event broadcaster records them
+//! (a repeat turns the Event into a series; the count is written on the first repeat
+//! and again when the series ends or is refreshed).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::events::v1 as events;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use serde_json::{Value, json};
 
-use super::{ActOptions, micro};
+use super::{ActOptions, elapsed, micro};
 use crate::model::Pod;
 
 /// Which pod a write is about.
@@ -21,6 +25,8 @@ pub struct PodRef {
     pub namespace: String,
     pub name: String,
     pub uid: String,
+    /// `metadata.generation` (0: unknown, and no `observedGeneration` is written).
+    pub generation: i64,
 }
 
 impl PodRef {
@@ -29,6 +35,7 @@ impl PodRef {
             namespace: p.namespace.clone(),
             name: p.name.clone(),
             uid: p.uid.clone(),
+            generation: p.generation,
         }
     }
     /// A pod known by key only.
@@ -38,6 +45,18 @@ impl PodRef {
             namespace: ns.into(),
             name: name.into(),
             uid: String::new(),
+            generation: 0,
+        }
+    }
+    /// The Event's `regarding` / `related` reference.
+    fn reference(&self) -> core::ObjectReference {
+        core::ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            namespace: Some(self.namespace.clone()),
+            name: Some(self.name.clone()),
+            uid: (!self.uid.is_empty()).then(|| self.uid.clone()),
+            ..Default::default()
         }
     }
     pub fn key(&self) -> String {
@@ -105,23 +124,85 @@ pub fn describe(w: &Write) -> String {
     }
 }
 
-/// Events remembered for counting repeats (client-go's correlator keeps 4096).
-const MAX_REMEMBERED_EVENTS: usize = 4096;
+/// An Event's note is cut to the API's limit, as the scheduler cuts its messages.
+const NOTE_LENGTH_LIMIT: usize = 1024;
+/// A series not repeated for this long is finished: its count written a last time
+/// and forgotten (a singleton is just forgotten), as client-go's broadcaster does.
+const FINISH_SERIES_AFTER: Duration = Duration::from_secs(6 * 60);
+/// Ongoing series have their count written this often.
+const REFRESH_SERIES_EVERY: Duration = Duration::from_secs(30 * 60);
 
-/// An Event already sent, for counting repeats.
-#[derive(Clone, Debug)]
-struct Sent {
-    name: String,
-    count: i32,
+/// `message` within the note limit, cut with ` ...` as kube-scheduler cuts it.
+fn truncate_note(message: &str) -> String {
+    if message.len() <= NOTE_LENGTH_LIMIT {
+        return message.to_string();
+    }
+    const SUFFIX: &str = " ...";
+    let mut cut = NOTE_LENGTH_LIMIT - SUFFIX.len();
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{SUFFIX}", &message[..cut])
 }
 
-/// Sends writes; remembers Events so a repeated failure bumps a count instead of
-/// creating another object.
+/// What makes two Events one series: client-go's key (type, action, reason,
+/// reporting controller and instance, regarding, related). `regarding` there
+/// includes the pod's resourceVersion, which changes when a new failure message is
+/// written to its PodScheduled condition; the note stands in for it here.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct EventKey {
+    type_: &'static str,
+    action: &'static str,
+    reason: &'static str,
+    regarding: (String, String, String),
+    related: Option<(String, String, String)>,
+    note: String,
+}
+
+/// One Event as recorded, for counting its repeats.
+#[derive(Clone, Debug)]
+struct Recorded {
+    event: events::Event,
+    /// The series count the API server has seen last.
+    written_count: i32,
+}
+
+/// Sends writes; remembers Events so a repeated failure becomes a series on one
+/// Event instead of another object.
 pub struct Writer {
     client: Client,
     opts: ActOptions,
-    /// (pod uid, reason, message) → the Event recording it.
-    events: BTreeMap<(String, String, String), Sent>,
+    events: BTreeMap<EventKey, Recorded>,
+    refreshed: Option<Timestamp>,
+    /// Events that could not be recorded since last asked: an Event is a record of
+    /// a write, and its failure does not undo the write.
+    failed_events: Vec<String>,
+}
+
+fn pod_key(p: &PodRef) -> (String, String, String) {
+    (p.namespace.clone(), p.name.clone(), p.uid.clone())
+}
+
+/// A condition patch entry, with `observedGeneration` when the generation is known.
+fn condition(
+    pod: &PodRef,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: Timestamp,
+) -> Value {
+    let mut c = json!({
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": Time(now),
+    });
+    if pod.generation > 0 {
+        c["observedGeneration"] = json!(pod.generation);
+    }
+    c
 }
 
 impl Writer {
@@ -130,6 +211,8 @@ impl Writer {
             client,
             opts,
             events: BTreeMap::new(),
+            refreshed: None,
+            failed_events: Vec::new(),
         }
     }
 
@@ -154,33 +237,34 @@ impl Writer {
                 let _: Value = api
                     .create_subresource("binding", &pod.name, &PostParams::default(), &binding)
                     .await?;
-                // Its failures are history now.
-                self.events.retain(|(uid, _, _), _| uid != &pod.uid);
-                Ok(())
+                let note = format!(
+                    "Successfully assigned {}/{} to {node}",
+                    pod.namespace, pod.name
+                );
+                self.event(pod, None, "Normal", "Scheduled", "Binding", &note, now)
+                    .await
             }
             Write::Unschedulable {
                 pod,
                 message,
                 nominated_node,
             } => {
-                let mut status = json!({"conditions": [{
-                    "type": "PodScheduled",
-                    "status": "False",
-                    "reason": "Unschedulable",
-                    "message": message,
-                    "lastProbeTime": null,
-                    "lastTransitionTime": Time(now),
-                }]});
+                let mut cond =
+                    condition(pod, "PodScheduled", "False", "Unschedulable", message, now);
+                cond["lastProbeTime"] = Value::Null;
+                let mut status = json!({ "conditions": [cond] });
                 if let Some(n) = nominated_node {
                     status["nominatedNodeName"] = json!(n);
                 }
                 self.patch_status(pod, json!({ "status": status })).await?;
+                let note = truncate_note(message);
                 self.event(
                     pod,
+                    None,
                     "Warning",
                     "FailedScheduling",
                     "Scheduling",
-                    message,
+                    &note,
                     now,
                 )
                 .await
@@ -191,14 +275,18 @@ impl Writer {
                 node,
                 scheduler_name,
             } => {
-                let condition = json!({"status": {"conditions": [{
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": "PreemptionByScheduler",
-                    "message": format!("{scheduler_name}: preempting to accommodate a higher priority pod"),
-                    "lastTransitionTime": Time(now),
-                }]}});
-                self.patch_status(victim, condition).await?;
+                let message =
+                    format!("{scheduler_name}: preempting to accommodate a higher priority pod");
+                let cond = condition(
+                    victim,
+                    "DisruptionTarget",
+                    "True",
+                    "PreemptionByScheduler",
+                    &message,
+                    now,
+                );
+                self.patch_status(victim, json!({"status": {"conditions": [cond]}}))
+                    .await?;
                 let api: Api<core::Pod> = Api::namespaced(self.client.clone(), &victim.namespace);
                 let dp = DeleteParams {
                     preconditions: (!victim.uid.is_empty()).then(|| Preconditions {
@@ -208,9 +296,17 @@ impl Writer {
                     ..Default::default()
                 };
                 api.delete(&victim.name, &dp).await?;
-                let message = format!("Preempted by pod {} on node {node}", by.uid);
-                self.event(victim, "Normal", "Preempted", "Preempting", &message, now)
-                    .await
+                let note = format!("Preempted by pod {} on node {node}", by.uid);
+                self.event(
+                    victim,
+                    Some(by),
+                    "Normal",
+                    "Preempted",
+                    "Preempting",
+                    &note,
+                    now,
+                )
+                .await
             }
             Write::ClearNomination { pod } => {
                 self.patch_status(pod, json!({"status": {"nominatedNodeName": null}}))
@@ -226,74 +322,187 @@ impl Writer {
         Ok(())
     }
 
-    /// Create the Event, or count a repeat of the same reason and message on the
-    /// one already sent (count and lastTimestamp).
+    /// Events that failed to be recorded since the last call, one line each.
+    pub fn take_failed_events(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.failed_events)
+    }
+
+    /// [`Writer::record`], a failure kept for [`Writer::take_failed_events`].
+    #[allow(clippy::too_many_arguments)]
     async fn event(
         &mut self,
-        pod: &PodRef,
-        type_: &str,
-        reason: &str,
-        action: &str,
-        message: &str,
+        regarding: &PodRef,
+        related: Option<&PodRef>,
+        type_: &'static str,
+        reason: &'static str,
+        action: &'static str,
+        note: &str,
         now: Timestamp,
     ) -> Result<(), kube::Error> {
-        let api: Api<core::Event> = Api::namespaced(self.client.clone(), &pod.namespace);
-        let key = (pod.uid.clone(), reason.to_string(), message.to_string());
-        if let Some(sent) = self.events.get_mut(&key) {
-            let patch = json!({"count": sent.count + 1, "lastTimestamp": Time(now)});
-            match api
-                .patch(&sent.name, &PatchParams::default(), &Patch::Merge(patch))
-                .await
-            {
-                Ok(_) => {
-                    sent.count += 1;
-                    return Ok(());
-                }
-                // Expired or deleted meanwhile: record it afresh.
-                Err(kube::Error::Api(s)) if s.code == 404 => {
-                    self.events.remove(&key);
-                }
-                Err(e) => return Err(e),
-            }
+        if let Err(e) = self
+            .record(regarding, related, type_, reason, action, note, now)
+            .await
+        {
+            self.failed_events.push(format!(
+                "recording the {reason} Event of {} failed: {}",
+                regarding.key(),
+                super::api_error_text(&e)
+            ));
         }
-        let name = format!("{}.{:x}", pod.name, now.as_nanosecond());
-        let event = core::Event {
+        Ok(())
+    }
+
+    /// Record an Event. A repeat of one already recorded becomes a series on it: the
+    /// first repeat writes `series` (count 2); later ones only count here, and
+    /// [`Writer::flush`] writes the count when the series ends or is refreshed.
+    #[allow(clippy::too_many_arguments)]
+    async fn record(
+        &mut self,
+        regarding: &PodRef,
+        related: Option<&PodRef>,
+        type_: &'static str,
+        reason: &'static str,
+        action: &'static str,
+        note: &str,
+        now: Timestamp,
+    ) -> Result<(), kube::Error> {
+        let key = EventKey {
+            type_,
+            action,
+            reason,
+            regarding: pod_key(regarding),
+            related: related.map(pod_key),
+            note: note.to_string(),
+        };
+        if let Some(rec) = self.events.get_mut(&key) {
+            let first_repeat = rec.event.series.is_none();
+            let series = rec.event.series.get_or_insert(events::EventSeries {
+                count: 1,
+                last_observed_time: micro(now),
+            });
+            series.count += 1;
+            series.last_observed_time = micro(now);
+            if !first_repeat {
+                return Ok(());
+            }
+            let event = rec.event.clone();
+            return self.write_series(&key, event).await;
+        }
+        let event = events::Event {
             metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(pod.namespace.clone()),
+                name: Some(format!("{}.{:x}", regarding.name, now.as_nanosecond())),
+                namespace: Some(regarding.namespace.clone()),
                 ..Default::default()
             },
-            involved_object: core::ObjectReference {
-                api_version: Some("v1".into()),
-                kind: Some("Pod".into()),
-                namespace: Some(pod.namespace.clone()),
-                name: Some(pod.name.clone()),
-                uid: Some(pod.uid.clone()),
-                ..Default::default()
-            },
+            event_time: Some(micro(now)),
+            regarding: Some(regarding.reference()),
+            related: related.map(PodRef::reference),
+            note: Some(note.to_string()),
             reason: Some(reason.into()),
-            message: Some(message.into()),
             type_: Some(type_.into()),
             action: Some(action.into()),
-            reporting_component: Some("schedscope".into()),
-            reporting_instance: Some(self.opts.identity.clone()),
-            source: Some(core::EventSource {
-                component: Some(self.opts.scheduler_name.clone()),
-                host: None,
-            }),
-            event_time: Some(micro(now)),
-            first_timestamp: Some(Time(now)),
-            last_timestamp: Some(Time(now)),
-            count: Some(1),
+            reporting_controller: Some(self.opts.scheduler_name.clone()),
+            reporting_instance: Some(self.opts.reporting_instance.clone()),
             ..Default::default()
         };
-        api.create(&PostParams::default(), &event).await?;
-        // Pods that never bind would keep their records for ever: past a bound, start
-        // over (a repeat then creates a new Event, as after client-go's cache expiry).
-        if self.events.len() >= MAX_REMEMBERED_EVENTS {
-            self.events.clear();
-        }
-        self.events.insert(key, Sent { name, count: 1 });
+        self.events.insert(
+            key,
+            Recorded {
+                event: event.clone(),
+                written_count: 1,
+            },
+        );
+        self.api(&regarding.namespace)
+            .create(&PostParams::default(), &event)
+            .await?;
         Ok(())
+    }
+
+    fn api(&self, namespace: &str) -> Api<events::Event> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// Write a series' count: a patch of `series`, or the whole Event again when it
+    /// has expired or been deleted meanwhile.
+    async fn write_series(
+        &mut self,
+        key: &EventKey,
+        event: events::Event,
+    ) -> Result<(), kube::Error> {
+        let Some(series) = &event.series else {
+            return Ok(());
+        };
+        let namespace = event.metadata.namespace.clone().unwrap_or_default();
+        let name = event.metadata.name.clone().unwrap_or_default();
+        let patch = json!({ "series": series });
+        let count = series.count;
+        let api = self.api(&namespace);
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                api.create(&PostParams::default(), &event).await?;
+            }
+            Err(e) => return Err(e),
+        }
+        if let Some(rec) = self.events.get_mut(key) {
+            rec.written_count = count;
+        }
+        Ok(())
+    }
+
+    /// The broadcaster's housekeeping, due at `now`: a series quiet for six minutes
+    /// gets its final count written and is forgotten, a singleton that old is
+    /// forgotten; every thirty minutes the ongoing series' counts are written.
+    /// Returns the writes that failed, for the log.
+    pub async fn flush(&mut self, now: Timestamp) -> Vec<kube::Error> {
+        // The refresh period counts from the first housekeeping.
+        let refresh = self
+            .refreshed
+            .is_some_and(|t| elapsed(t, now) >= REFRESH_SERIES_EVERY);
+        if self.refreshed.is_none() || refresh {
+            self.refreshed = Some(now);
+        }
+        let mut due = Vec::new();
+        let mut forget = Vec::new();
+        for (key, rec) in &self.events {
+            match &rec.event.series {
+                Some(s) => {
+                    let finished = elapsed(s.last_observed_time.0, now) >= FINISH_SERIES_AFTER;
+                    if finished || (refresh && s.count != rec.written_count) {
+                        due.push((key.clone(), rec.event.clone(), finished));
+                    }
+                }
+                None => {
+                    let at = rec.event.event_time.as_ref().map_or(now, |t| t.0);
+                    if elapsed(at, now) >= FINISH_SERIES_AFTER {
+                        forget.push(key.clone());
+                    }
+                }
+            }
+        }
+        let mut failed = Vec::new();
+        for (key, event, finished) in due {
+            let unchanged = self
+                .events
+                .get(&key)
+                .is_some_and(|r| r.event.series.as_ref().map(|s| s.count) == Some(r.written_count));
+            let r = if unchanged {
+                Ok(())
+            } else {
+                self.write_series(&key, event).await
+            };
+            match r {
+                Ok(()) if finished => forget.push(key),
+                Ok(()) => {}
+                Err(e) => failed.push(e),
+            }
+        }
+        for key in forget {
+            self.events.remove(&key);
+        }
+        failed
     }
 }

@@ -122,24 +122,37 @@ fn status_note(app: &App) -> String {
         TraceStatus::Bound(n) => {
             format!("bound to {n}: nothing to replay (4 shows the node; A lists pending pods)")
         }
-        TraceStatus::NoProfile(s) => {
-            let names: Vec<&str> = app
-                .profiles
-                .iter()
-                .map(|p| p.profile_name.as_str())
-                .collect();
-            format!(
-                "schedulerName {s:?} matches no profile ({}); kube-scheduler leaves this pod alone. p replays it with another profile",
-                if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                }
-            )
-        }
+        TraceStatus::NoProfile(s) => no_profile_note(app, s),
         TraceStatus::Computing => "replaying the scheduling cycle…".into(),
         TraceStatus::Ready => String::new(),
     }
+}
+
+/// What `explain` says of a pod whose schedulerName no profile serves, what the
+/// TUI can do about it, and (live) what the real scheduler said of the pod.
+pub fn no_profile_note(app: &App, scheduler: &str) -> String {
+    let key = app.selected_pod_key().unwrap_or_default().to_string();
+    let profiles = app
+        .profiles
+        .iter()
+        .map(|p| p.profile_name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = crate::explain::ExplainError::NoProfile {
+        key: key.clone(),
+        scheduler: scheduler.to_string(),
+        profiles,
+    };
+    let mut note = format!(
+        "{said}; a scheduler with these profiles leaves it alone. p replays it with another profile"
+    );
+    if app.live_status.is_some()
+        && let Some(pod) = app.cluster.pod(&key)
+        && let Some(w) = crate::source::SchedulerWord::of(pod, app.sched_events.get(&key), None)
+    {
+        note.push_str(&format!(" · {}", w.said(app.now())));
+    }
+    note
 }
 
 fn detail_title(app: &App) -> Line<'static> {

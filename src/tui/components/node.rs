@@ -38,7 +38,18 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         .or_else(|| app.selected_pod().map(|r| r.pod.clone()))
         .filter(|p| !p.is_bound());
     let cur = app.current.clone();
-    let (left, right) = node_lines(&t, info, pod.as_deref(), cur.as_ref(), area.width);
+    let no_replay = match &app.status {
+        super::super::app::TraceStatus::NoProfile(s) => super::no_profile_note(app, s),
+        _ => "no replay for the selected pod (only pending pods are replayed)".into(),
+    };
+    let (left, right) = node_lines(
+        &t,
+        info,
+        pod.as_deref(),
+        cur.as_ref(),
+        &no_replay,
+        area.width,
+    );
     app.hits.push((area, Hit::DetailPane));
     if area.width >= 100 {
         let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
@@ -59,12 +70,15 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     }
 }
 
-pub fn verdict_line(t: &Theme, cur: Option<&Current>, node: &str) -> Line<'static> {
+/// `no_replay`: what to say when the selected pod has no replay, and why.
+pub fn verdict_line(
+    t: &Theme,
+    cur: Option<&Current>,
+    node: &str,
+    no_replay: &str,
+) -> Line<'static> {
     let Some(c) = cur else {
-        return Line::from(Span::styled(
-            "no replay for the selected pod (only pending pods are replayed)",
-            t.dim,
-        ));
+        return Line::from(Span::styled(no_replay.to_string(), t.dim));
     };
     let Some(&row) = c.view.row_of.get(node) else {
         return Line::from(Span::styled("· not evaluated in this cycle", t.not_run));
@@ -184,6 +198,7 @@ fn node_lines(
     info: &NodeInfo,
     pod: Option<&Pod>,
     cur: Option<&Current>,
+    no_replay: &str,
     width: u16,
 ) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let node = &info.node;
@@ -196,7 +211,7 @@ fn node_lines(
         title.push(Span::styled(" · NotReady", t.warning));
     }
     left.push(Line::from(title));
-    left.push(verdict_line(t, cur, &node.name));
+    left.push(verdict_line(t, cur, &node.name, no_replay));
     left.push(Line::default());
 
     let gauge_w = if width >= 100 { 20 } else { 16 };

@@ -51,7 +51,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         let mark = if w.differs { "≠ " } else { "= " };
         head.push(Line::from(vec![
             Span::styled(mark, style),
-            Span::styled(w.line(), style),
+            Span::styled(w.line(app.now()), style),
         ]));
     }
     for nm in trace.not_modelled.iter().take(3) {
