@@ -73,9 +73,20 @@ pub struct ActOptions {
     pub namespace: Option<String>,
 }
 
+/// The machine's host name, as Go's `os.Hostname` reads it (kube-scheduler puts it in
+/// its Lease identity and Events); `$HOSTNAME` is a shell variable, rarely exported.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "schedscope".into())
+}
+
 impl ActOptions {
     pub fn new(scheduler_name: &str, lease_namespace: &str) -> Self {
-        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "schedscope".into());
+        let host = host_name();
         ActOptions {
             scheduler_name: scheduler_name.into(),
             lease_namespace: lease_namespace.into(),
