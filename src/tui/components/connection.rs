@@ -1,0 +1,161 @@
+//! A live source's connection: while nothing is listed yet, why (the first error in
+//! full, with a retry key) in place of the panes; and on `C`, each watched kind's
+//! state over them.
+
+use k8s_openapi::jiff::Timestamp;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Clear;
+
+use super::super::app::App;
+use super::super::format;
+use super::super::widgets::{Scroll, block, scroll_text, wrap};
+use crate::source::SourceStatus;
+use crate::source::live::{KindHealth, KindPhase};
+use crate::theme::Theme;
+
+/// The heading and the error of the connection's state.
+fn summary(status: Option<&SourceStatus>, kinds: &[KindHealth]) -> (String, Option<String>) {
+    let listed = kinds.iter().filter(|k| k.is_done()).count();
+    match status {
+        None => ("not a live source".into(), None),
+        Some(SourceStatus::Connecting { error: None }) => (
+            format!(
+                "connecting to the API server: {listed} of {} kinds listed",
+                kinds.len()
+            ),
+            None,
+        ),
+        Some(SourceStatus::Connecting { error: Some(e) }) => {
+            let head = if e.starts_with("cannot reach the API server") {
+                "cannot reach the API server"
+            } else {
+                "cannot read the cluster"
+            };
+            (head.into(), Some(e.clone()))
+        }
+        Some(SourceStatus::Connected) => {
+            let unreadable = unreadable(kinds);
+            let mut s = "connected: every kind listed and watched".to_string();
+            if unreadable > 0 {
+                s.push_str(&format!(
+                    "; {unreadable} optional kind{} not readable",
+                    if unreadable == 1 { "" } else { "s" }
+                ));
+            }
+            (s, None)
+        }
+        Some(SourceStatus::Reconnecting { error, .. }) => (
+            format!(
+                "reconnecting: the data shown is kept until every kind has listed again ({listed} of {})",
+                kinds.len()
+            ),
+            Some(error.clone()),
+        ),
+    }
+}
+
+/// Optional kinds the source may not read.
+pub fn unreadable(kinds: &[KindHealth]) -> usize {
+    kinds
+        .iter()
+        .filter(|k| k.optional && matches!(k.phase, KindPhase::Forbidden { .. }))
+        .count()
+}
+
+fn kind_style(t: &Theme, k: &KindHealth) -> Style {
+    match (&k.phase, k.optional) {
+        (KindPhase::Synced { .. }, _) => t.pass,
+        (KindPhase::NotServed { .. }, true) => t.dim,
+        (KindPhase::Forbidden { .. }, true) => t.warning,
+        (
+            KindPhase::Listing {
+                last_error: None, ..
+            },
+            _,
+        ) => t.dim,
+        _ => t.error,
+    }
+}
+
+fn lines(app: &App, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let kinds = &app.live_kinds;
+    let (head, error) = summary(app.live_status.as_ref(), kinds);
+    let mut out = vec![Line::from(Span::styled(head, t.header))];
+    if let Some(e) = error {
+        for l in wrap(&e, width) {
+            out.push(Line::from(Span::styled(l, t.error)));
+        }
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled(keys.to_string(), t.key)));
+    if kinds.is_empty() {
+        return out;
+    }
+    out.push(Line::default());
+    let kind_w = kinds
+        .iter()
+        .map(|k| format::width(k.kind) + usize::from(k.optional) * 11)
+        .max()
+        .unwrap_or(10)
+        + 2;
+    for k in kinds {
+        let name = if k.optional {
+            format!("{} (optional)", k.kind)
+        } else {
+            k.kind.to_string()
+        };
+        let text_w = width.saturating_sub(kind_w).max(10);
+        for (i, part) in wrap(&k.describe(now), text_w).into_iter().enumerate() {
+            let label = if i == 0 { name.as_str() } else { "" };
+            out.push(Line::from(vec![
+                Span::styled(format::fit(label, kind_w), t.text),
+                Span::styled(part, kind_style(t, k)),
+            ]));
+        }
+    }
+    out
+}
+
+/// In place of the panes while a live source has listed nothing yet.
+pub fn draw_screen(app: &mut App, f: &mut Frame, area: Rect) {
+    let now = app.now();
+    let b = block(&app.theme, " Connection ", true);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let keys = "R retry now · C details · q quit";
+    let text = lines(
+        app,
+        inner.width.saturating_sub(1).max(10) as usize,
+        keys,
+        now,
+    );
+    let mut scroll = Scroll::default();
+    scroll_text(f, inner, &app.theme.clone(), text, &mut scroll);
+}
+
+/// `C`: over the panes.
+pub fn draw_overlay(app: &mut App, f: &mut Frame, area: Rect) {
+    let now = app.now();
+    let t = app.theme.clone();
+    let w = area.width.saturating_sub(4).clamp(20, 110);
+    let keys = "R retry now · C or esc closes · j/k scroll";
+    let text = lines(app, w.saturating_sub(3) as usize, keys, now);
+    let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
+    let rect = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w.min(area.width),
+        height: h.min(area.height),
+    };
+    f.render_widget(Clear, rect);
+    let b = block(&t, " Connection ", true).style(t.text);
+    let inner = b.inner(rect);
+    f.render_widget(b, rect);
+    let mut scroll = app.connection.unwrap_or_default();
+    scroll_text(f, inner, &t, text, &mut scroll);
+    app.connection = Some(scroll);
+}
