@@ -159,3 +159,176 @@ pub fn draw_overlay(app: &mut App, f: &mut Frame, area: Rect) {
     scroll_text(f, inner, &t, text, &mut scroll);
     app.connection = Some(scroll);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use insta::assert_snapshot;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::source::live::LiveControl;
+    use crate::tui::action::{Action, DataUpdate};
+    use crate::tui::fixtures::{Fixture, fixture, t0};
+
+    fn screen(app: &mut App, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+        t.draw(|f| app.draw(f)).expect("draw");
+        t.backend().to_string()
+    }
+
+    fn press(f: &mut Fixture, c: char) {
+        let mods = if c.is_uppercase() {
+            KeyModifiers::SHIFT
+        } else {
+            KeyModifiers::NONE
+        };
+        f.app.handle_key(&KeyEvent::new(KeyCode::Char(c), mods));
+        f.settle();
+    }
+
+    fn kind(kind: &'static str, optional: bool, phase: KindPhase) -> KindHealth {
+        KindHealth {
+            kind,
+            resource: kind.to_lowercase() + "s",
+            optional,
+            phase,
+        }
+    }
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(t0().as_second() + s).expect("time")
+    }
+
+    /// The live inspector, nothing received yet: an empty cluster and a status.
+    fn live(kinds: Vec<KindHealth>, status: SourceStatus) -> (Fixture, LiveControl) {
+        let mut f = fixture();
+        let control = LiveControl::with_kinds(kinds);
+        f.app.set_live(control.clone());
+        status_update(&mut f, status, Some(Arc::new(crate::model::Cluster::new())));
+        (f, control)
+    }
+
+    fn status_update(
+        f: &mut Fixture,
+        status: SourceStatus,
+        cluster: Option<Arc<crate::model::Cluster>>,
+    ) {
+        let cluster = cluster.unwrap_or_else(|| f.app.cluster.clone());
+        f.app.update(Action::Data(DataUpdate {
+            cluster,
+            source: None,
+            status: Some(status),
+            events: None,
+            notice: None,
+        }));
+        f.settle();
+    }
+
+    /// An API server that refuses connections: the first error in full, in place
+    /// of "no pending pods", no "updated" time, and `R` asks the source to retry.
+    #[test]
+    fn unreachable_server_screen_with_retry() {
+        let refused = "cannot reach the API server: client error (Connect): tcp connect \
+                       error: Connection refused (os error 111)";
+        let (mut f, control) = live(
+            vec![
+                kind(
+                    "Node",
+                    false,
+                    KindPhase::Retrying {
+                        since: at(-12),
+                        failures: 4,
+                        error: refused.into(),
+                    },
+                ),
+                kind(
+                    "Pod",
+                    false,
+                    KindPhase::Listing {
+                        since: at(-1),
+                        last_error: Some(refused.into()),
+                    },
+                ),
+            ],
+            SourceStatus::Connecting {
+                error: Some(refused.into()),
+            },
+        );
+        let s = screen(&mut f.app, 100, 16);
+        assert_snapshot!("connection_unreachable", s);
+        assert!(!s.contains("no pending pods"), "{s}");
+        assert!(!s.contains("updated"), "{s}");
+        assert!(f.app.needs_tick(), "ages move on the screen");
+        assert_eq!(control.retries(), 0);
+        press(&mut f, 'R');
+        assert_eq!(control.retries(), 1);
+    }
+
+    /// Connected with an optional kind that cannot be read: said in the status bar
+    /// and, on `C`, per kind; `esc` closes the view.
+    #[test]
+    fn connection_view_lists_every_kind() {
+        let (mut f, _control) = live(
+            vec![
+                kind("Node", false, KindPhase::Synced { at: at(-5) }),
+                kind(
+                    "PodGroup",
+                    true,
+                    KindPhase::NotServed {
+                        error: "404".into(),
+                    },
+                ),
+                kind(
+                    "VolumeAttachment",
+                    true,
+                    KindPhase::Forbidden {
+                        verb: "list",
+                        error: "cannot list volumeattachments.storage.k8s.io: forbidden: no".into(),
+                    },
+                ),
+            ],
+            SourceStatus::Connected,
+        );
+        let cluster = Arc::new(crate::tui::fixtures::cluster());
+        status_update(&mut f, SourceStatus::Connected, Some(cluster));
+        let s = screen(&mut f.app, 160, 20);
+        assert!(s.contains("(connected · 1 kind not readable (C))"), "{s}");
+        assert!(s.contains("updated 12:00:00Z"), "{s}");
+        press(&mut f, 'C');
+        assert!(f.app.connection.is_some());
+        assert_snapshot!("connection_view", screen(&mut f.app, 120, 20));
+        f.app
+            .handle_key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(f.app.connection.is_none());
+    }
+
+    /// A long error never pushes the counts out of the status bar: it comes last.
+    #[test]
+    fn a_long_error_does_not_cut_the_counts() {
+        let (mut f, _control) = live(Vec::new(), SourceStatus::Connected);
+        let cluster = Arc::new(crate::tui::fixtures::cluster());
+        status_update(&mut f, SourceStatus::Connected, Some(cluster));
+        let long = format!("cannot list pods: {}", "very long reason ".repeat(20));
+        status_update(
+            &mut f,
+            SourceStatus::Reconnecting {
+                since: at(-3),
+                error: long,
+            },
+            None,
+        );
+        for width in [120, 200] {
+            let s = screen(&mut f.app, width, 20);
+            let bar = s.lines().last().expect("status bar");
+            assert!(bar.contains("(reconnecting (data 3s old))"), "{bar}");
+            assert!(bar.contains("pods 11 · 7 pending │ nodes 5"), "{bar}");
+            if width == 200 {
+                assert!(bar.contains("│ cannot list pods: very long"), "{bar}");
+            }
+        }
+    }
+}
