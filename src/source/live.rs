@@ -792,21 +792,30 @@ fn chain(e: &dyn std::error::Error) -> String {
     parts.join(": ")
 }
 
+/// `message (Reason, HTTP code)`, without the parts the server left empty.
+fn status_text(s: &kube::core::Status) -> String {
+    let code = match s.reason.as_str() {
+        "" => format!("HTTP {}", s.code),
+        reason => format!("{reason}, HTTP {}", s.code),
+    };
+    match s.message.as_str() {
+        "" => code,
+        message => format!("{message} ({code})"),
+    }
+}
+
 fn from_status(verb: &'static str, resource: &str, s: &kube::core::Status) -> Failure {
     match s.code {
         403 => Failure::Forbidden {
             verb,
-            error: format!("cannot {verb} {resource}: forbidden: {}", s.message),
+            error: format!("cannot {verb} {resource}: forbidden: {}", status_text(s)),
         },
         404 => Failure::NotServed(format!(
-            "cannot {verb} {resource}: the API server does not serve it ({})",
-            s.message
+            "cannot {verb} {resource}: the API server does not serve it: {}",
+            status_text(s)
         )),
         410 => Failure::Desync,
-        _ => Failure::Retry(format!(
-            "cannot {verb} {resource}: {} ({}, HTTP {})",
-            s.message, s.reason, s.code
-        )),
+        _ => Failure::Retry(format!("cannot {verb} {resource}: {}", status_text(s))),
     }
 }
 
@@ -1486,7 +1495,7 @@ mod tests {
         };
         assert!(matches!(
             from_status("watch", "nodes", &forbidden),
-            Failure::Forbidden { verb: "watch", error } if error == "cannot watch nodes: forbidden: x is forbidden"
+            Failure::Forbidden { verb: "watch", error } if error == "cannot watch nodes: forbidden: x is forbidden (HTTP 403)"
         ));
         let gone = kube::core::Status {
             code: 410,
@@ -1495,6 +1504,14 @@ mod tests {
         assert!(matches!(
             from_status("watch", "nodes", &gone),
             Failure::Desync
+        ));
+        let not_found = kube::core::Status {
+            code: 404,
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("list", "pods", &not_found),
+            Failure::NotServed(e) if e == "cannot list pods: the API server does not serve it: HTTP 404"
         ));
     }
 }
