@@ -717,7 +717,7 @@ async fn forbidden_required_kind_is_said_at_once() {
     task.abort();
 }
 
-/// An optional kind that cannot be read (VolumeAttachments) does not block: the
+/// Optional kinds that cannot be read (VolumeAttachments, Events) do not block: the
 /// load completes without it, the model says it is unreadable, and `explain`
 /// marks the plugin that reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -725,6 +725,8 @@ async fn forbidden_optional_kind_degrades_and_marks_its_plugin() {
     let api = FakeApi::start().await;
     seed(&api);
     api.forbid("volumeattachments", true);
+    // Events are only the real scheduler's word: optional too.
+    api.forbid("events", true);
     let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
         .await
         .expect("an optional kind does not block");
@@ -734,7 +736,10 @@ async fn forbidden_optional_kind_degrades_and_marks_its_plugin() {
         why.starts_with("cannot list volumeattachments.storage.k8s.io: forbidden"),
         "{why}"
     );
-    assert_eq!(st.cluster.unreadable_kinds.len(), 1);
+    assert_eq!(
+        st.cluster.unreadable_kinds.keys().collect::<Vec<_>>(),
+        ["Event", "VolumeAttachment"]
+    );
 
     // The live source: connected, the kind marked not readable.
     let control = live::LiveControl::default();

@@ -8,8 +8,8 @@
 //! once on [`LiveControl::retry`]), started again with a fresh list, so the source
 //! is "connected" only when every kind has listed since its last error. A 403 stops
 //! that kind until a retry: a required kind cannot be done without, an optional one
-//! (VolumeAttachment, CSIStorageCapacity, PodGroup) is left out and the plugins that
-//! read it say so ([`Cluster::unreadable_kinds`]). Secrets are never read. Changes
+//! (VolumeAttachment, CSIStorageCapacity, PodGroup, Event) is left out and the plugins
+//! that read it say so ([`Cluster::unreadable_kinds`]). Secrets are never read. Changes
 //! are published debounced, as owned [`DataUpdate`]s, from a tokio runtime on its
 //! own thread; the per-kind state goes to a [`LiveControl`].
 
@@ -1108,9 +1108,6 @@ fn start_watchers(
         ($api:expr) => {
             watch_kind($api, cfg(), false, tx, retry, &mut specs, &mut tasks)
         };
-        ($api:expr, cfg: $cfg:expr) => {
-            watch_kind($api, $cfg, false, tx, retry, &mut specs, &mut tasks)
-        };
         ($api:expr, optional) => {
             watch_kind($api, cfg(), true, tx, retry, &mut specs, &mut tasks)
         };
@@ -1126,9 +1123,15 @@ fn start_watchers(
     };
     watch!(Api::<core::Node>::all(c()));
     watch!(pods);
-    watch!(
+    // Only the real scheduler's word beside the replay; no plugin reads them.
+    watch_kind(
         events,
-        cfg: cfg().fields("reason=FailedScheduling,involvedObject.kind=Pod")
+        cfg().fields("reason=FailedScheduling,involvedObject.kind=Pod"),
+        true,
+        tx,
+        retry,
+        &mut specs,
+        &mut tasks,
     );
     watch!(Api::<core::PersistentVolume>::all(c()));
     watch!(Api::<core::PersistentVolumeClaim>::all(c()));
