@@ -4,6 +4,7 @@
 
 mod support {
     pub mod fake_api;
+    pub mod pty;
 }
 
 use std::collections::BTreeMap;
@@ -819,5 +820,43 @@ async fn unreachable_api_server_is_an_error_at_once() {
     );
     assert!(stderr.contains("Connection refused"), "{stderr}");
     assert!(!stderr.contains("did not answer"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The inspector on a live cluster, end to end: an API server that refuses
+/// connections is said in place of the panes; once it answers but forbids pods,
+/// that 403 is; `R` after the grant lists them (a 403 is never retried unasked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_says_why_it_cannot_connect_and_retries_on_r() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let dir = std::env::temp_dir().join(format!("schedscope-kctui-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    api.go_down().await;
+    let kc_arg = kc.display().to_string();
+    let mut s = tokio::task::block_in_place(|| {
+        let s = support::pty::Session::start(&["--kubeconfig", &kc_arg]);
+        s.wait_for("cannot reach the API server: ");
+        s.wait_for("Connection refused");
+        s.wait_for("R retry now");
+        // (A frame may be read half drawn: wait for the rest of it.)
+        s.wait_until_gone("no pending pods");
+        s
+    });
+    api.forbid("pods", true);
+    api.come_back();
+    tokio::task::block_in_place(|| {
+        // Once every other kind has listed again, the 403 is what is left.
+        s.wait_for("cannot read the cluster");
+        s.wait_for("cannot list pods: forbidden");
+        api.forbid("pods", false);
+        s.keys("R");
+        s.wait_for("default/p1");
+        // Any key clears the "listing again" message from the status bar.
+        s.keys("j");
+        s.wait_for("(connected)");
+        s.keys("q");
+        assert!(s.wait_exit().success());
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }

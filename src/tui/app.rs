@@ -313,6 +313,9 @@ impl App {
 
     /// A live source's per-kind state and its retry.
     pub fn set_live(&mut self, control: LiveControl) {
+        // Connecting until the source says otherwise: never "no pending pods" first.
+        self.live_status
+            .get_or_insert(SourceStatus::Connecting { error: None });
         self.live_kinds = control.kinds();
         self.live = Some(control);
         self.dirty = true;
