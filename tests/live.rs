@@ -825,7 +825,8 @@ async fn unreachable_api_server_is_an_error_at_once() {
 
 /// The inspector on a live cluster, end to end: an API server that refuses
 /// connections is said in place of the panes; once it answers but forbids pods,
-/// that 403 is; `R` after the grant lists them (a 403 is never retried unasked).
+/// that 403 is; `R` after the grant lists them (unasked, a 403 is checked again
+/// only a minute later).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspector_says_why_it_cannot_connect_and_retries_on_r() {
     let api = FakeApi::start().await;

@@ -6,8 +6,8 @@
 //! objects are upserted as they arrive and, at `InitDone`, whatever the list did not
 //! name is deleted. A failing watcher is dropped and, after a bounded backoff (or at
 //! once on [`LiveControl::retry`]), started again with a fresh list, so the source
-//! is "connected" only when every kind has listed since its last error. A 403 stops
-//! that kind until a retry: a required kind cannot be done without, an optional one
+//! is "connected" only when every kind has listed since its last error. A 403 holds
+//! that kind (checked again each minute, or on a retry): a required kind cannot be done without, an optional one
 //! (VolumeAttachment, CSIStorageCapacity, PodGroup, Event) is left out and the plugins
 //! that read it say so ([`Cluster::unreadable_kinds`]). Secrets are never read. Changes
 //! are published debounced, as owned [`DataUpdate`]s, from a tokio runtime on its
@@ -171,7 +171,7 @@ pub enum KindPhase {
         failures: u32,
         error: String,
     },
-    /// The identity may not `verb` this kind (403); nothing is retried until asked.
+    /// The identity may not `verb` this kind (403); checked again each minute.
     Forbidden { verb: &'static str, error: String },
     /// The API server does not serve this kind (404: a CRD that is not installed).
     NotServed { error: String },
@@ -768,9 +768,9 @@ enum Failure {
     Retry(String),
     /// The watch's resourceVersion is gone (410): listed again at once.
     Desync,
-    /// 403: waits for a retry.
+    /// 403: listed again after [`RECHECK_REFUSED`], or when asked.
     Forbidden { verb: &'static str, error: String },
-    /// 404: waits for a retry.
+    /// 404: listed again after [`RECHECK_REFUSED`], or when asked.
     NotServed(String),
 }
 
@@ -848,6 +848,10 @@ pub const BACKOFF_FIRST: Duration = Duration::from_millis(800);
 /// waits up to 30 s; a lower cap brings the model back within seconds of an outage
 /// (one list per kind per 5 s against a server that is down is cheap).
 pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
+
+/// How long a kind refused with a 403 or 404 waits before it is listed again
+/// unasked (RBAC granted, a CRD installed); [`LiveControl::retry`] does it at once.
+pub const RECHECK_REFUSED: Duration = Duration::from_secs(60);
 
 /// Bounded exponential backoff with jitter: each wait is drawn from [d/2, d] so
 /// that the kinds do not retry in lockstep. Reset by a complete list.
@@ -961,7 +965,7 @@ fn change<K: Send + 'static>(ops: Ops<K>, ev: Event<K>) -> Change {
 
 /// One kind's watcher, for as long as anyone listens: on a failure the watcher is
 /// dropped and a new one lists afresh after the backoff (at once on a 410, or when
-/// a retry is asked for); a 403 or 404 waits for a retry.
+/// a retry is asked for); after a 403 or 404, a minute later.
 async fn pump<K, S>(
     make: impl Fn() -> S + Send,
     ops: Ops<K>,
@@ -994,9 +998,9 @@ async fn pump<K, S>(
             }
         };
         let wait = match &failure {
-            Failure::Desync => Some(Duration::ZERO),
-            Failure::Retry(_) => Some(backoff.wait()),
-            Failure::Forbidden { .. } | Failure::NotServed(_) => None,
+            Failure::Desync => Duration::ZERO,
+            Failure::Retry(_) => backoff.wait(),
+            Failure::Forbidden { .. } | Failure::NotServed(_) => RECHECK_REFUSED,
         };
         if tx
             .send(Box::new(move |st, now| st.failed(kind, failure, now)))
@@ -1005,18 +1009,9 @@ async fn pump<K, S>(
             return;
         }
         retry.borrow_and_update();
-        match wait {
-            Some(d) => {
-                tokio::select! {
-                    _ = tokio::time::sleep(d) => {}
-                    r = retry.changed() => if r.is_err() { return },
-                }
-            }
-            None => {
-                if retry.changed().await.is_err() {
-                    return;
-                }
-            }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            r = retry.changed() => if r.is_err() { return },
         }
     }
 }

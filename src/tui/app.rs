@@ -321,6 +321,11 @@ impl App {
         self.dirty = true;
     }
 
+    /// Whether `R` can make the source retry (the acting scheduler's watch cannot).
+    pub fn can_retry(&self) -> bool {
+        self.live.is_some()
+    }
+
     /// A live source that has not listed everything yet: the body shows the
     /// connection (why not, and a retry) instead of empty panes.
     pub fn connecting(&self) -> bool {

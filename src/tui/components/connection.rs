@@ -126,7 +126,11 @@ pub fn draw_screen(app: &mut App, f: &mut Frame, area: Rect) {
     let b = block(&app.theme, " Connection ", true);
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let keys = "R retry now · C details · q quit";
+    let keys = if app.can_retry() {
+        "R retry now · C details · q quit"
+    } else {
+        "retried with backoff · q quit"
+    };
     let text = lines(
         app,
         inner.width.saturating_sub(1).max(10) as usize,
@@ -142,7 +146,11 @@ pub fn draw_overlay(app: &mut App, f: &mut Frame, area: Rect) {
     let now = app.now();
     let t = app.theme.clone();
     let w = area.width.saturating_sub(4).clamp(20, 110);
-    let keys = "R retry now · C or esc closes · j/k scroll";
+    let keys = if app.can_retry() {
+        "R retry now · C or esc closes · j/k scroll"
+    } else {
+        "C or esc closes · j/k scroll"
+    };
     let text = lines(app, w.saturating_sub(3) as usize, keys, now);
     let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
     let rect = Rect {
@@ -330,5 +338,27 @@ mod tests {
                 assert!(bar.contains("│ cannot list pods: very long"), "{bar}");
             }
         }
+    }
+
+    /// The acting scheduler's watch has no retry: the screen does not offer one.
+    #[test]
+    fn without_a_retry_the_screen_does_not_offer_one() {
+        let mut f = fixture();
+        status_update(
+            &mut f,
+            SourceStatus::Connecting {
+                error: Some("cannot list pods: forbidden: no".into()),
+            },
+            Some(Arc::new(crate::model::Cluster::new())),
+        );
+        let s = screen(&mut f.app, 100, 12);
+        assert!(s.contains("cannot read the cluster"), "{s}");
+        assert!(s.contains("retried with backoff"), "{s}");
+        assert!(!s.contains("R retry now"), "{s}");
+        press(&mut f, 'R');
+        assert_eq!(
+            f.app.message.as_ref().map(|m| m.text.as_str()),
+            Some("nothing to retry: not a live source")
+        );
     }
 }
