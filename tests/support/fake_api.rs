@@ -354,49 +354,6 @@ impl FakeApi {
         self.state.lock().expect("state").fail_next = n;
     }
 
-    /// Answer list and watch of `plural` with 403 Forbidden (RBAC without it), or
-    /// serve it again.
-    pub fn forbid(&self, plural: &str, forbidden: bool) {
-        let mut st = self.state.lock().expect("state");
-        if forbidden {
-            st.forbidden.insert(plural.to_string());
-        } else {
-            st.forbidden.remove(plural);
-        }
-    }
-
-    /// Stop serving: every connection is dropped and new ones are refused until
-    /// [`FakeApi::come_back`]. Objects may change meanwhile; no event is ever sent
-    /// for those changes (the history is forgotten on the way back).
-    pub async fn go_down(&self) {
-        let server = self.server.lock().expect("server").take();
-        if let Some(t) = server {
-            t.abort();
-            let _ = t.await;
-        }
-        for c in self.conns.lock().expect("conns").drain(..) {
-            c.abort();
-        }
-    }
-
-    /// Serve again on the same port after [`FakeApi::go_down`], with
-    /// resourceVersions far above the old ones, as a restored API server has.
-    pub fn come_back(self: &Arc<Self>) {
-        {
-            let mut st = self.state.lock().expect("state");
-            st.rv += 1_000_000;
-            st.min_rv = st.rv;
-            let rv = st.rv;
-            for r in st.resources.values_mut() {
-                r.history.clear();
-                for o in r.objects.values_mut() {
-                    o["metadata"]["resourceVersion"] = json!(rv.to_string());
-                }
-            }
-        }
-        self.serve(bind(self.addr));
-    }
-
     /// Resources (plurals) requested so far, deduplicated and sorted.
     pub fn resources_requested(&self) -> Vec<String> {
         let mut v = self.state.lock().expect("state").paths.clone();
@@ -453,6 +410,49 @@ impl FakeApi {
         tokio::time::sleep(down).await;
         let listener = bind(self.addr);
         self.serve(listener);
+    }
+
+    /// Answer list and watch of `plural` with 403 Forbidden (RBAC without it), or
+    /// serve it again.
+    pub fn forbid(&self, plural: &str, forbidden: bool) {
+        let mut st = self.state.lock().expect("state");
+        if forbidden {
+            st.forbidden.insert(plural.to_string());
+        } else {
+            st.forbidden.remove(plural);
+        }
+    }
+
+    /// Stop serving: every connection is dropped and new ones are refused until
+    /// [`FakeApi::come_back`]. Objects may change meanwhile; no event is ever sent
+    /// for those changes (the history is forgotten on the way back).
+    pub async fn go_down(&self) {
+        let server = self.server.lock().expect("server").take();
+        if let Some(t) = server {
+            t.abort();
+            let _ = t.await;
+        }
+        for c in self.conns.lock().expect("conns").drain(..) {
+            c.abort();
+        }
+    }
+
+    /// Serve again on the same port after [`FakeApi::go_down`], with
+    /// resourceVersions far above the old ones, as a restored API server has.
+    pub fn come_back(self: &Arc<Self>) {
+        {
+            let mut st = self.state.lock().expect("state");
+            st.rv += 1_000_000;
+            st.min_rv = st.rv;
+            let rv = st.rv;
+            for r in st.resources.values_mut() {
+                r.history.clear();
+                for o in r.objects.values_mut() {
+                    o["metadata"]["resourceVersion"] = json!(rv.to_string());
+                }
+            }
+        }
+        self.serve(bind(self.addr));
     }
 }
 
