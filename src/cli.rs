@@ -224,10 +224,14 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     }
     let opts = args.live_options();
     let rt = runtime()?;
-    let st = rt.block_on(async {
-        let client = live::connect(&opts).await?;
-        live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
-    })?;
+    let config = rt.block_on(live::client_config(&opts))?;
+    let server = config.cluster_url.to_string();
+    let st = rt
+        .block_on(async {
+            let client = kube::Client::try_from(config).map_err(live::LiveError::Client)?;
+            live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
+        })
+        .with_context(|| format!("reading the live cluster at {server}"))?;
     Ok(Loaded {
         cluster: st.cluster,
         live: Some(st.events),
@@ -570,10 +574,11 @@ fn run_live_tui(cli: &Cli) -> Result<()> {
         live::describe(&client_config, &opts),
         cli.source.config_label()
     );
-    let updates = live::spawn(opts, client_config)?;
+    let (updates, control) = live::spawn(opts, client_config)?;
     let mut tui = crate::tui::TuiOptions::new(Cluster::new(), config.profiles, label);
     tui.theme = cli.theme.clone();
     tui.updates = Some(updates);
+    tui.live = Some(control);
     crate::tui::run(tui)
 }
 

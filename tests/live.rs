@@ -4,6 +4,7 @@
 
 mod support {
     pub mod fake_api;
+    pub mod pty;
 }
 
 use std::collections::BTreeMap;
@@ -575,5 +576,288 @@ async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
             .contains("real scheduler (PodScheduled condition) differs from the replay: 0/2 nodes"),
         "{stdout}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// After an outage the source says "connected" only once every kind has listed
+/// again: the first connected update already has what changed while the server
+/// was down (a deleted pod gone, a new one there), and never an older model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connected_again_only_after_every_kind_listed_again() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let control = live::LiveControl::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run_with(
+        api.client(),
+        LiveOptions::default(),
+        tx,
+        control.clone(),
+    ));
+    let mut last = None;
+    converged(&api, &rx, &mut last, "initial list").await;
+    let kinds = control.kinds();
+    assert!(
+        kinds
+            .iter()
+            .filter(|k| k.kind != "PodGroup")
+            .all(|k| matches!(k.phase, live::KindPhase::Synced { .. })),
+        "{kinds:?}"
+    );
+    let pg = kinds
+        .iter()
+        .find(|k| k.kind == "PodGroup")
+        .expect("PodGroup");
+    assert!(
+        pg.optional && matches!(pg.phase, live::KindPhase::NotServed { .. }),
+        "no CRD: {pg:?}"
+    );
+
+    let before_outage = k8s_openapi::jiff::Timestamp::now();
+    api.go_down().await;
+    api.delete("pods", "default/p1");
+    api.apply("pods", pod("born-in-outage", None, 0));
+    let u = wait_for(&rx, &mut last, "reconnecting", |u| {
+        matches!(u.status, Some(SourceStatus::Reconnecting { .. }))
+    })
+    .await;
+    let Some(SourceStatus::Reconnecting { since, error }) = &u.status else {
+        unreachable!()
+    };
+    assert!(
+        since.as_second() >= before_outage.as_second(),
+        "the data is as old as the outage, not as the last change"
+    );
+    assert!(error.contains("cannot reach the API server"), "{error}");
+    assert!(
+        control
+            .kinds()
+            .iter()
+            .any(|k| matches!(k.phase, live::KindPhase::Retrying { .. })),
+        "{:?}",
+        control.kinds()
+    );
+
+    api.come_back();
+    // The first update that says connected after the outage.
+    let want = server_view(&api);
+    let start = Instant::now();
+    let first_connected = loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(u) if u.status == Some(SourceStatus::Connected) => break u,
+            Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => panic!("live source ended: {e}"),
+        }
+        assert!(start.elapsed() < WAIT, "never connected again");
+    };
+    assert_eq!(
+        model_view(&first_connected.cluster),
+        want,
+        "connected with a model that misses the outage's changes"
+    );
+    assert!(
+        control
+            .kinds()
+            .iter()
+            .filter(|k| k.kind != "PodGroup")
+            .all(|k| matches!(k.phase, live::KindPhase::Synced { .. }))
+    );
+    task.abort();
+}
+
+/// A 403 on a kind the engine needs ends a one-shot load at once, naming the
+/// resource and the verb; a retry of the live source lists it once granted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_required_kind_is_said_at_once() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    api.forbid("pods", true);
+    let err = match live::load_once(api.client(), &LiveOptions::default(), WAIT).await {
+        Ok(_) => panic!("loaded without pods"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(err, live::LiveError::Read { kind: "Pod", .. }),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("cannot list pods: forbidden: pods is forbidden: User"),
+        "{msg}"
+    );
+    assert!(msg.contains("needs get, list and watch on pods"), "{msg}");
+
+    // The inspector's source: connecting, with the 403 as its error, until a retry
+    // after the grant.
+    let control = live::LiveControl::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run_with(
+        api.client(),
+        LiveOptions::default(),
+        tx,
+        control.clone(),
+    ));
+    let mut last = None;
+    wait_for(&rx, &mut last, "the 403 as the error", |u| {
+        matches!(&u.status, Some(SourceStatus::Connecting { error: Some(e) })
+            if e.starts_with("cannot list pods: forbidden"))
+    })
+    .await;
+    let pods = control
+        .kinds()
+        .into_iter()
+        .find(|k| k.kind == "Pod")
+        .unwrap();
+    assert!(
+        matches!(pods.phase, live::KindPhase::Forbidden { verb: "list", .. }),
+        "{pods:?}"
+    );
+    api.forbid("pods", false);
+    control.retry();
+    converged(&api, &rx, &mut last, "after the grant and a retry").await;
+    task.abort();
+}
+
+/// Optional kinds that cannot be read (VolumeAttachments, Events) do not block: the
+/// load completes without it, the model says it is unreadable, and `explain`
+/// marks the plugin that reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_optional_kind_degrades_and_marks_its_plugin() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    api.forbid("volumeattachments", true);
+    // Events are only the real scheduler's word: optional too.
+    api.forbid("events", true);
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("an optional kind does not block");
+    assert_eq!(st.cluster.pod_count(), 10);
+    let why = &st.cluster.unreadable_kinds["VolumeAttachment"];
+    assert!(
+        why.starts_with("cannot list volumeattachments.storage.k8s.io: forbidden"),
+        "{why}"
+    );
+    assert_eq!(
+        st.cluster.unreadable_kinds.keys().collect::<Vec<_>>(),
+        ["Event", "VolumeAttachment"]
+    );
+
+    // The live source: connected, the kind marked not readable.
+    let control = live::LiveControl::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run_with(
+        api.client(),
+        LiveOptions::default(),
+        tx,
+        control.clone(),
+    ));
+    let mut last = None;
+    let u = wait_for(&rx, &mut last, "connected without VolumeAttachments", |u| {
+        u.status == Some(SourceStatus::Connected) && u.cluster.pod_count() == 10
+    })
+    .await;
+    assert!(u.cluster.unreadable_kinds.contains_key("VolumeAttachment"));
+    let va = control
+        .kinds()
+        .into_iter()
+        .find(|k| k.kind == "VolumeAttachment")
+        .unwrap();
+    assert!(va.optional && matches!(va.phase, live::KindPhase::Forbidden { .. }));
+    task.abort();
+
+    let dir = std::env::temp_dir().join(format!("schedscope-kc403-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "default/p1", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("NodeVolumeLimits")
+            && stdout.contains("attached volumes counted without VolumeAttachments"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `explain` against an API server that refuses connections: exit 2 with the
+/// whole first error, not a wait for the list timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_api_server_is_an_error_at_once() {
+    let api = FakeApi::start().await;
+    let dir = std::env::temp_dir().join(format!("schedscope-kcdown-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    api.go_down().await;
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "default/p1", "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "reading the live cluster at {}/: cannot reach the API server: ",
+            api.url()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(!stderr.contains("did not answer"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The inspector on a live cluster, end to end: an API server that refuses
+/// connections is said in place of the panes; once it answers but forbids pods,
+/// that 403 is; `R` after the grant lists them (unasked, a 403 is checked again
+/// only a minute later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_says_why_it_cannot_connect_and_retries_on_r() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let dir = std::env::temp_dir().join(format!("schedscope-kctui-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    api.go_down().await;
+    let kc_arg = kc.display().to_string();
+    let mut s = tokio::task::block_in_place(|| {
+        let s = support::pty::Session::start(&["--kubeconfig", &kc_arg]);
+        s.wait_for("cannot reach the API server: ");
+        s.wait_for("Connection refused");
+        s.wait_for("R retry now");
+        // (A frame may be read half drawn: wait for the rest of it.)
+        s.wait_until_gone("no pending pods");
+        s
+    });
+    api.forbid("pods", true);
+    api.come_back();
+    tokio::task::block_in_place(|| {
+        // Once every other kind has listed again, the 403 is what is left.
+        s.wait_for("cannot read the cluster");
+        s.wait_for("cannot list pods: forbidden");
+        api.forbid("pods", false);
+        s.keys("R");
+        s.wait_for("default/p1");
+        // Any key clears the "listing again" message from the status bar.
+        s.keys("j");
+        s.wait_for("(connected)");
+        s.keys("q");
+        assert!(s.wait_exit().success());
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }

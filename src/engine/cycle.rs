@@ -109,7 +109,7 @@ pub fn run_scheduling_cycle(
         fit_error: None,
         post_filter: None,
         binding: Vec::new(),
-        not_modelled: not_modelled(fw, pod),
+        not_modelled: not_modelled(fw, cluster, pod),
         outcome: Outcome::Unschedulable {
             nominated_node: None,
         },
@@ -313,7 +313,23 @@ pub fn run_scheduling_cycle(
     CycleOutput { trace, state }
 }
 
-fn not_modelled(fw: &Framework, pod: &Pod) -> Vec<NotModelled> {
+/// Plugins that read a kind a live source may be refused (RBAC), and what they do
+/// without it.
+const OPTIONAL_KIND_READERS: &[(&str, &str, &str)] = &[
+    (
+        "VolumeAttachment",
+        "NodeVolumeLimits",
+        "attached volumes counted without VolumeAttachments",
+    ),
+    (
+        "CSIStorageCapacity",
+        "VolumeBinding",
+        "storage capacity checked without CSIStorageCapacities",
+    ),
+    ("PodGroup", "Coscheduling", "gangs formed without PodGroups"),
+];
+
+fn not_modelled(fw: &Framework, cluster: &Cluster, pod: &Pod) -> Vec<NotModelled> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     let all = fw
@@ -331,13 +347,24 @@ fn not_modelled(fw: &Framework, pod: &Pod) -> Vec<NotModelled> {
         .chain(&fw.bind)
         .chain(&fw.post_bind);
     for p in all {
-        if seen.insert(p.name().to_string())
-            && let Some(what) = p.not_modelled(pod)
-        {
+        if !seen.insert(p.name().to_string()) {
+            continue;
+        }
+        if let Some(what) = p.not_modelled(pod) {
             out.push(NotModelled {
                 plugin: p.name().to_string(),
                 what,
             });
+        }
+        for (kind, plugin, what) in OPTIONAL_KIND_READERS {
+            if p.name() == *plugin
+                && let Some(why) = cluster.unreadable_kinds.get(*kind)
+            {
+                out.push(NotModelled {
+                    plugin: plugin.to_string(),
+                    what: format!("{what} (not readable: {why})"),
+                });
+            }
         }
     }
     out.sort_by(|a, b| a.plugin.cmp(&b.plugin));

@@ -44,6 +44,9 @@ pub struct Cluster {
     /// Pending pods by `status.nominatedNodeName`, in key order.
     nominated: BTreeMap<String, BTreeMap<PodKey, Arc<Pod>>>,
     image_states: HashMap<String, ImageState>,
+    /// Kinds a live source could not read (403), each with why: the plugins that
+    /// read them report it as not modelled.
+    pub unreadable_kinds: BTreeMap<String, String>,
     pub persistent_volumes: BTreeMap<String, core::PersistentVolume>,
     /// Keyed `namespace/name`.
     pub persistent_volume_claims: BTreeMap<String, core::PersistentVolumeClaim>,
@@ -284,6 +287,7 @@ impl Cluster {
             )*};
         }
         sync!(
+            unreadable_kinds,
             persistent_volumes,
             persistent_volume_claims,
             storage_classes,

@@ -2,17 +2,21 @@
 //! feeding one [`Cluster`] through its incremental upsert/delete methods, with the
 //! same per-object conversion and defaulting as snapshots ([`super::convert`]).
 //!
-//! Each watcher's initial list (`Init` … `InitDone`) replaces that kind in the model:
+//! Each watcher's list (`Init` … `InitDone`) replaces that kind in the model:
 //! objects are upserted as they arrive and, at `InitDone`, whatever the list did not
-//! name is deleted. A failing watch is retried with kube-rs's default backoff; the
-//! last state is kept and published as stale until every watcher is healthy again.
-//! Secrets are never read. Changes are published debounced, as owned
-//! [`DataUpdate`]s, from a tokio runtime on its own thread.
+//! name is deleted. A failing watcher is dropped and, after a bounded backoff (or at
+//! once on [`LiveControl::retry`]), started again with a fresh list, so the source
+//! is "connected" only when every kind has listed since its last error. A 403 holds
+//! that kind (checked again each minute, or on a retry): a required kind cannot be done without, an optional one
+//! (VolumeAttachment, CSIStorageCapacity, PodGroup, Event) is left out and the plugins
+//! that read it say so ([`Cluster::unreadable_kinds`]). Secrets are never read. Changes
+//! are published debounced, as owned [`DataUpdate`]s, from a tokio runtime on its
+//! own thread; the per-kind state goes to a [`LiveControl`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
@@ -22,13 +26,12 @@ use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Config, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::DataUpdate;
 use super::convert::{self, Priorities};
@@ -37,6 +40,10 @@ use crate::model::Cluster;
 
 /// How long changes are collected before one update is published.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
+
+/// How long a TCP (and TLS) connection to the API server may take. kube's default
+/// is 30 s; an unreachable server should be said at once, as kubectl does.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where the cluster is and what to watch.
 #[derive(Clone, Debug, Default)]
@@ -71,6 +78,10 @@ pub enum LiveError {
     Client(kube::Error),
     #[error("{what}: {}", super::api_error_text(.source))]
     Api { what: String, source: kube::Error },
+    /// The first failure of a kind the engine needs (or any failure but a 403 or
+    /// 404 of an optional one), in full.
+    #[error("{message}")]
+    Read { kind: &'static str, message: String },
     #[error("the cluster did not answer the initial lists within {0:?}: {1}")]
     Timeout(Duration, String),
     #[error("cannot start the async runtime: {0}")]
@@ -85,8 +96,18 @@ fn context_suffix(c: &Option<String>) -> String {
 
 /// The client configuration: an explicit kubeconfig file (and context), the
 /// default kubeconfig with another context, or kube-rs's inference (KUBECONFIG,
-/// `~/.kube/config`, in-cluster).
+/// `~/.kube/config`, in-cluster); connecting may take [`CONNECT_TIMEOUT`] at most.
 pub async fn client_config(opts: &LiveOptions) -> Result<Config, LiveError> {
+    let mut config = read_client_config(opts).await?;
+    config.connect_timeout = Some(
+        config
+            .connect_timeout
+            .map_or(CONNECT_TIMEOUT, |t| t.min(CONNECT_TIMEOUT)),
+    );
+    Ok(config)
+}
+
+async fn read_client_config(opts: &LiveOptions) -> Result<Config, LiveError> {
     let kopts = KubeConfigOptions {
         context: opts.context.clone(),
         ..Default::default()
@@ -132,7 +153,181 @@ pub fn describe(config: &Config, opts: &LiveOptions) -> String {
 }
 
 // ---------------------------------------------------------------------------------
+// Per-kind state
+
+/// What one kind's watcher is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KindPhase {
+    /// Listing, since `since`; `last_error` while a failure is being retried.
+    Listing {
+        since: Timestamp,
+        last_error: Option<String>,
+    },
+    /// Listed at `at`, and watching since.
+    Synced { at: Timestamp },
+    /// `failures` failures in a row since `since`; listed again after a backoff.
+    Retrying {
+        since: Timestamp,
+        failures: u32,
+        error: String,
+    },
+    /// The identity may not `verb` this kind (403); checked again each minute.
+    Forbidden { verb: &'static str, error: String },
+    /// The API server does not serve this kind (404: a CRD that is not installed).
+    NotServed { error: String },
+}
+
+/// One watched kind, for the connection detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KindHealth {
+    pub kind: &'static str,
+    /// As RBAC names it: `pods`, `volumeattachments.storage.k8s.io`.
+    pub resource: String,
+    /// The engine can do without it: the plugins that read it are marked instead.
+    pub optional: bool,
+    pub phase: KindPhase,
+}
+
+impl KindHealth {
+    /// Whether the model is current as far as this kind goes: listed and watching,
+    /// or an optional kind that cannot be read (403) or does not exist (404).
+    pub fn is_done(&self) -> bool {
+        match self.phase {
+            KindPhase::Synced { .. } => true,
+            KindPhase::Forbidden { .. } | KindPhase::NotServed { .. } => self.optional,
+            KindPhase::Listing { .. } | KindPhase::Retrying { .. } => false,
+        }
+    }
+
+    /// The error that keeps this kind from being done, if any.
+    pub fn error(&self) -> Option<&str> {
+        match &self.phase {
+            KindPhase::Listing { last_error, .. } => last_error.as_deref(),
+            KindPhase::Retrying { error, .. } => Some(error),
+            KindPhase::Forbidden { error, .. } | KindPhase::NotServed { error }
+                if !self.optional =>
+            {
+                Some(error)
+            }
+            _ => None,
+        }
+    }
+
+    /// `synced 5s ago`, `retrying (3 failures in 12s): …`, `not readable: …`.
+    pub fn describe(&self, now: Timestamp) -> String {
+        let ago = |t: &Timestamp| age_text((now.as_second() - t.as_second()).max(0));
+        match &self.phase {
+            KindPhase::Listing {
+                since,
+                last_error: None,
+            } => format!("listing ({})", ago(since)),
+            KindPhase::Listing {
+                since,
+                last_error: Some(e),
+            } => format!("listing again ({}); last error: {e}", ago(since)),
+            KindPhase::Synced { at } => format!("synced {} ago, watching", ago(at)),
+            KindPhase::Retrying {
+                since,
+                failures,
+                error,
+            } => format!(
+                "retrying ({failures} failure{} in {}): {error}",
+                if *failures == 1 { "" } else { "s" },
+                ago(since)
+            ),
+            KindPhase::Forbidden { error, .. } if self.optional => {
+                format!("not readable: plugins that need it are marked ({error})")
+            }
+            KindPhase::Forbidden { error, .. } => format!("forbidden: {error}"),
+            KindPhase::NotServed { .. } if self.optional => {
+                "not served by this API server (none exist)".into()
+            }
+            KindPhase::NotServed { error } => error.clone(),
+        }
+    }
+}
+
+fn age_text(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The live source's per-kind state, and the way to make it retry at once; shared
+/// between the source and the UI.
+#[derive(Clone)]
+pub struct LiveControl {
+    kinds: Arc<Mutex<Vec<KindHealth>>>,
+    retry: Arc<watch::Sender<u64>>,
+}
+
+impl Default for LiveControl {
+    fn default() -> Self {
+        LiveControl {
+            kinds: Arc::default(),
+            retry: Arc::new(watch::Sender::new(0)),
+        }
+    }
+}
+
+impl LiveControl {
+    /// A control that shows `kinds` (for the UI's tests).
+    pub fn with_kinds(kinds: Vec<KindHealth>) -> Self {
+        let c = LiveControl::default();
+        c.publish(kinds);
+        c
+    }
+
+    /// Every watched kind, in name order, as of the last published update.
+    pub fn kinds(&self) -> Vec<KindHealth> {
+        self.kinds.lock().map(|k| k.clone()).unwrap_or_default()
+    }
+
+    /// List every failed, forbidden or unserved kind again now, without waiting
+    /// for its backoff.
+    pub fn retry(&self) {
+        self.retry.send_modify(|n| *n += 1);
+    }
+
+    /// How many retries were asked for.
+    pub fn retries(&self) -> u64 {
+        *self.retry.borrow()
+    }
+
+    fn subscribe(&self) -> watch::Receiver<u64> {
+        self.retry.subscribe()
+    }
+
+    fn publish(&self, kinds: Vec<KindHealth>) {
+        if let Ok(mut k) = self.kinds.lock() {
+            *k = kinds;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // The state the watchers feed
+
+/// A watched kind: its name, its resource as RBAC names it, and whether the engine
+/// can do without it.
+#[derive(Clone, Debug)]
+struct KindSpec {
+    kind: &'static str,
+    resource: String,
+    optional: bool,
+}
+
+struct KindEntry {
+    health: KindHealth,
+    /// Keys listed since the current `Init`, while a (re)list runs.
+    listing: Option<BTreeSet<String>>,
+    /// The current run of failures (reset by a complete list).
+    failing_since: Option<Timestamp>,
+    failures: u32,
+    last_error: Option<String>,
+}
 
 /// The model and what the watchers know about it. Owned by one task; watchers send
 /// it changes as messages, so no lock is shared with the UI.
@@ -141,75 +336,149 @@ pub struct LiveState {
     pub events: SchedulingEvents,
     /// Event object name → pod key, to forget an event on its deletion.
     event_pods: BTreeMap<String, String>,
-    kinds: BTreeMap<&'static str, KindState>,
-    /// The kinds being watched (PodGroup only when its CRD exists).
-    expected: BTreeSet<&'static str>,
+    kinds: BTreeMap<&'static str, KindEntry>,
     /// Pods without `spec.priority` (or naming a class not seen yet: watchers race),
     /// admitted again when classes change. The API server sets `spec.priority`, so
     /// this stays empty on real clusters.
     unadmitted: BTreeMap<String, core::Pod>,
-    /// The last time every watcher was healthy and synced.
-    synced_at: Option<Timestamp>,
+    /// Every kind was done once: a failure now is a reconnection.
+    was_ready: bool,
+    /// When the model stopped being known current: the first failure (or relist)
+    /// after it was. The data is as old as this, however long ago it last changed.
+    outage_since: Option<Timestamp>,
     changed: bool,
-}
-
-#[derive(Default)]
-struct KindState {
-    /// Keys listed since the current `Init`, while a (re)list runs.
-    listing: Option<BTreeSet<String>>,
-    synced: bool,
-    error: Option<(Timestamp, String)>,
+    /// A kind's phase changed since the last publish.
+    phases_changed: bool,
 }
 
 impl LiveState {
-    pub fn new(expected: impl IntoIterator<Item = &'static str>) -> Self {
+    fn new(specs: impl IntoIterator<Item = KindSpec>, now: Timestamp) -> Self {
+        let kinds = specs
+            .into_iter()
+            .map(|s| {
+                let health = KindHealth {
+                    kind: s.kind,
+                    resource: s.resource,
+                    optional: s.optional,
+                    phase: KindPhase::Listing {
+                        since: now,
+                        last_error: None,
+                    },
+                };
+                let entry = KindEntry {
+                    health,
+                    listing: None,
+                    failing_since: None,
+                    failures: 0,
+                    last_error: None,
+                };
+                (s.kind, entry)
+            })
+            .collect();
         LiveState {
             cluster: Cluster::new(),
             events: BTreeMap::new(),
             event_pods: BTreeMap::new(),
             unadmitted: BTreeMap::new(),
-            kinds: BTreeMap::new(),
-            expected: expected.into_iter().collect(),
-            synced_at: None,
+            kinds,
+            was_ready: false,
+            outage_since: None,
             changed: false,
+            phases_changed: true,
         }
     }
 
-    fn kind(&mut self, kind: &'static str) -> &mut KindState {
-        self.kinds.entry(kind).or_default()
+    fn entry(&mut self, kind: &'static str) -> Option<&mut KindEntry> {
+        self.kinds.get_mut(kind)
     }
 
-    /// Every watched kind has completed a list and none is relisting.
+    fn set_phase(&mut self, kind: &'static str, phase: KindPhase) {
+        let Some(e) = self.kinds.get_mut(kind) else {
+            return;
+        };
+        let optional = e.health.optional;
+        let unreadable = match &phase {
+            KindPhase::Forbidden { error, .. } if optional => Some(Some(error.clone())),
+            KindPhase::Synced { .. } | KindPhase::NotServed { .. } => Some(None),
+            _ => None,
+        };
+        e.health.phase = phase;
+        self.phases_changed = true;
+        // An optional kind that cannot be read is left out of the model, and the
+        // plugins that read it say so in their traces.
+        match unreadable {
+            Some(Some(why)) => {
+                self.cluster.unreadable_kinds.insert(kind.to_string(), why);
+                self.changed = true;
+            }
+            Some(None) if self.cluster.unreadable_kinds.remove(kind).is_some() => {
+                self.changed = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// Every kind has listed since its last failure (optional kinds may be
+    /// unreadable or absent): the model is current.
     pub fn synced(&self) -> bool {
-        self.expected.iter().all(|k| {
-            self.kinds
-                .get(k)
-                .is_some_and(|s| s.synced && s.listing.is_none())
-        })
+        self.kinds.values().all(|e| e.health.is_done())
+    }
+
+    /// Every watched kind, in name order.
+    pub fn health(&self) -> Vec<KindHealth> {
+        self.kinds.values().map(|e| e.health.clone()).collect()
+    }
+
+    /// The error to show first: a required kind's before an optional one's, the
+    /// oldest first.
+    fn first_error(&self) -> Option<String> {
+        self.kinds
+            .values()
+            .filter(|e| !e.health.is_done())
+            .filter_map(|e| {
+                let err = e.health.error()?;
+                Some((e.health.optional, e.failing_since, e.health.kind, err))
+            })
+            .min_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)))
+            .map(|(.., err)| err.to_string())
     }
 
     pub fn status(&self) -> SourceStatus {
-        let err = self
-            .kinds
-            .iter()
-            .filter_map(|(k, s)| s.error.as_ref().map(|(t, e)| (*t, format!("{k}: {e}"))))
-            .min_by_key(|(t, _)| *t);
-        match (err, self.synced_at) {
-            (Some((since, error)), Some(synced)) => SourceStatus::Reconnecting {
-                since: synced.min(since),
-                error,
-            },
-            (Some((_, error)), None) => SourceStatus::Connecting { error: Some(error) },
-            (None, _) if !self.synced() => match self.synced_at {
-                // A relist after a lost watch: the data is as old as the last sync.
-                Some(since) => SourceStatus::Reconnecting {
-                    since,
-                    error: "relisting".into(),
-                },
-                None => SourceStatus::Connecting { error: None },
-            },
-            (None, _) => SourceStatus::Connected,
+        if self.synced() {
+            return SourceStatus::Connected;
         }
+        let error = self.first_error();
+        match self.outage_since {
+            Some(since) => SourceStatus::Reconnecting {
+                since,
+                error: error.unwrap_or_else(|| "listing again".into()),
+            },
+            None => SourceStatus::Connecting { error },
+        }
+    }
+
+    /// What ends a one-shot load: any failure of a kind but a 403 or 404 of an
+    /// optional one, required kinds first.
+    fn fatal(&self) -> Option<LiveError> {
+        let mut entries: Vec<&KindEntry> = self.kinds.values().collect();
+        entries.sort_by_key(|e| e.health.optional);
+        entries.into_iter().find_map(|e| {
+            let h = &e.health;
+            let message = match &h.phase {
+                KindPhase::Retrying { error, .. } => error.clone(),
+                KindPhase::Forbidden { error, .. } if !h.optional => format!(
+                    "{error}; schedscope needs get, list and watch on {} \
+                     (deploy/rbac/inspect-clusterrole.yaml grants them)",
+                    h.resource
+                ),
+                KindPhase::NotServed { error } if !h.optional => error.clone(),
+                _ => return None,
+            };
+            Some(LiveError::Read {
+                kind: h.kind,
+                message,
+            })
+        })
     }
 
     fn readmit(&mut self) {
@@ -218,19 +487,69 @@ impl LiveState {
         }
     }
 
-    fn ok(&mut self, kind: &'static str) {
-        self.kind(kind).error = None;
+    fn list_started(&mut self, kind: &'static str, now: Timestamp) {
+        let Some(e) = self.entry(kind) else { return };
+        e.listing = Some(BTreeSet::new());
+        let last_error = e.last_error.clone();
+        self.set_phase(
+            kind,
+            KindPhase::Listing {
+                since: now,
+                last_error,
+            },
+        );
     }
 
-    fn failed(&mut self, kind: &'static str, error: String, now: Timestamp) {
-        let k = self.kind(kind);
-        let since = k.error.as_ref().map_or(now, |(t, _)| *t);
-        k.error = Some((since, error));
+    fn list_done(&mut self, kind: &'static str, now: Timestamp) -> BTreeSet<String> {
+        let Some(e) = self.entry(kind) else {
+            return BTreeSet::new();
+        };
+        let listed = e.listing.take().unwrap_or_default();
+        e.failing_since = None;
+        e.failures = 0;
+        e.last_error = None;
+        self.set_phase(kind, KindPhase::Synced { at: now });
+        listed
+    }
+
+    fn failed(&mut self, kind: &'static str, failure: Failure, now: Timestamp) {
+        let Some(e) = self.entry(kind) else { return };
+        // A half-done list is abandoned; the next one diffs against the model.
+        e.listing = None;
+        let phase = match failure {
+            Failure::Desync => KindPhase::Listing {
+                since: now,
+                last_error: e.last_error.clone(),
+            },
+            Failure::Retry(error) => {
+                let since = *e.failing_since.get_or_insert(now);
+                e.failures += 1;
+                e.last_error = Some(error.clone());
+                KindPhase::Retrying {
+                    since,
+                    failures: e.failures,
+                    error,
+                }
+            }
+            Failure::Forbidden { verb, error } => {
+                e.failing_since.get_or_insert(now);
+                e.last_error = Some(error.clone());
+                KindPhase::Forbidden { verb, error }
+            }
+            Failure::NotServed(error) => {
+                e.failing_since.get_or_insert(now);
+                KindPhase::NotServed { error }
+            }
+        };
+        self.set_phase(kind, phase);
     }
 
     fn after_change(&mut self, now: Timestamp) {
-        if self.synced() && self.kinds.values().all(|k| k.error.is_none()) {
-            self.synced_at = Some(now);
+        if self.synced() {
+            self.was_ready = true;
+            self.outage_since = None;
+        } else if self.was_ready && self.outage_since.is_none() {
+            self.outage_since = Some(now);
         }
     }
 }
@@ -291,6 +610,11 @@ map_kind!(
 );
 map_kind!(storage::CSINode, "CSINode", csi_nodes);
 map_kind!(storage::CSIDriver, "CSIDriver", csi_drivers);
+map_kind!(
+    storage::CSIStorageCapacity,
+    "CSIStorageCapacity",
+    csi_storage_capacities
+);
 map_kind!(
     storage::VolumeAttachment,
     "VolumeAttachment",
@@ -438,58 +762,131 @@ impl Watched for core::Event {
     }
 }
 
-/// A cheap request that tells whether the API server answers again.
-type Probe = Arc<dyn Fn() -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
-
-/// How often a failing watcher's resource is probed.
-const PROBE_EVERY: Duration = Duration::from_secs(1);
-
-fn prober<K>(api: Api<K>) -> Probe
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    Arc::new(move || {
-        let api = api.clone();
-        Box::pin(async move {
-            api.list_metadata(&ListParams::default().limit(1))
-                .await
-                .is_ok()
-        })
-    })
+/// Why a watcher stopped.
+#[derive(Debug)]
+enum Failure {
+    /// Listed again after a backoff.
+    Retry(String),
+    /// The watch's resourceVersion is gone (410): listed again at once.
+    Desync,
+    /// 403: listed again after [`RECHECK_REFUSED`], or when asked.
+    Forbidden { verb: &'static str, error: String },
+    /// 404: listed again after [`RECHECK_REFUSED`], or when asked.
+    NotServed(String),
 }
 
-/// The next item of a watcher stream. While the watcher is failing, the resource
-/// is probed: a resumed watch that sees no change yields nothing, so a successful
-/// probe is what says the server is back (the watcher resumes from its last
-/// resourceVersion, or relists on 410, so nothing is lost).
-async fn next_or_recovered<S: Stream + Unpin>(
-    stream: &mut S,
-    failing: &mut bool,
-    probe: &Probe,
-) -> Option<Option<S::Item>> {
-    if !*failing {
-        return Some(stream.next().await).filter(|i| i.is_some());
+/// An error and its causes in one line, each cause once.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        let s = c.to_string();
+        let s = s
+            .trim_start_matches("ServiceError: ")
+            .trim_start_matches("HyperError: ")
+            .to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = c.source();
     }
-    tokio::select! {
-        item = stream.next() => item.map(Some),
-        ok = async {
-            tokio::time::sleep(PROBE_EVERY).await;
-            probe().await
-        } => {
-            if ok {
-                *failing = false;
-            }
-            Some(None)
+    parts.join(": ")
+}
+
+/// `message (Reason, HTTP code)`, without the parts the server left empty.
+fn status_text(s: &kube::core::Status) -> String {
+    let code = match s.reason.as_str() {
+        "" => format!("HTTP {}", s.code),
+        reason => format!("{reason}, HTTP {}", s.code),
+    };
+    match s.message.as_str() {
+        "" => code,
+        message => format!("{message} ({code})"),
+    }
+}
+
+fn from_status(verb: &'static str, resource: &str, s: &kube::core::Status) -> Failure {
+    match s.code {
+        403 => Failure::Forbidden {
+            verb,
+            error: format!("cannot {verb} {resource}: forbidden: {}", status_text(s)),
+        },
+        404 => Failure::NotServed(format!(
+            "cannot {verb} {resource}: the API server does not serve it: {}",
+            status_text(s)
+        )),
+        410 => Failure::Desync,
+        _ => Failure::Retry(format!("cannot {verb} {resource}: {}", status_text(s))),
+    }
+}
+
+/// What a watcher error means for the kind: its verb, and whether a retry can
+/// help. kube's own texts carry the whole Status in Debug form; these do not.
+fn classify(e: &watcher::Error, resource: &str) -> Failure {
+    let (verb, err) = match e {
+        watcher::Error::InitialListFailed(k) => ("list", k),
+        watcher::Error::WatchStartFailed(k) => ("watch", k),
+        watcher::Error::WatchError(s) => return from_status("watch", resource, s),
+        watcher::Error::WatchFailed(k) => {
+            return Failure::Retry(format!("the watch of {resource} broke: {}", chain(k)));
+        }
+        watcher::Error::NoResourceVersion => {
+            return Failure::Retry(format!("cannot watch {resource}: {e}"));
+        }
+    };
+    match err {
+        kube::Error::Api(s) => from_status(verb, resource, s),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => {
+            Failure::Retry(format!("cannot reach the API server: {}", chain(err)))
+        }
+        other => Failure::Retry(format!("cannot {verb} {resource}: {}", chain(other))),
+    }
+}
+
+/// The first wait after a failure; it doubles up to [`BACKOFF_CAP`].
+pub const BACKOFF_FIRST: Duration = Duration::from_millis(800);
+/// The longest wait between two lists of a failing kind. client-go's reflector
+/// waits up to 30 s; a lower cap brings the model back within seconds of an outage
+/// (one list per kind per 5 s against a server that is down is cheap).
+pub const BACKOFF_CAP: Duration = Duration::from_secs(5);
+
+/// How long a kind refused with a 403 or 404 waits before it is listed again
+/// unasked (RBAC granted, a CRD installed); [`LiveControl::retry`] does it at once.
+pub const RECHECK_REFUSED: Duration = Duration::from_secs(60);
+
+/// Bounded exponential backoff with jitter: each wait is drawn from [d/2, d] so
+/// that the kinds do not retry in lockstep. Reset by a complete list.
+struct Backoff {
+    next: Duration,
+    rng: u64,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        // Only the jitter is random; nothing shown depends on it.
+        let seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        Backoff {
+            next: BACKOFF_FIRST,
+            rng: seed | 1,
         }
     }
-}
 
-/// A watcher error in one line (kube's errors carry the whole Status).
-fn short_error(e: &watcher::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (Status {") {
-        Some(i) => s[..i].to_string(),
-        None => s,
+    fn reset(&mut self) {
+        self.next = BACKOFF_FIRST;
+    }
+
+    fn wait(&mut self) -> Duration {
+        let d = self.next;
+        self.next = (d * 2).min(BACKOFF_CAP);
+        // xorshift64
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let half = d.as_millis() as u64 / 2;
+        Duration::from_millis(half + self.rng % (half + 1))
     }
 }
 
@@ -506,79 +903,127 @@ fn classes_changed<K: Watched>(st: &mut LiveState) {
     }
 }
 
-/// Turn one watcher's stream into changes of the state.
-async fn pump<K: Watched>(
-    stream: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+/// How objects of one kind enter the model.
+struct Ops<K> {
+    kind: &'static str,
+    key: fn(&K) -> String,
+    upsert: fn(K, &mut LiveState),
+    remove: fn(&str, &mut LiveState),
+    keys: fn(&LiveState) -> Vec<String>,
+}
+
+impl<K> Clone for Ops<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K> Copy for Ops<K> {}
+
+fn ops<K: Watched>() -> Ops<K> {
+    Ops {
+        kind: K::KIND,
+        key: |o| o.model_key(),
+        upsert: |o, st| {
+            o.upsert(st);
+            classes_changed::<K>(st);
+        },
+        remove: K::remove,
+        keys: K::keys,
+    }
+}
+
+/// The change one watcher event makes.
+fn change<K: Send + 'static>(ops: Ops<K>, ev: Event<K>) -> Change {
+    let kind = ops.kind;
+    match ev {
+        Event::Init => Box::new(move |st, now| st.list_started(kind, now)),
+        Event::InitApply(obj) => Box::new(move |st, _| {
+            if let Some(l) = st.entry(kind).and_then(|e| e.listing.as_mut()) {
+                l.insert((ops.key)(&obj));
+            }
+            (ops.upsert)(obj, st);
+            st.changed = true;
+        }),
+        Event::InitDone => Box::new(move |st, now| {
+            let listed = st.list_done(kind, now);
+            for key in (ops.keys)(st) {
+                if !listed.contains(&key) {
+                    (ops.remove)(&key, st);
+                }
+            }
+            st.changed = true;
+        }),
+        Event::Apply(obj) => Box::new(move |st, _| {
+            (ops.upsert)(obj, st);
+            st.changed = true;
+        }),
+        Event::Delete(obj) => Box::new(move |st, _| {
+            (ops.remove)(&(ops.key)(&obj), st);
+            st.changed = true;
+        }),
+    }
+}
+
+/// One kind's watcher, for as long as anyone listens: on a failure the watcher is
+/// dropped and a new one lists afresh after the backoff (at once on a 410, or when
+/// a retry is asked for); after a 403 or 404, a minute later.
+async fn pump<K, S>(
+    make: impl Fn() -> S + Send,
+    ops: Ops<K>,
+    resource: String,
     tx: mpsc::UnboundedSender<Change>,
-    probe: Probe,
-) {
-    let mut stream = std::pin::pin!(stream);
-    let mut failing = false;
-    while let Some(item) = next_or_recovered(&mut stream, &mut failing, &probe).await {
-        let Some(item) = item else {
-            if !failing && tx.send(Box::new(|st, _| st.ok(K::KIND))).is_err() {
-                return;
-            }
-            continue;
-        };
-        failing = item.is_err();
-        let change: Change = match item {
-            Ok(Event::Init) => Box::new(|st, _| {
-                st.ok(K::KIND);
-                st.kind(K::KIND).listing = Some(BTreeSet::new());
-            }),
-            Ok(Event::InitApply(obj)) => Box::new(move |st, _| {
-                st.ok(K::KIND);
-                if let Some(l) = st.kind(K::KIND).listing.as_mut() {
-                    l.insert(obj.model_key());
-                }
-                obj.upsert(st);
-                classes_changed::<K>(st);
-                st.changed = true;
-            }),
-            Ok(Event::InitDone) => Box::new(|st, _| {
-                st.ok(K::KIND);
-                let listed = st.kind(K::KIND).listing.take().unwrap_or_default();
-                for key in K::keys(st) {
-                    if !listed.contains(&key) {
-                        K::remove(&key, st);
+    mut retry: watch::Receiver<u64>,
+) where
+    K: Send + 'static,
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+{
+    let kind = ops.kind;
+    let mut backoff = Backoff::new();
+    loop {
+        let failure = {
+            let mut stream = std::pin::pin!(make());
+            loop {
+                match stream.next().await {
+                    Some(Ok(ev)) => {
+                        if matches!(ev, Event::InitDone) {
+                            backoff.reset();
+                        }
+                        if tx.send(change(ops, ev)).is_err() {
+                            return;
+                        }
                     }
+                    Some(Err(e)) => break classify(&e, &resource),
+                    // kube's watcher does not end; if it did, list again.
+                    None => break Failure::Desync,
                 }
-                st.kind(K::KIND).synced = true;
-                classes_changed::<K>(st);
-                st.changed = true;
-            }),
-            Ok(Event::Apply(obj)) => Box::new(move |st, _| {
-                st.ok(K::KIND);
-                obj.upsert(st);
-                classes_changed::<K>(st);
-                st.changed = true;
-            }),
-            Ok(Event::Delete(obj)) => Box::new(move |st, _| {
-                st.ok(K::KIND);
-                K::remove(&obj.model_key(), st);
-                st.changed = true;
-            }),
-            Err(e) => {
-                let msg = short_error(&e);
-                Box::new(move |st, now| st.failed(K::KIND, msg, now))
             }
         };
-        if tx.send(change).is_err() {
+        let wait = match &failure {
+            Failure::Desync => Duration::ZERO,
+            Failure::Retry(_) => backoff.wait(),
+            Failure::Forbidden { .. } | Failure::NotServed(_) => RECHECK_REFUSED,
+        };
+        if tx
+            .send(Box::new(move |st, now| st.failed(kind, failure, now)))
+            .is_err()
+        {
             return;
+        }
+        retry.borrow_and_update();
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            r = retry.changed() => if r.is_err() { return },
         }
     }
 }
 
-fn spawn_watch<K: Watched>(
-    api: Api<K>,
-    config: watcher::Config,
-    tx: &mpsc::UnboundedSender<Change>,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) {
-    let probe = prober(api.clone());
-    let stream = watcher::watcher(api, config).default_backoff();
-    tasks.push(tokio::spawn(pump::<K>(stream, tx.clone(), probe)));
+fn resource_name<K: Resource<DynamicType = ()>>() -> String {
+    let group = K::group(&());
+    if group.is_empty() {
+        K::plural(&()).into_owned()
+    } else {
+        format!("{}.{group}", K::plural(&()))
+    }
 }
 
 /// The coscheduling PodGroup CRD's resource.
@@ -589,19 +1034,9 @@ pub(crate) fn pod_group_resource() -> ApiResource {
     )
 }
 
-async fn pod_groups_served(client: &Client) -> bool {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &pod_group_resource());
-    api.list_metadata(&ListParams::default().limit(1))
-        .await
-        .is_ok()
-}
+const POD_GROUP: &str = "PodGroup";
 
-async fn pump_pod_groups(
-    stream: impl Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
-    tx: mpsc::UnboundedSender<Change>,
-    probe: Probe,
-) {
-    const KIND: &str = "PodGroup";
+fn pod_group_ops() -> Ops<DynamicObject> {
     fn key(o: &DynamicObject) -> String {
         format!(
             "{}/{}",
@@ -609,77 +1044,70 @@ async fn pump_pod_groups(
             o.name_any()
         )
     }
-    fn upsert(o: DynamicObject, st: &mut LiveState) {
-        let k = key(&o);
-        let group = serde_json::to_value(&o)
-            .and_then(serde_json::from_value::<convert::PodGroupObject>)
-            .ok()
-            .and_then(|pg| convert::pod_group(pg).ok());
-        match group {
-            Some(g) => st.cluster.pod_groups.insert(k, g),
-            None => st.cluster.pod_groups.remove(&k),
-        };
-    }
-    let mut stream = std::pin::pin!(stream);
-    let mut failing = false;
-    while let Some(item) = next_or_recovered(&mut stream, &mut failing, &probe).await {
-        let Some(item) = item else {
-            if !failing && tx.send(Box::new(|st, _| st.ok(KIND))).is_err() {
-                return;
-            }
-            continue;
-        };
-        failing = item.is_err();
-        let change: Change = match item {
-            Ok(Event::Init) => Box::new(|st, _| {
-                st.ok(KIND);
-                st.kind(KIND).listing = Some(BTreeSet::new());
-            }),
-            Ok(Event::InitApply(o)) => Box::new(move |st, _| {
-                st.ok(KIND);
-                if let Some(l) = st.kind(KIND).listing.as_mut() {
-                    l.insert(key(&o));
-                }
-                upsert(o, st);
-                st.changed = true;
-            }),
-            Ok(Event::InitDone) => Box::new(|st, _| {
-                st.ok(KIND);
-                let listed = st.kind(KIND).listing.take().unwrap_or_default();
-                st.cluster.pod_groups.retain(|k, _| listed.contains(k));
-                st.kind(KIND).synced = true;
-                st.changed = true;
-            }),
-            Ok(Event::Apply(o)) => Box::new(move |st, _| {
-                st.ok(KIND);
-                upsert(o, st);
-                st.changed = true;
-            }),
-            Ok(Event::Delete(o)) => Box::new(move |st, _| {
-                st.ok(KIND);
-                st.cluster.pod_groups.remove(&key(&o));
-                st.changed = true;
-            }),
-            Err(e) => {
-                let msg = short_error(&e);
-                Box::new(move |st, now| st.failed(KIND, msg, now))
-            }
-        };
-        if tx.send(change).is_err() {
-            return;
-        }
+    Ops {
+        kind: POD_GROUP,
+        key,
+        upsert: |o, st| {
+            let k = key(&o);
+            let group = serde_json::to_value(&o)
+                .and_then(serde_json::from_value::<convert::PodGroupObject>)
+                .ok()
+                .and_then(|pg| convert::pod_group(pg).ok());
+            match group {
+                Some(g) => st.cluster.pod_groups.insert(k, g),
+                None => st.cluster.pod_groups.remove(&k),
+            };
+        },
+        remove: |k, st| {
+            st.cluster.pod_groups.remove(k);
+        },
+        keys: |st| st.cluster.pod_groups.keys().cloned().collect(),
     }
 }
 
 /// Start one watcher per kind; returns the kinds watched and the tasks.
-pub async fn start_watchers(
+fn start_watchers(
     client: &Client,
     opts: &LiveOptions,
     tx: &mpsc::UnboundedSender<Change>,
-) -> (Vec<&'static str>, Vec<tokio::task::JoinHandle<()>>) {
+    retry: &watch::Receiver<u64>,
+) -> (Vec<KindSpec>, Vec<tokio::task::JoinHandle<()>>) {
     let mut tasks = Vec::new();
+    let mut specs = Vec::new();
+    fn watch_kind<K: Watched>(
+        api: Api<K>,
+        cfg: watcher::Config,
+        optional: bool,
+        tx: &mpsc::UnboundedSender<Change>,
+        retry: &watch::Receiver<u64>,
+        specs: &mut Vec<KindSpec>,
+        tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+    ) {
+        let resource = resource_name::<K>();
+        specs.push(KindSpec {
+            kind: K::KIND,
+            resource: resource.clone(),
+            optional,
+        });
+        let make = move || watcher::watcher(api.clone(), cfg.clone());
+        tasks.push(tokio::spawn(pump(
+            make,
+            ops::<K>(),
+            resource,
+            tx.clone(),
+            retry.clone(),
+        )));
+    }
     let cfg = watcher::Config::default;
     let c = || client.clone();
+    macro_rules! watch {
+        ($api:expr) => {
+            watch_kind($api, cfg(), false, tx, retry, &mut specs, &mut tasks)
+        };
+        ($api:expr, optional) => {
+            watch_kind($api, cfg(), true, tx, retry, &mut specs, &mut tasks)
+        };
+    }
     // Pods and their scheduling events: one namespace, or all of them.
     let pods: Api<core::Pod> = match &opts.namespace {
         Some(ns) => Api::namespaced(c(), ns),
@@ -689,97 +1117,69 @@ pub async fn start_watchers(
         Some(ns) => Api::namespaced(c(), ns),
         None => Api::all(c()),
     };
-    spawn_watch(Api::<core::Node>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(pods, cfg(), tx, &mut tasks);
-    spawn_watch(
+    watch!(Api::<core::Node>::all(c()));
+    watch!(pods);
+    // Only the real scheduler's word beside the replay; no plugin reads them.
+    watch_kind(
         events,
         cfg().fields("reason=FailedScheduling,involvedObject.kind=Pod"),
+        true,
         tx,
+        retry,
+        &mut specs,
         &mut tasks,
     );
-    spawn_watch(
-        Api::<core::PersistentVolume>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(
-        Api::<core::PersistentVolumeClaim>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(
-        Api::<storage::StorageClass>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(Api::<storage::CSINode>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(Api::<storage::CSIDriver>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(
-        Api::<storage::VolumeAttachment>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(Api::<core::Namespace>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(
-        Api::<policy::PodDisruptionBudget>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(
-        Api::<scheduling::PriorityClass>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    spawn_watch(Api::<core::Service>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(Api::<apps::ReplicaSet>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(Api::<apps::StatefulSet>::all(c()), cfg(), tx, &mut tasks);
-    spawn_watch(
-        Api::<core::ReplicationController>::all(c()),
-        cfg(),
-        tx,
-        &mut tasks,
-    );
-    let mut kinds = vec![
-        core::Node::KIND,
-        core::Pod::KIND,
-        core::Event::KIND,
-        core::PersistentVolume::KIND,
-        core::PersistentVolumeClaim::KIND,
-        storage::StorageClass::KIND,
-        storage::CSINode::KIND,
-        storage::CSIDriver::KIND,
-        storage::VolumeAttachment::KIND,
-        core::Namespace::KIND,
-        policy::PodDisruptionBudget::KIND,
-        scheduling::PriorityClass::KIND,
-        core::Service::KIND,
-        apps::ReplicaSet::KIND,
-        apps::StatefulSet::KIND,
-        core::ReplicationController::KIND,
-    ];
-    if pod_groups_served(client).await {
-        let api: Api<DynamicObject> = Api::all_with(c(), &pod_group_resource());
-        let probe = prober(api.clone());
-        let stream = watcher::watcher(api, cfg()).default_backoff();
-        tasks.push(tokio::spawn(pump_pod_groups(stream, tx.clone(), probe)));
-        kinds.push("PodGroup");
-    }
-    (kinds, tasks)
+    watch!(Api::<core::PersistentVolume>::all(c()));
+    watch!(Api::<core::PersistentVolumeClaim>::all(c()));
+    watch!(Api::<storage::StorageClass>::all(c()));
+    watch!(Api::<storage::CSINode>::all(c()));
+    watch!(Api::<storage::CSIDriver>::all(c()));
+    // Read by one plugin each, which says so when they cannot be read.
+    watch!(Api::<storage::VolumeAttachment>::all(c()), optional);
+    watch!(Api::<storage::CSIStorageCapacity>::all(c()), optional);
+    watch!(Api::<core::Namespace>::all(c()));
+    watch!(Api::<policy::PodDisruptionBudget>::all(c()));
+    watch!(Api::<scheduling::PriorityClass>::all(c()));
+    watch!(Api::<core::Service>::all(c()));
+    watch!(Api::<apps::ReplicaSet>::all(c()));
+    watch!(Api::<apps::StatefulSet>::all(c()));
+    watch!(Api::<core::ReplicationController>::all(c()));
+    // The coscheduling CRD: a 404 when it is not installed.
+    let api: Api<DynamicObject> = Api::all_with(c(), &pod_group_resource());
+    let resource = "podgroups.scheduling.x-k8s.io".to_string();
+    specs.push(KindSpec {
+        kind: POD_GROUP,
+        resource: resource.clone(),
+        optional: true,
+    });
+    let make = move || watcher::watcher(api.clone(), cfg());
+    tasks.push(tokio::spawn(pump(
+        make,
+        pod_group_ops(),
+        resource,
+        tx.clone(),
+        retry.clone(),
+    )));
+    (specs, tasks)
 }
 
 /// Watch the cluster and send a [`DataUpdate`] after each burst of changes
 /// (debounced) and on every status change, until the receiver is dropped.
 pub async fn run(client: Client, opts: LiveOptions, out: std::sync::mpsc::Sender<DataUpdate>) {
+    run_with(client, opts, out, LiveControl::default()).await
+}
+
+/// [`run`], publishing the per-kind state to `control` and retrying when asked.
+pub async fn run_with(
+    client: Client,
+    opts: LiveOptions,
+    out: std::sync::mpsc::Sender<DataUpdate>,
+    control: LiveControl,
+) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
-    let (kinds, tasks) = start_watchers(&client, &opts, &tx).await;
+    let (specs, tasks) = start_watchers(&client, &opts, &tx, &control.subscribe());
     drop(tx);
-    let mut st = LiveState::new(kinds);
+    let mut st = LiveState::new(specs, now());
     let mut published: Option<Arc<Cluster>> = None;
     let mut events_published: Option<Arc<SchedulingEvents>> = None;
     let mut last_status: Option<SourceStatus> = None;
@@ -798,15 +1198,16 @@ pub async fn run(client: Client, opts: LiveOptions, out: std::sync::mpsc::Sender
             Some(change) => {
                 let before = st.events.len();
                 let was_changed = st.changed;
-                change(&mut st, now());
-                st.after_change(now());
+                let at = now();
+                change(&mut st, at);
+                st.after_change(at);
                 // Event changes are cheap to publish and need no cluster copy.
                 if st.events.len() != before || (st.changed && !was_changed) {
                     events_changed = true;
                 }
                 let status = st.status();
                 let status_changed = last_status.as_ref() != Some(&status);
-                if status_changed || st.changed {
+                if status_changed || st.changed || st.phases_changed {
                     deadline.get_or_insert_with(|| tokio::time::Instant::now() + DEBOUNCE);
                 }
             }
@@ -832,6 +1233,9 @@ pub async fn run(client: Client, opts: LiveOptions, out: std::sync::mpsc::Sender
                 let status = st.status();
                 last_status = Some(status.clone());
                 published = Some(cluster.clone());
+                // The per-kind state first: the UI reads it when the update lands.
+                control.publish(st.health());
+                st.phases_changed = false;
                 let update = DataUpdate {
                     cluster,
                     source: None,
@@ -850,11 +1254,11 @@ pub async fn run(client: Client, opts: LiveOptions, out: std::sync::mpsc::Sender
     }
 }
 
-/// Run [`run`] on a tokio runtime in its own thread.
+/// Run [`run_with`] on a tokio runtime in its own thread.
 pub fn spawn(
     client_opts: LiveOptions,
     config: Config,
-) -> Result<std::sync::mpsc::Receiver<DataUpdate>, LiveError> {
+) -> Result<(std::sync::mpsc::Receiver<DataUpdate>, LiveControl), LiveError> {
     let (out, rx) = std::sync::mpsc::channel();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -864,54 +1268,249 @@ pub fn spawn(
     let client = rt
         .block_on(async { Client::try_from(config) })
         .map_err(LiveError::Client)?;
+    let control = LiveControl::default();
+    let shared = control.clone();
     std::thread::Builder::new()
         .name("live-source".into())
-        .spawn(move || rt.block_on(run(client, client_opts, out)))
+        .spawn(move || rt.block_on(run_with(client, client_opts, out, shared)))
         .map_err(LiveError::Runtime)?;
-    Ok(rx)
+    Ok((rx, control))
 }
 
 /// List everything once (the watchers' initial lists), for `explain` and
-/// `snapshot save` against a live cluster.
+/// `snapshot save` against a live cluster. The first failure ends it, in full (as
+/// kubectl does); a 403 or 404 of an optional kind leaves that kind out, named in
+/// [`Cluster::unreadable_kinds`].
 pub async fn load_once(
     client: Client,
     opts: &LiveOptions,
     timeout: Duration,
 ) -> Result<LiveState, LiveError> {
+    let control = LiveControl::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
-    let (kinds, tasks) = start_watchers(&client, opts, &tx).await;
+    let (specs, tasks) = start_watchers(&client, opts, &tx, &control.subscribe());
     drop(tx);
-    let mut st = LiveState::new(kinds);
+    let mut st = LiveState::new(specs, now());
     let result = tokio::time::timeout(timeout, async {
         while let Some(change) = rx.recv().await {
             change(&mut st, now());
+            if let Some(e) = st.fatal() {
+                return Err(e);
+            }
             if st.synced() {
-                return true;
+                return Ok(());
             }
         }
-        false
+        Ok(())
     })
     .await;
     for t in tasks {
         t.abort();
     }
     match result {
-        Ok(true) => Ok(st),
+        Ok(Ok(())) if st.synced() => Ok(st),
+        Ok(Err(e)) => Err(e),
         _ => {
-            let why = match st.status() {
-                SourceStatus::Connecting { error: Some(e) }
-                | SourceStatus::Reconnecting { error: e, .. } => e,
-                _ => {
-                    let missing: Vec<_> = st
-                        .expected
-                        .iter()
-                        .filter(|k| !st.kinds.get(*k).is_some_and(|s| s.synced))
-                        .copied()
-                        .collect();
-                    format!("still listing {}", missing.join(", "))
-                }
-            };
-            Err(LiveError::Timeout(timeout, why))
+            let missing: Vec<&str> = st
+                .kinds
+                .values()
+                .filter(|e| !e.health.is_done())
+                .map(|e| e.health.kind)
+                .collect();
+            Err(LiveError::Timeout(
+                timeout,
+                format!("still listing {}", missing.join(", ")),
+            ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(1_000_000 + s).unwrap()
+    }
+
+    fn state() -> LiveState {
+        let spec = |kind, resource: &str, optional| KindSpec {
+            kind,
+            resource: resource.into(),
+            optional,
+        };
+        LiveState::new(
+            [
+                spec("Pod", "pods", false),
+                spec("VolumeAttachment", "volumeattachments.storage.k8s.io", true),
+            ],
+            at(0),
+        )
+    }
+
+    fn step(st: &mut LiveState, now: Timestamp, f: impl FnOnce(&mut LiveState)) {
+        f(st);
+        st.after_change(now);
+    }
+
+    fn listed(st: &mut LiveState, kind: &'static str, now: Timestamp) {
+        step(st, now, |st| {
+            st.list_started(kind, now);
+            st.list_done(kind, now);
+        });
+    }
+
+    /// The data is as old as the outage, however long the cluster was quiet
+    /// before it; "connected" comes back only with a complete list of every kind.
+    #[test]
+    fn reconnecting_counts_from_the_outage_and_ends_with_a_complete_list() {
+        let mut st = state();
+        assert_eq!(st.status(), SourceStatus::Connecting { error: None });
+        listed(&mut st, "Pod", at(0));
+        assert_eq!(st.status(), SourceStatus::Connecting { error: None });
+        listed(&mut st, "VolumeAttachment", at(1));
+        assert_eq!(st.status(), SourceStatus::Connected);
+
+        // Quiet for 50 s, then the server goes away.
+        let refused = "cannot reach the API server: connection refused".to_string();
+        step(&mut st, at(51), |st| {
+            st.failed("Pod", Failure::Retry(refused.clone()), at(51))
+        });
+        assert_eq!(
+            st.status(),
+            SourceStatus::Reconnecting {
+                since: at(51),
+                error: refused.clone()
+            }
+        );
+        // Back: the relist runs, the error stays until it completes.
+        step(&mut st, at(55), |st| st.list_started("Pod", at(55)));
+        assert_eq!(
+            st.status(),
+            SourceStatus::Reconnecting {
+                since: at(51),
+                error: refused.clone()
+            }
+        );
+        let pod = &st.health()[0];
+        assert_eq!(
+            pod.describe(at(57)),
+            format!("listing again (2s); last error: {refused}")
+        );
+        step(&mut st, at(56), |st| {
+            st.list_done("Pod", at(56));
+        });
+        assert_eq!(st.status(), SourceStatus::Connected);
+    }
+
+    /// A 403 of an optional kind leaves it out and names it in the model; of a
+    /// required one, it is the error, and ends a one-shot load.
+    #[test]
+    fn forbidden_kinds() {
+        let mut st = state();
+        listed(&mut st, "Pod", at(0));
+        let error = "cannot list volumeattachments.storage.k8s.io: forbidden: no".to_string();
+        step(&mut st, at(1), |st| {
+            st.failed(
+                "VolumeAttachment",
+                Failure::Forbidden {
+                    verb: "list",
+                    error: error.clone(),
+                },
+                at(1),
+            )
+        });
+        assert_eq!(st.status(), SourceStatus::Connected);
+        assert!(st.fatal().is_none());
+        assert_eq!(st.cluster.unreadable_kinds["VolumeAttachment"], error);
+        assert!(
+            st.health()[1]
+                .describe(at(2))
+                .starts_with("not readable: plugins that need it are marked")
+        );
+        // Granted later and listed: no longer unreadable.
+        listed(&mut st, "VolumeAttachment", at(3));
+        assert!(st.cluster.unreadable_kinds.is_empty());
+
+        let mut st = state();
+        let error = "cannot list pods: forbidden: no".to_string();
+        step(&mut st, at(1), |st| {
+            st.failed(
+                "Pod",
+                Failure::Forbidden {
+                    verb: "list",
+                    error: error.clone(),
+                },
+                at(1),
+            )
+        });
+        assert_eq!(
+            st.status(),
+            SourceStatus::Connecting {
+                error: Some(error.clone())
+            }
+        );
+        let fatal = st.fatal().expect("fatal").to_string();
+        assert!(fatal.starts_with(&error), "{fatal}");
+        assert!(
+            fatal.contains("needs get, list and watch on pods"),
+            "{fatal}"
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap_with_jitter_and_resets() {
+        let mut b = Backoff::new();
+        let mut bound = BACKOFF_FIRST;
+        for _ in 0..10 {
+            let w = b.wait();
+            assert!(
+                w <= bound && w >= bound / 2,
+                "{w:?} outside [{bound:?}/2, {bound:?}]"
+            );
+            bound = (bound * 2).min(BACKOFF_CAP);
+        }
+        assert_eq!(bound, BACKOFF_CAP);
+        b.reset();
+        assert!(b.wait() <= BACKOFF_FIRST);
+    }
+
+    #[test]
+    fn statuses_in_one_line() {
+        let status = kube::core::Status {
+            code: 500,
+            reason: "InternalError".into(),
+            message: "etcd is sad".into(),
+            ..Default::default()
+        };
+        let Failure::Retry(e) = from_status("list", "pods", &status) else {
+            panic!()
+        };
+        assert_eq!(e, "cannot list pods: etcd is sad (InternalError, HTTP 500)");
+        let forbidden = kube::core::Status {
+            code: 403,
+            message: "x is forbidden".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("watch", "nodes", &forbidden),
+            Failure::Forbidden { verb: "watch", error } if error == "cannot watch nodes: forbidden: x is forbidden (HTTP 403)"
+        ));
+        let gone = kube::core::Status {
+            code: 410,
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("watch", "nodes", &gone),
+            Failure::Desync
+        ));
+        let not_found = kube::core::Status {
+            code: 404,
+            ..Default::default()
+        };
+        assert!(matches!(
+            from_status("list", "pods", &not_found),
+            Failure::NotServed(e) if e == "cannot list pods: the API server does not serve it: HTTP 404"
+        ));
     }
 }

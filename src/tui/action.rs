@@ -131,6 +131,10 @@ pub enum Action {
     SimStep,
     /// Simulation: every cycle possible at the current time.
     SimRunIdle,
+    /// Live: open or close the connection view (each watched kind's state).
+    ToggleConnection,
+    /// Live: list every failed or forbidden kind again now.
+    RetryConnection,
     Mouse {
         kind: MouseKind,
         column: u16,

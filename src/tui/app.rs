@@ -19,6 +19,7 @@ use super::simulation::{Simulation, Step};
 use super::view::{PodQuery, PodRow, TraceView, pod_rows};
 use super::waiting::{Clock, WaitingEvent, WaitingPod, WaitingPods};
 use super::widgets::{Cursor, Scroll};
+use crate::source::live::{KindHealth, LiveControl};
 use crate::source::{SchedulerWord, SchedulingEvents, SourceStatus};
 
 /// Loads a theme by name or path (the runner reads the environment; tests do not).
@@ -179,6 +180,12 @@ pub struct App {
     pub live_status: Option<SourceStatus>,
     /// The real scheduler's latest FailedScheduling event per pod (live only).
     pub sched_events: Arc<SchedulingEvents>,
+    /// A live source's per-kind state and retry.
+    live: Option<LiveControl>,
+    /// Each watched kind's state, as of the last update.
+    pub live_kinds: Vec<KindHealth>,
+    /// The connection view (`C`), open.
+    pub connection: Option<Scroll>,
 
     pub pods: Vec<PodRow>,
     pub pending_count: usize,
@@ -253,6 +260,9 @@ impl App {
             updated: now,
             live_status: None,
             sched_events: Arc::default(),
+            live: None,
+            live_kinds: Vec::new(),
+            connection: None,
             pods: Vec::new(),
             pending_count: 0,
             show_all: false,
@@ -301,6 +311,27 @@ impl App {
         app
     }
 
+    /// A live source's per-kind state and its retry.
+    pub fn set_live(&mut self, control: LiveControl) {
+        // Connecting until the source says otherwise: never "no pending pods" first.
+        self.live_status
+            .get_or_insert(SourceStatus::Connecting { error: None });
+        self.live_kinds = control.kinds();
+        self.live = Some(control);
+        self.dirty = true;
+    }
+
+    /// Whether `R` can make the source retry (the acting scheduler's watch cannot).
+    pub fn can_retry(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// A live source that has not listed everything yet: the body shows the
+    /// connection (why not, and a retry) instead of empty panes.
+    pub fn connecting(&self) -> bool {
+        matches!(self.live_status, Some(SourceStatus::Connecting { .. }))
+    }
+
     pub fn should_quit(&self) -> bool {
         self.quit
     }
@@ -322,8 +353,10 @@ impl App {
             Some(s) => s.is_playing(),
             None => !self.waiting.is_empty(),
         };
-        // A reconnecting source's data age moves on.
-        active || matches!(self.live_status, Some(SourceStatus::Reconnecting { .. }))
+        // A reconnecting source's data age moves on, as do the connection view's.
+        active
+            || matches!(self.live_status, Some(SourceStatus::Reconnecting { .. }))
+            || (self.live_status.is_some() && (self.connection.is_some() || self.connecting()))
     }
 
     /// The real scheduler's word on the selected pod beside the current replay.
@@ -400,6 +433,8 @@ impl App {
             keymap::map_input_key(e)
         } else if self.help.is_some() {
             keymap::map_help_key(e)
+        } else if self.connection.is_some() {
+            keymap::map_connection_key(e)
         } else {
             keymap::map_key(self.focus, self.tab, e)
         };
@@ -426,6 +461,26 @@ impl App {
                 }
             }
             Action::Back => self.back(),
+            Action::ToggleConnection => {
+                self.connection = match self.connection {
+                    Some(_) => None,
+                    None if self.live_status.is_some() => Some(Scroll::default()),
+                    None => {
+                        self.flash(
+                            "no live source: the connection view is for live clusters",
+                            true,
+                        );
+                        None
+                    }
+                }
+            }
+            Action::RetryConnection => match &self.live {
+                Some(c) => {
+                    c.retry();
+                    self.flash("listing every failed kind again now", false);
+                }
+                None => self.flash("nothing to retry: not a live source", true),
+            },
             Action::FocusNext | Action::FocusPrev => {
                 self.focus = match self.focus {
                     Focus::Pods => Focus::Detail,
@@ -566,6 +621,9 @@ impl App {
         }
         if let Some(st) = d.status {
             self.live_status = Some(st);
+        }
+        if let Some(c) = &self.live {
+            self.live_kinds = c.kinds();
         }
         if let Some(e) = d.events {
             self.sched_events = e;
@@ -994,6 +1052,10 @@ impl App {
             self.help = None;
             return;
         }
+        if self.connection.is_some() {
+            self.connection = None;
+            return;
+        }
         if self.focus == Focus::Detail {
             match self.tab {
                 Tab::Filters if !self.filters.filter.is_empty() || self.filters.group.is_some() => {
@@ -1034,6 +1096,7 @@ impl App {
     fn page(&self) -> usize {
         match (self.focus, self.tab) {
             _ if self.help.is_some() => self.help.map_or(10, |h| h.page.max(1)),
+            _ if self.connection.is_some() => self.connection.map_or(10, |h| h.page.max(1)),
             (Focus::Pods, _) => self.pods_cur.page(),
             (_, Tab::Filters) if self.filters.summary => self.filters.group_cursor.page(),
             (_, Tab::Filters) => self.filters.cursor.page(),
@@ -1057,6 +1120,10 @@ impl App {
             }
         }
         if let Some(h) = &mut self.help {
+            h.by(delta);
+            return;
+        }
+        if let Some(h) = &mut self.connection {
             h.by(delta);
             return;
         }

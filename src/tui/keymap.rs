@@ -273,6 +273,20 @@ pub static BINDINGS: &[Binding] = &[
         "simulation: every cycle possible now (until the queue is idle)",
     ),
     b(
+        Global,
+        &[k('C')],
+        "C",
+        Action::ToggleConnection,
+        "live: each watched kind's state (synced, retrying, not readable)",
+    ),
+    b(
+        Global,
+        &[k('R')],
+        "R",
+        Action::RetryConnection,
+        "live: list every failed or forbidden kind again now (no backoff wait)",
+    ),
+    b(
         Pods,
         &[k('A')],
         "A",
@@ -396,6 +410,27 @@ pub fn map_help_key(e: &KeyEvent) -> Option<Action> {
         Key(KeyCode::Char('?') | KeyCode::Esc, _) => Some(Action::ToggleHelp),
         _ => match map_key(Focus::Pods, Tab::Pipeline, e)? {
             a @ (Action::Quit
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom) => Some(a),
+            _ => None,
+        },
+    }
+}
+
+/// Keys while the connection view is open: it scrolls; `C`/`esc` close it; `R`
+/// retries; `q` quits.
+pub fn map_connection_key(e: &KeyEvent) -> Option<Action> {
+    let key = normalise(e);
+    match key {
+        Key(KeyCode::Char('C') | KeyCode::Esc, _) => Some(Action::ToggleConnection),
+        _ => match map_key(Focus::Pods, Tab::Pipeline, e)? {
+            a @ (Action::Quit
+            | Action::ToggleHelp
+            | Action::RetryConnection
             | Action::Up
             | Action::Down
             | Action::PageUp

@@ -58,6 +58,8 @@ pub struct TuiOptions {
     pub waiting: Option<Box<dyn WaitingPods>>,
     /// Cluster replacements from a data source (reload, live watch).
     pub updates: Option<Receiver<DataUpdate>>,
+    /// A live source's per-kind state and retry (the connection view).
+    pub live: Option<crate::source::live::LiveControl>,
     /// `--simulate`: step through the scheduler loop over `cluster` (its model and
     /// waiting pods replace `cluster` and `waiting`).
     pub simulation: Option<Simulation>,
@@ -75,6 +77,7 @@ impl TuiOptions {
             pod: None,
             waiting: None,
             updates: None,
+            live: None,
             simulation: None,
         }
     }
@@ -102,6 +105,9 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         pod: opts.pod,
         simulation: opts.simulation,
     });
+    if let Some(control) = opts.live {
+        app.set_live(control);
+    }
     let mut tui = terminal::Tui::enter()?;
     let res = runner::run_loop(&mut tui, &mut app, opts.updates);
     drop(tui);

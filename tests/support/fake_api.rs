@@ -83,6 +83,13 @@ pub const RESOURCES: &[(&str, &str, &str, &str, bool)] = &[
     ("apps", "v1", "replicasets", "ReplicaSet", true),
     ("apps", "v1", "statefulsets", "StatefulSet", true),
     ("coordination.k8s.io", "v1", "leases", "Lease", true),
+    (
+        "storage.k8s.io",
+        "v1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        true,
+    ),
 ];
 
 struct Res {
@@ -113,6 +120,8 @@ struct State {
     rv: u64,
     /// Watches from below this resourceVersion are answered 410 Gone.
     min_rv: u64,
+    /// Resources (plurals) whose list and watch are answered 403, as RBAC would.
+    forbidden: std::collections::BTreeSet<String>,
     resources: BTreeMap<String, Res>,
     fail_next: u32,
     requests: u64,
@@ -184,6 +193,7 @@ impl FakeApi {
         let state = Arc::new(Mutex::new(State {
             rv: 1000,
             min_rv: 0,
+            forbidden: Default::default(),
             resources,
             fail_next: 0,
             requests: 0,
@@ -421,6 +431,49 @@ impl FakeApi {
         let listener = bind(self.addr);
         self.serve(listener);
     }
+
+    /// Answer list and watch of `plural` with 403 Forbidden (RBAC without it), or
+    /// serve it again.
+    pub fn forbid(&self, plural: &str, forbidden: bool) {
+        let mut st = self.state.lock().expect("state");
+        if forbidden {
+            st.forbidden.insert(plural.to_string());
+        } else {
+            st.forbidden.remove(plural);
+        }
+    }
+
+    /// Stop serving: every connection is dropped and new ones are refused until
+    /// [`FakeApi::come_back`]. Objects may change meanwhile; no event is ever sent
+    /// for those changes (the history is forgotten on the way back).
+    pub async fn go_down(&self) {
+        let server = self.server.lock().expect("server").take();
+        if let Some(t) = server {
+            t.abort();
+            let _ = t.await;
+        }
+        for c in self.conns.lock().expect("conns").drain(..) {
+            c.abort();
+        }
+    }
+
+    /// Serve again on the same port after [`FakeApi::go_down`], with
+    /// resourceVersions far above the old ones, as a restored API server has.
+    pub fn come_back(self: &Arc<Self>) {
+        {
+            let mut st = self.state.lock().expect("state");
+            st.rv += 1_000_000;
+            st.min_rv = st.rv;
+            let rv = st.rv;
+            for r in st.resources.values_mut() {
+                r.history.clear();
+                for o in r.objects.values_mut() {
+                    o["metadata"]["resourceVersion"] = json!(rv.to_string());
+                }
+            }
+        }
+        self.serve(bind(self.addr));
+    }
 }
 
 fn bind(addr: SocketAddr) -> tokio::net::TcpListener {
@@ -520,6 +573,9 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
             ),
         );
     };
+    if st.forbidden.contains(&plural) {
+        return forbidden(&st, &plural, &q);
+    }
     let Some(res) = st.resources.get(&plural) else {
         return full(
             StatusCode::NOT_FOUND,
@@ -655,6 +711,30 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
         .header("content-type", "application/json")
         .body(body)
         .expect("response")
+}
+
+/// 403 for `plural`, worded as the API server's authorizer words it.
+fn forbidden(st: &State, plural: &str, q: &BTreeMap<String, String>) -> Response<Body> {
+    let verb = if matches!(q.get("watch").map(String::as_str), Some("true" | "1")) {
+        "watch"
+    } else {
+        "list"
+    };
+    let group = st
+        .resources
+        .get(plural)
+        .and_then(|r| r.api_version.split_once('/').map(|(g, _)| g.to_string()))
+        .unwrap_or_default();
+    let resource = if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    };
+    let msg = format!(
+        "{resource} is forbidden: User \"system:serviceaccount:kube-system:schedscope\" cannot \
+         {verb} resource \"{plural}\" in API group \"{group}\" at the cluster scope"
+    );
+    full(StatusCode::FORBIDDEN, &status(403, "Forbidden", &msg))
 }
 
 /// `(plural, namespace, name, subresource)` of a path naming one object.

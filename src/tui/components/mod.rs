@@ -2,6 +2,7 @@
 //! where its rows are for the mouse; none decides anything about scheduling.
 
 mod compare;
+mod connection;
 mod filters;
 mod help;
 mod history;
@@ -58,7 +59,9 @@ pub fn draw(app: &mut App, f: &mut Frame) {
     ])
     .areas(area);
 
-    if body.width >= SPLIT_WIDTH {
+    if app.connecting() {
+        connection::draw_screen(app, f, body);
+    } else if body.width >= SPLIT_WIDTH {
         // A simulation adds the queue column.
         let share = if app.sim().is_some() { 42 } else { 36 };
         let pods_w = (body.width * share / 100).clamp(40, 80);
@@ -75,6 +78,9 @@ pub fn draw(app: &mut App, f: &mut Frame) {
         status::draw_prompt(app, f, prompt_area);
     }
     status::draw(app, f, status_area);
+    if app.connection.is_some() {
+        connection::draw_overlay(app, f, body);
+    }
     if app.help.is_some() {
         help::draw(app, f, area);
     }

@@ -7,6 +7,10 @@ use ratatui::widgets::Paragraph;
 
 use super::super::app::{App, PromptKind};
 use super::super::format;
+use crate::source::SourceStatus;
+use crate::source::live::KindHealth;
+use crate::source::observed::STALE_AFTER_SECONDS;
+use k8s_openapi::jiff::Timestamp;
 
 pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     let t = &app.theme;
@@ -33,9 +37,14 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         None => {
             let (pending, total) = (app.pending_count, app.cluster.pod_count());
             let secs = app.updated.as_second().rem_euclid(86_400);
+            // The state is short and comes first; its error comes last, so that a long
+            // one is what the width cuts, never the counts.
             let mut source = app.source.clone();
+            let mut error = None;
             if let Some(st) = &app.live_status {
-                source.push_str(&format!(" ({})", st.describe(app.now())));
+                let (state, e) = live_state(st, &app.live_kinds, app.now());
+                source.push_str(&format!(" ({state})"));
+                error = e;
             }
             let mut parts = vec![source];
             if let Some(sim) = app.sim() {
@@ -62,13 +71,18 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             if !app.waiting.is_empty() {
                 parts.push(format!("waiting {}", app.waiting.len()));
             }
-            parts.push(format!(
-                "updated {:02}:{:02}:{:02}Z",
-                secs / 3600,
-                (secs % 3600) / 60,
-                secs % 60
-            ));
+            if app.connecting() {
+                parts.push("no data yet".into());
+            } else {
+                parts.push(format!(
+                    "updated {:02}:{:02}:{:02}Z",
+                    secs / 3600,
+                    (secs % 3600) / 60,
+                    secs % 60
+                ));
+            }
             parts.push(format!("theme {}", t.name));
+            parts.extend(error);
             format!(" {}", parts.join(" │ "))
         }
     };
@@ -86,6 +100,44 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(left, left_style)];
     spans.extend(right);
     f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+/// A live source's state in a few words (`connected`, `reconnecting (data 5s old)`,
+/// `stale: data 2m10s old`), and its error apart. The data's age counts from when
+/// the model stopped being known current.
+fn live_state(st: &SourceStatus, kinds: &[KindHealth], now: Timestamp) -> (String, Option<String>) {
+    match st {
+        SourceStatus::Connecting { error } => ("connecting".into(), error.clone()),
+        SourceStatus::Connected => {
+            let n = super::connection::unreadable(kinds);
+            let state = if n == 0 {
+                "connected".into()
+            } else {
+                format!(
+                    "connected · {n} kind{} not readable (C)",
+                    if n == 1 { "" } else { "s" }
+                )
+            };
+            (state, None)
+        }
+        SourceStatus::Reconnecting { since, error } => {
+            let age = (now.as_second() - since.as_second()).max(0);
+            let state = if age < STALE_AFTER_SECONDS {
+                format!("reconnecting (data {} old)", format_age(age))
+            } else {
+                format!("stale: data {} old", format_age(age))
+            };
+            (state, Some(error.clone()))
+        }
+    }
+}
+
+fn format_age(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
 }
 
 pub fn draw_prompt(app: &mut App, f: &mut Frame, area: Rect) {
