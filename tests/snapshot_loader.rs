@@ -834,3 +834,52 @@ fn yaml_list_with_anchors_shared_between_items_still_loads() {
     assert_eq!(snap.cluster.pod_count(), 300);
     assert_eq!(snap.cluster.pod("ns/p299").unwrap().labels["app"], "web");
 }
+
+/// The API server rejects negative quantities (`must be greater than or equal to 0`);
+/// such an object never reaches a scheduler, so the loader rejects it too.
+#[test]
+fn negative_quantities_are_rejected_as_the_api_server_does() {
+    let pod = |resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: web, namespace: shop}}\nspec:\n  containers:\n  - name: c\n    resources: {resources}\n"
+        )
+    };
+    for (resources, field, value) in [
+        (
+            "{requests: {cpu: \"-2\"}}",
+            "spec.containers[0].resources.requests.cpu",
+            "-2",
+        ),
+        (
+            "{limits: {memory: -1Gi}}",
+            "spec.containers[0].resources.limits.memory",
+            "-1Gi",
+        ),
+        (
+            "{requests: {example.com/gpu: \"-1\"}}",
+            "spec.containers[0].resources.requests.example.com/gpu",
+            "-1",
+        ),
+    ] {
+        let (e, msg) = load_err(&pod(resources), "neg.yaml");
+        assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+        assert!(msg.starts_with("neg.yaml: document 1"), "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "Pod shop/web: field {field}: Invalid value: \"{value}\": must be greater than or equal to 0"
+            )),
+            "{msg}"
+        );
+    }
+    let node =
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: \"-4\"}}\n";
+    let (_, msg) = load_err(node, "n.yaml");
+    assert!(
+        msg.contains(
+            "Node n: field status.capacity.cpu: Invalid value: \"-4\": must be greater than or equal to 0"
+        ),
+        "{msg}"
+    );
+    // Zero is allowed.
+    load(&pod("{requests: {cpu: \"0\"}}"));
+}

@@ -280,6 +280,26 @@ impl FieldError {
     }
 }
 
+/// A resource quantity as the API server admits it: it parses and is not negative
+/// (its validation says `Invalid value: "-2": must be greater than or equal to 0`).
+/// `path` is built only on error.
+pub fn resource_quantity(
+    text: &str,
+    path: impl FnOnce() -> String,
+) -> Result<Quantity, FieldError> {
+    match Quantity::parse(text) {
+        Ok(q) if q.0 >= 0 => Ok(q),
+        Ok(_) => Err(FieldError {
+            path: path(),
+            message: format!(
+                "Invalid value: {:?}: must be greater than or equal to 0",
+                text.trim()
+            ),
+        }),
+        Err(e) => Err(FieldError::quantity(path(), e)),
+    }
+}
+
 type Quantities = BTreeMap<String, Quantity>;
 
 fn parse_list(
@@ -288,8 +308,7 @@ fn parse_list(
 ) -> Result<Quantities, FieldError> {
     let mut out = Quantities::new();
     for (k, v) in list.into_iter().flatten() {
-        let q = Quantity::parse(&v.0)
-            .map_err(|e| FieldError::quantity(format!("{}.{k}", path()), e))?;
+        let q = resource_quantity(&v.0, || format!("{}.{k}", path()))?;
         out.insert(k.clone(), q);
     }
     Ok(out)
