@@ -1025,3 +1025,40 @@ fn empty_or_non_object_text_is_an_unsupported_document() {
 fn duplicate_yaml_keys_are_rejected() {
     assert!(load("parallelism: 1\nparallelism: 2\n").is_err());
 }
+
+/// kube-scheduler v1.35 range-checks no Score weight; a negative one is multiplied
+/// in, and any Score plugin after it trips the (wrapping) overflow guard. This panicked
+/// with "attempt to subtract with overflow" in debug builds.
+#[test]
+fn negative_weight_fails_like_kube_scheduler() {
+    let msg = framework_error(load(
+        "profiles:
+- plugins:
+    score:
+      enabled:
+      - name: TaintToleration
+        weight: -1
+",
+    ));
+    assert!(
+        msg.ends_with("total score of Score plugins could overflow (a Score plugin before this one has a negative weight: kube-scheduler does not range-check weights, and a negative one wraps its running total)"),
+        "{msg}"
+    );
+    // The only Score plugin: accepted, as upstream.
+    let c = ok("profiles:
+- plugins:
+    score:
+      disabled:
+      - name: '*'
+      enabled:
+      - name: TaintToleration
+        weight: -1
+    multiPoint:
+      disabled:
+      - name: '*'
+      enabled:
+      - name: PrioritySort
+      - name: DefaultBinder
+");
+    assert_eq!(scores(&c.profiles[0]), vec![("TaintToleration", -1)]);
+}
