@@ -883,3 +883,66 @@ fn negative_quantities_are_rejected_as_the_api_server_does() {
     // Zero is allowed.
     load(&pod("{requests: {cpu: \"0\"}}"));
 }
+
+/// One large anchored scalar under thousands of aliases: refused while metering,
+/// before gigabytes are built (a 1 MiB scalar under 9,999 aliases used to abort with
+/// "memory allocation failed").
+#[test]
+fn alias_expansion_is_bounded_and_names_the_file() {
+    let big = "x".repeat(64 << 10);
+    let mut text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n  annotations:\n    a0: &big {big}\n"
+    );
+    for i in 1..10_000 {
+        text.push_str(&format!("    a{i}: *big\n"));
+    }
+    text.push_str("spec:\n  containers:\n  - name: c\n");
+    let (e, msg) = load_err(&text, "bomb.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("bomb.yaml: document 1 (line "), "{msg}");
+    assert!(
+        msg.ends_with(
+            "YAML syntax error: its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it"
+        ),
+        "{msg}"
+    );
+    // A few aliases of a large scalar are fine.
+    let text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n  annotations:\n    a0: &big {big}\n    a1: *big\n    a2: *big\nspec:\n  containers:\n  - name: c\n"
+    );
+    let snap = load(&text);
+    assert!(snap.cluster.pod("default/p").is_some());
+}
+
+/// Old Mac line ends (CR only) are line breaks in YAML: documents split and lines
+/// count as with LF.
+#[test]
+fn cr_only_line_endings_load() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n";
+    let snap = load(&text.replace('\n', "\r"));
+    assert_eq!(snap.cluster.nodes().len(), 2);
+    let bad = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: [\n";
+    let (_, msg) = load_err(&bad.replace('\n', "\r"), "cr.yaml");
+    assert!(msg.starts_with("cr.yaml: document 2 (line "), "{msg}");
+    assert!(!msg.contains("from_str_multiple"), "{msg}");
+}
+
+/// Parser limits are said in words, not as the library's debug output.
+#[test]
+fn parser_limits_are_explained() {
+    // 200 levels: inside the flow-nesting limit, so the depth limit (128) trips; the
+    // recursion to get there overflowed a test thread's 2 MiB stack in debug builds.
+    let deep = format!(
+        "kind: Pod\nmetadata: {}{}\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let (_, msg) = load_err(&deep, "deep.yaml");
+    assert!(
+        msg.ends_with(
+            "YAML syntax error: refusing to parse: it is nested more than 128 levels deep"
+        ),
+        "{msg}"
+    );
+    assert!(!msg.contains("budget"), "{msg}");
+}

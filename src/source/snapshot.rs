@@ -122,7 +122,10 @@ impl Format {
 
 /// Decode file bytes to text: UTF-8 (with or without BOM), or UTF-16 with a BOM (what
 /// PowerShell's `>` writes).
-fn bytes_to_text<'a>(bytes: &'a [u8], file: &str) -> Result<Cow<'a, str>, SnapshotError> {
+pub(crate) fn bytes_to_text<'a>(
+    bytes: &'a [u8],
+    file: &str,
+) -> Result<Cow<'a, str>, SnapshotError> {
     let utf16 = |be: bool| {
         let units: Vec<u16> = bytes[2..]
             .chunks(2)
@@ -158,6 +161,26 @@ fn bytes_to_text<'a>(bytes: &'a [u8], file: &str) -> Result<Cow<'a, str>, Snapsh
                 offset: e.valid_up_to(),
             }),
     }
+}
+
+/// YAML reads a lone CR (old Mac line ends) as a line break; documents are split and
+/// lines counted on LF, so each lone CR becomes an LF (same length: offsets hold).
+fn lone_cr_to_lf(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\r') {
+        out.push_str(&rest[..i]);
+        let crlf = rest[i + 1..].starts_with('\n');
+        out.push_str(if crlf { "\r" } else { "\n" });
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -261,17 +284,149 @@ fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
+/// Text an alias may add to a YAML document beyond the document's own length.
+/// kubectl output has no anchors, so its expansion is the text itself; hand-written
+/// files reuse a few blocks. A million-fold expansion (one large anchored scalar
+/// under thousands of aliases) would otherwise be built in memory before any limit
+/// trips.
+pub(crate) const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
+
+thread_local! {
+    /// Bytes the metered document may still expand to (see [`check_alias_expansion`]).
+    static EXPANSION_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks a YAML document without keeping anything, charging each scalar's bytes
+/// (aliases replay theirs) against [`EXPANSION_LEFT`].
+struct ExpansionMeter;
+
+impl ExpansionMeter {
+    fn charge<E: de::Error>(bytes: usize) -> Result<ExpansionMeter, E> {
+        // A node costs at least a few bytes, so aliases of empty values count too.
+        let cost = bytes.saturating_add(8);
+        EXPANSION_LEFT.with(|left| match left.get().checked_sub(cost) {
+            Some(rest) => {
+                left.set(rest);
+                Ok(ExpansionMeter)
+            }
+            None => Err(E::custom(EXPANSION_EXCEEDED)),
+        })
+    }
+}
+
+const EXPANSION_EXCEEDED: &str =
+    "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it";
+
+impl<'de> Deserialize<'de> for ExpansionMeter {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ExpansionMeter)
+    }
+}
+
+impl<'de> Visitor<'de> for ExpansionMeter {
+    type Value = ExpansionMeter;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Self, D::Error> {
+        ExpansionMeter::deserialize(d)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<Self, E> {
+        Self::charge(16)
+    }
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<Self, E> {
+        Self::charge(16)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self, E> {
+        Self::charge(v.len())
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self, E> {
+        Self::charge(v.len())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        Self::charge::<A::Error>(0)?;
+        while seq.next_element::<ExpansionMeter>()?.is_some() {}
+        Ok(ExpansionMeter)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        Self::charge::<A::Error>(0)?;
+        while map.next_key::<ExpansionMeter>()?.is_some() {
+            map.next_value::<ExpansionMeter>()?;
+        }
+        Ok(ExpansionMeter)
+    }
+}
+
+/// Refuse a YAML document whose aliases expand it far beyond its own size, before
+/// anything is built from it. A document without `&` has no anchor to expand and is
+/// not walked twice.
+pub(crate) fn check_alias_expansion(
+    text: &str,
+    options: serde_saphyr::Options,
+) -> Result<(), serde_saphyr::Error> {
+    if !text.contains('&') {
+        return Ok(());
+    }
+    EXPANSION_LEFT.with(|left| left.set(text.len().saturating_add(ALIAS_EXPANSION_ALLOWANCE)));
+    // Multi-document text is metered as one stream (the config and theme loaders).
+    // Any other problem is left for the real parse to report in its own words.
+    match serde_saphyr::from_multiple_with_options::<ExpansionMeter>(text, options) {
+        Err(e) if e.to_string().contains(EXPANSION_EXCEEDED) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// [`check_alias_expansion`], then the real parse with the snapshot options.
+fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
+    check_alias_expansion(text, yaml_options())?;
+    serde_saphyr::from_str_with_options(text, yaml_options())
+}
+
 /// Strip the parser's own " at line L, column C ..." suffix (the location is
 /// reported separately, relative to the whole file) and advice meant for programmers.
 fn strip_location(mut msg: String) -> String {
     if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
+        // An error inside an alias's replay also says where the anchor was defined.
+        if let Some(stem) = msg.strip_suffix(" (defined") {
+            msg.truncate(stem.len());
+        }
     }
     if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
         msg.truncate(i);
     }
-    if msg.starts_with("budget breached") {
-        msg = format!("aliases expand too far or the input is too large ({msg})");
+    if let Some(i) = msg.find("; use from_str_multiple") {
+        msg.truncate(i);
+    }
+    if let Some(what) = msg.strip_prefix("budget breached: ") {
+        let limit = match what.split([' ', '{', '(']).next().unwrap_or("") {
+            "Depth" => "it is nested more than 128 levels deep".to_string(),
+            "Aliases" => "it has more than 10000 aliases (*name)".to_string(),
+            "AliasAnchorRatio" => {
+                "it has far more aliases (*name) than anchors (&name), as an alias bomb does"
+                    .to_string()
+            }
+            other => format!("it exceeds the YAML parser's {other} limit"),
+        };
+        msg = format!("refusing to parse: {limit}");
     }
     msg
 }
@@ -526,15 +681,15 @@ fn decode_any(
     decode_object(kind, api_version, body, loc, file_idx)
 }
 
-/// `f(0..n)` on up to `MAX_THREADS` threads (the caller's included), results in index
+/// `f(0..n)` on up to `MAX_THREADS` worker threads, results in index
 /// order. Work is taken one index at a time, so uneven units balance out.
 fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .min(MAX_THREADS)
         .min(n);
-    if threads < 2 {
-        return (0..n).map(f).collect();
+    if n == 0 {
+        return Vec::new();
     }
     let next = AtomicUsize::new(0);
     let work = || {
@@ -549,15 +704,21 @@ fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     };
     let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
     std::thread::scope(|scope| {
+        // Every unit is parsed on a worker with an explicit stack, never on the
+        // caller's (a test thread or a UI thread may have 2 MiB): YAML nested to
+        // the depth limit recurses deeply, and far more so in a debug build.
         let mut handles = Vec::new();
-        for _ in 1..threads {
-            // Explicit stack size: deeply nested (but valid) input recurses.
+        for _ in 0..threads.max(1) {
             let builder = std::thread::Builder::new().stack_size(WORKER_STACK);
             if let Ok(h) = builder.spawn_scoped(scope, work) {
                 handles.push(h);
             }
         }
-        let mut all = work();
+        let mut all = if handles.is_empty() {
+            work()
+        } else {
+            Vec::new()
+        };
         for h in handles {
             match h.join() {
                 Ok(done) => all.extend(done),
@@ -656,7 +817,8 @@ fn split_list_items<'a>(chunk: &YamlChunk<'a>, document: usize) -> Option<Vec<Ya
     let block_start = lines[items_at].0;
     let block_end = lines.get(end).map_or(text.len(), |l| l.0);
     let header = format!("{}{}", &text[..block_start], &text[block_end..]);
-    let head: YamlNode = serde_saphyr::from_str_with_options(&header, yaml_options()).ok()?;
+    // On a worker, as every parse: the header may be nested deep too.
+    let head: YamlNode = par_map(1, |_| parse_yaml(&header).ok()).pop().flatten()?;
     let YamlNode::Obj(head) = head else {
         return None;
     };
@@ -723,8 +885,7 @@ impl YamlCtx<'_> {
                 item_kind,
                 list_api_version,
             } => {
-                let items: Vec<serde_saphyr::Spanned<YamlNode>> =
-                    serde_saphyr::from_str_with_options(unit.text, yaml_options()).ok()?;
+                let items: Vec<serde_saphyr::Spanned<YamlNode>> = parse_yaml(unit.text).ok()?;
                 Some(self.items(
                     items,
                     *first_item,
@@ -739,11 +900,10 @@ impl YamlCtx<'_> {
                     start: Start::Line(Some(*content_line)),
                     ..loc
                 };
-                let node: YamlNode =
-                    match serde_saphyr::from_str_with_options(unit.text, yaml_options()) {
-                        Ok(n) => n,
-                        Err(e) => return Some(vec![Err(syntax(e))]),
-                    };
+                let node: YamlNode = match parse_yaml(unit.text) {
+                    Ok(n) => n,
+                    Err(e) => return Some(vec![Err(syntax(e))]),
+                };
                 let obj = match node {
                     YamlNode::Null => return Some(Vec::new()),
                     YamlNode::Obj(o) => o,
@@ -1243,6 +1403,7 @@ impl Loader {
 
     fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
         let file_idx = self.report.files.len().saturating_sub(1);
+        let text = lone_cr_to_lf(text);
         let body = text.trim_start_matches('\u{feff}');
         if body.trim().is_empty() {
             return Err(SnapshotError::EmptyFile {
