@@ -210,8 +210,15 @@ fn parse_text(text: &str, origin: &str) -> Result<Value, String> {
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(text).map_err(|e| e.to_string());
     }
+    // The library's rendering starts with its own "error: " (the caller's message
+    // already says it) and would name the source `<input>`.
     let render = |e: serde_saphyr::Error| {
-        e.render_with_options(serde_saphyr::render_options! { source_name: Some(origin) })
+        let rendered =
+            e.render_with_options(serde_saphyr::render_options! { source_name: Some(origin) });
+        match rendered.strip_prefix("error: ") {
+            Some(rest) => rest.to_string(),
+            None => rendered,
+        }
     };
     crate::source::snapshot::check_alias_expansion(text, serde_saphyr::Options::default())
         .map_err(render)?;

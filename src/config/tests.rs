@@ -1084,6 +1084,10 @@ fn trailing_document_marker_is_accepted() {
 fn syntax_snippets_name_the_file() {
     let e = load("parallelism: [\n").unwrap_err().to_string();
     assert!(e.contains("--> test.yaml:3:14"), "{e}");
+    assert!(
+        e.starts_with("test.yaml: not valid YAML/JSON: line 3 column 14: "),
+        "{e}"
+    );
     assert!(!e.contains("<input>"), "{e}");
 }
 
