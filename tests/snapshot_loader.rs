@@ -946,3 +946,27 @@ fn parser_limits_are_explained() {
     );
     assert!(!msg.contains("budget"), "{msg}");
 }
+
+/// An unquoted `1e30` is read by YAML as a float and written out in 31 digits; the
+/// message names it as written.
+#[test]
+fn huge_unquoted_quantity_is_named_as_written() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 1e30}}\n";
+    let (_, msg) = load_err(text, "big.yaml");
+    assert!(
+        msg.contains("field spec.containers[0].resources.requests.cpu: quantity 1e30 is too large (written out, this YAML number has 31 digits; at most 30 are supported)"),
+        "{msg}"
+    );
+    assert!(!msg.contains("1000000000"), "{msg}");
+}
+
+#[test]
+fn scheduler_configuration_is_not_a_snapshot() {
+    let text = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    let (e, msg) = load_err(text, "cfg.yaml");
+    assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    assert_eq!(
+        msg,
+        "cfg.yaml: document 1 (line 1): KubeSchedulerConfiguration: this is a scheduler configuration, not a cluster object; pass it with --config"
+    );
+}

@@ -296,6 +296,23 @@ pub fn resource_quantity(
                 text.trim()
             ),
         }),
+        Err(_) if text.len() > 30 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            // An unquoted YAML number such as `1e30` reaches here written out in full;
+            // name it as the user likely wrote it.
+            let digits = text.trim_end_matches('0');
+            let exponent = text.len() - 1;
+            let short = match digits.len() {
+                0 | 1 => format!("{digits}e{exponent}"),
+                _ => format!("{}.{}e{exponent}", &digits[..1], &digits[1..]),
+            };
+            Err(FieldError {
+                path: path(),
+                message: format!(
+                    "quantity {short} is too large (written out, this YAML number has {} digits; at most 30 are supported)",
+                    text.len()
+                ),
+            })
+        }
         Err(e) => Err(FieldError::quantity(path(), e)),
     }
 }

@@ -1254,6 +1254,18 @@ fn decode_object(
     if never_read(kind) {
         return Ok(Decoded::Skip(kind.to_string()));
     }
+    // Counted as an unknown kind it would make an empty cluster: a likely mix-up of
+    // --snapshot and --config.
+    if kind == crate::config::v1::KIND {
+        return Err(SnapshotError::InvalidObject {
+            at: loc.origin(),
+            object: kind.to_string(),
+            field: None,
+            message:
+                "this is a scheduler configuration, not a cluster object; pass it with --config"
+                    .into(),
+        });
+    }
     let Some(expected) = expected_api_version(kind) else {
         return Ok(Decoded::Skip(kind.to_string()));
     };
