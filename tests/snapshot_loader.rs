@@ -970,3 +970,25 @@ fn scheduler_configuration_is_not_a_snapshot() {
         "cfg.yaml: document 1 (line 1): KubeSchedulerConfiguration: this is a scheduler configuration, not a cluster object; pass it with --config"
     );
 }
+
+/// `9999-12-31T23:59:59Z` is a valid time the API server accepts; it is past the
+/// timestamp type's last instant, so it loads as that instant (a day earlier).
+#[test]
+fn latest_valid_timestamp_loads() {
+    let pod = |ts: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: web, namespace: shop, creationTimestamp: \"{ts}\"}}\nspec:\n  containers: [{{name: c}}]\n"
+        )
+    };
+    let snap = load(&pod("9999-12-31T23:59:59Z"));
+    let created = snap.cluster.pod("shop/web").unwrap().creation_timestamp;
+    assert!(
+        format!("{created:?}").contains("9999-12-30T22:00:00"),
+        "{created:?}"
+    );
+    let json = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "shop", "creationTimestamp": "9999-12-31T23:59:59Z"}, "spec": {"containers": [{"name": "c"}]}}"#;
+    assert!(load_snapshot_str(json, "t.json").is_ok());
+    // An invalid date is still an error.
+    let (_, msg) = load_err(&pod("9999-12-32T00:00:00Z"), "t.yaml");
+    assert!(msg.contains("field metadata.creationTimestamp"), "{msg}");
+}

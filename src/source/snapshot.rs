@@ -1015,8 +1015,57 @@ fn path_string(p: &serde_path_to_error::Path) -> Option<String> {
     (s != "." && !s.is_empty()).then_some(s)
 }
 
+/// The last instant the timestamp type holds (it keeps a day's margin for offsets
+/// below the year 10000), to the second.
+const LATEST_TIMESTAMP: &str = "9999-12-30T22:00:00Z";
+
+/// Replace timestamps later than [`LATEST_TIMESTAMP`] (valid RFC 3339, such as
+/// `9999-12-31T23:59:59Z`, which the API server accepts) by it. Whether any was
+/// replaced. Ordering by such a time moves by at most a day, in the year 9999.
+fn clamp_far_timestamps(v: &mut Value) -> bool {
+    match v {
+        Value::String(s) => {
+            let far = s.len() >= LATEST_TIMESTAMP.len() - 1
+                && s.starts_with("9999-12-3")
+                && matches!(s.get(8..10), Some("30" | "31"))
+                && s.as_str() > &LATEST_TIMESTAMP[..LATEST_TIMESTAMP.len() - 1];
+            if far {
+                *s = LATEST_TIMESTAMP.to_string();
+            }
+            far
+        }
+        Value::Array(a) => a
+            .iter_mut()
+            .fold(false, |any, x| clamp_far_timestamps(x) | any),
+        Value::Object(o) => o
+            .values_mut()
+            .fold(false, |any, x| clamp_far_timestamps(x) | any),
+        _ => false,
+    }
+}
+
 impl Body<'_> {
     fn decode<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
+        self.decode_exact().or_else(|e| {
+            // Only a timestamp past the type's range is worth a second attempt.
+            if !e.message.contains("timestamp") {
+                return Err(e);
+            }
+            let mut v = match self {
+                Body::Json(s) => match serde_json::from_str::<Value>(s) {
+                    Ok(v) => v,
+                    Err(_) => return Err(e),
+                },
+                Body::Value(v) => v.clone(),
+            };
+            if !clamp_far_timestamps(&mut v) {
+                return Err(e);
+            }
+            Body::Value(v).decode_exact()
+        })
+    }
+
+    fn decode_exact<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
         match self {
             Body::Json(s) => serde_json::from_str::<T>(s).map_err(|_| {
                 // Again, slowly, to learn the field path.
