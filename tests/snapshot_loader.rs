@@ -552,8 +552,9 @@ fn unknown_quantity_names_object_and_field() {
     let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: web, namespace: shop}\n  spec:\n    containers:\n    - name: c\n      resources:\n        requests:\n          cpu: 2 cores\n";
     let (e, msg) = load_err(text, "s.yaml");
     assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    // The line is the field's (`cpu: 2 cores`), not the item's first line (4).
     assert!(
-        msg.contains("s.yaml: document 1, items[0] (line 4)"),
+        msg.contains("s.yaml: document 1, items[0] (line 12)"),
         "{msg}"
     );
     assert!(msg.contains("Pod shop/web"), "{msg}");
@@ -991,4 +992,25 @@ fn latest_valid_timestamp_loads() {
     // An invalid date is still an error.
     let (_, msg) = load_err(&pod("9999-12-32T00:00:00Z"), "t.yaml");
     assert!(msg.contains("field metadata.creationTimestamp"), "{msg}");
+}
+
+/// A quantity error points at the field's own line, following list indexes and keys
+/// with dots; flow style falls back to the line holding the key.
+#[test]
+fn quantity_errors_point_at_the_field_line() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  containers:\n  - name: a\n    resources:\n      requests:\n        cpu: 100m\n        example.com/gpu: 1\n  - name: b\n    resources:\n      requests:\n        cpu: 100m\n        example.com/gpu: -1\n";
+    let (_, msg) = load_err(text, "p.yaml");
+    assert!(
+        msg.starts_with("p.yaml: document 2 (line 21): Pod shop/web: field spec.containers[1].resources.requests.example.com/gpu: Invalid value"),
+        "{msg}"
+    );
+    let flow = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 2 cores}}\n";
+    let (_, msg) = load_err(flow, "f.yaml");
+    assert!(msg.starts_with("f.yaml: document 1 (line 7): "), "{msg}");
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n    cpu: \"4\"\n    memory: 8GB\n";
+    let (_, msg) = load_err(node, "n.yaml");
+    assert!(
+        msg.starts_with("n.yaml: document 1 (line 7): Node n: field status.capacity.memory"),
+        "{msg}"
+    );
 }

@@ -1176,6 +1176,21 @@ impl Loc<'_> {
         })
     }
 
+    /// The line of the field at `path` (`spec.containers[1].resources.requests.cpu`) in
+    /// a YAML object's text, found by following its keys and list indexes down from
+    /// the object's first line; the object's own line when the text does not show it
+    /// plainly. Keys may hold dots (`example.com/gpu`); the search ends where the
+    /// object does (the next document or List item).
+    fn field_origin(&self, path: &str) -> Box<Origin> {
+        let mut o = self.origin();
+        if let Start::Line(Some(start)) = self.start
+            && let Some(line) = find_field_line(self.text, start, self.item.is_some(), path)
+        {
+            o.line = Some(line);
+        }
+        o
+    }
+
     /// The position of an error found at `line`/`column` inside the object's body.
     fn origin_at(&self, line: Option<u64>, column: Option<u64>) -> Box<Origin> {
         let mut o = self.origin();
@@ -1198,6 +1213,66 @@ impl Loc<'_> {
             item: self.item.map(|i| i as u32),
         }
     }
+}
+
+/// See [`Loc::field_origin`]. `start` is the object's first line (1-based).
+fn find_field_line(text: &str, start: u64, item: bool, path: &str) -> Option<u64> {
+    let lines: Vec<(u64, &str)> = (1u64..)
+        .zip(text.lines())
+        .skip(start.saturating_sub(1) as usize)
+        .enumerate()
+        .take_while(|(k, (_, l))| {
+            *k == 0 || !(is_marker(l, "---") || is_marker(l, "...") || (item && l.starts_with('-')))
+        })
+        .map(|(_, x)| x)
+        .collect();
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let key_at = |l: &str, key: &str| {
+        let t = l
+            .trim_start_matches([' ', '-'])
+            .trim_start_matches(['"', '\'']);
+        t.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start_matches(['"', '\'']).starts_with(':'))
+            || ["{", " ", ","]
+                .iter()
+                .any(|p| l.contains(&format!("{p}{key}:")))
+    };
+    let segments: Vec<&str> = path.split('.').collect();
+    let (mut at, mut i) = (0usize, 0usize);
+    let mut found = None;
+    while i < segments.len() {
+        // The longest run of segments that is one key (`example.com/gpu`).
+        let mut step = None;
+        for j in (i + 1..=segments.len()).rev() {
+            let joined = segments[i..j].join(".");
+            let (key, index) = match joined.strip_suffix(']').and_then(|j| j.rsplit_once('[')) {
+                Some((k, n)) => (k.to_string(), Some(n.parse::<usize>().ok()?)),
+                None if joined.contains('[') => continue,
+                None => (joined.clone(), None),
+            };
+            if let Some(k) = (at..lines.len()).find(|&k| key_at(lines[k].1, &key)) {
+                step = Some((j, k, index));
+                break;
+            }
+        }
+        let (j, mut k, index) = step?;
+        if let Some(n) = index {
+            // The n-th `- ` entry below the key, at the first entry's indentation.
+            let items: Vec<usize> = (k + 1..lines.len())
+                .filter(|&m| lines[m].1.trim_start().starts_with('-'))
+                .collect();
+            let first_indent = items.first().map(|&m| indent(lines[m].1).saturating_sub(2));
+            let same: Vec<usize> = items
+                .into_iter()
+                .filter(|&m| Some(indent(lines[m].1).saturating_sub(2)) == first_indent)
+                .collect();
+            k = *same.get(n)?;
+        }
+        found = Some(lines[k].0);
+        at = k;
+        i = j;
+    }
+    found
 }
 
 /// Enough to name a pod's place in errors raised after all files are read.
@@ -1345,7 +1420,7 @@ fn decode_object(
         }
     };
     let bad_field = |meta: &ObjectMeta, e: FieldError| SnapshotError::InvalidObject {
-        at: loc.origin(),
+        at: loc.field_origin(&e.path),
         object: object_name(kind, meta.namespace.as_deref(), meta.name.as_deref()),
         field: Some(e.path),
         message: e.message,
