@@ -1014,3 +1014,15 @@ fn quantity_errors_point_at_the_field_line() {
         "{msg}"
     );
 }
+
+/// A key is looked for only inside its parent's block: a missing `metadata.name` is
+/// not pinned on a container's `name:`.
+#[test]
+fn field_lines_stay_inside_the_parent_block() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: shop\nspec:\n  containers:\n  - name: c\n";
+    let (_, msg) = load_err(text, "m.yaml");
+    assert_eq!(
+        msg,
+        "m.yaml: document 1 (line 1): Pod: field metadata.name: required field is missing"
+    );
+}

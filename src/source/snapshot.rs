@@ -1226,7 +1226,24 @@ fn find_field_line(text: &str, start: u64, item: bool, path: &str) -> Option<u64
         })
         .map(|(_, x)| x)
         .collect();
-    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    // Column of a line's key, after any `- ` of a list entry.
+    let key_col = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let blank = |l: &str| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    };
+    // The lines below `k` that belong to the key on it (a compact list may sit at
+    // the key's own column).
+    let key_block_end = |k: usize, end: usize| {
+        let c = key_col(lines[k].1);
+        (k + 1..end)
+            .find(|&m| {
+                let l = lines[m].1;
+                !blank(l) && (spaces(l) < c || (spaces(l) == c && !l.trim_start().starts_with('-')))
+            })
+            .unwrap_or(end)
+    };
     let key_at = |l: &str, key: &str| {
         let t = l
             .trim_start_matches([' ', '-'])
@@ -1238,7 +1255,7 @@ fn find_field_line(text: &str, start: u64, item: bool, path: &str) -> Option<u64
                 .any(|p| l.contains(&format!("{p}{key}:")))
     };
     let segments: Vec<&str> = path.split('.').collect();
-    let (mut at, mut i) = (0usize, 0usize);
+    let (mut from, mut end, mut i) = (0usize, lines.len(), 0usize);
     let mut found = None;
     while i < segments.len() {
         // The longest run of segments that is one key (`example.com/gpu`).
@@ -1250,26 +1267,35 @@ fn find_field_line(text: &str, start: u64, item: bool, path: &str) -> Option<u64
                 None if joined.contains('[') => continue,
                 None => (joined.clone(), None),
             };
-            if let Some(k) = (at..lines.len()).find(|&k| key_at(lines[k].1, &key)) {
+            if let Some(k) = (from..end).find(|&k| key_at(lines[k].1, &key)) {
                 step = Some((j, k, index));
                 break;
             }
         }
-        let (j, mut k, index) = step?;
+        let (j, k, index) = step?;
+        let block_end = key_block_end(k, end);
+        let (mut at, mut stop) = (k, block_end);
         if let Some(n) = index {
-            // The n-th `- ` entry below the key, at the first entry's indentation.
-            let items: Vec<usize> = (k + 1..lines.len())
+            // The n-th `- ` entry of the key's block, at the first entry's column.
+            let dashes: Vec<usize> = (k + 1..block_end)
                 .filter(|&m| lines[m].1.trim_start().starts_with('-'))
                 .collect();
-            let first_indent = items.first().map(|&m| indent(lines[m].1).saturating_sub(2));
-            let same: Vec<usize> = items
+            let column = dashes.first().map(|&m| spaces(lines[m].1));
+            let entries: Vec<usize> = dashes
                 .into_iter()
-                .filter(|&m| Some(indent(lines[m].1).saturating_sub(2)) == first_indent)
+                .filter(|&m| Some(spaces(lines[m].1)) == column)
                 .collect();
-            k = *same.get(n)?;
+            let m = *entries.get(n)?;
+            let d = spaces(lines[m].1);
+            at = m;
+            stop = (m + 1..block_end)
+                .find(|&x| !blank(lines[x].1) && spaces(lines[x].1) <= d)
+                .unwrap_or(block_end);
         }
-        found = Some(lines[k].0);
-        at = k;
+        found = Some(lines[at].0);
+        // The next key may share the line (flow style or `- key:`).
+        from = at;
+        end = stop.max(at + 1);
         i = j;
     }
     found
