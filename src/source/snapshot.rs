@@ -289,7 +289,7 @@ fn yaml_options() -> serde_saphyr::Options {
 /// files reuse a few blocks. A million-fold expansion (one large anchored scalar
 /// under thousands of aliases) would otherwise be built in memory before any limit
 /// trips.
-pub(crate) const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
+const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
 
 thread_local! {
     /// Bytes the metered document may still expand to (see [`check_alias_expansion`]).
