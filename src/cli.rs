@@ -370,6 +370,9 @@ pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Writ
 }
 
 pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
+    // The list does not depend on the configuration, but a bad --config is an error
+    // here as in every other command.
+    load_config(source.config.as_deref())?;
     let snapshot = load_cluster(source)?;
     let mut pending: Vec<_> = snapshot.cluster.pending_pods().collect();
     // QueueSort (PrioritySort): higher priority first, then the older pod.

@@ -262,10 +262,23 @@ impl Theme {
         parent: &dyn Fn(&str) -> Option<Result<Theme, ThemeError>>,
         depth: usize,
     ) -> Result<Theme, ThemeError> {
-        let raw: RawTheme = serde_saphyr::from_str(src).map_err(|e| ThemeError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let name = path.display().to_string();
+        // The library's rendering starts with its own "error: " (ours already says it)
+        // and would name the source `<input>`.
+        let parse_error = |e: serde_saphyr::Error| {
+            let rendered =
+                e.render_with_options(serde_saphyr::render_options! { source_name: Some(&name) });
+            ThemeError::Parse {
+                path: path.to_path_buf(),
+                message: rendered
+                    .strip_prefix("error: ")
+                    .map(str::to_string)
+                    .unwrap_or(rendered),
+            }
+        };
+        crate::source::snapshot::check_alias_expansion(src, serde_saphyr::Options::default())
+            .map_err(parse_error)?;
+        let raw: RawTheme = serde_saphyr::from_str(src).map_err(parse_error)?;
         let field_err = |field: String, message: String| ThemeError::Field {
             path: path.to_path_buf(),
             field,
@@ -779,6 +792,27 @@ mod tests {
             .expect_err("missing")
             .to_string();
         assert!(err.contains("cannot read it"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A parse error says "error" once and its snippet names the file, not `<input>`.
+    #[test]
+    fn parse_errors_name_the_file_in_the_snippet() {
+        let dir = tmpdir("snippet");
+        let p = write_theme(&dir, "unclosed.yaml", "styles: [unclosed\n");
+        let err = Theme::resolve(Some(p.to_str().expect("utf8")), &no_env)
+            .expect_err("unclosed")
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "theme file {}: not a valid theme: line ",
+                p.display()
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("error:"), "{err}");
+        assert!(!err.contains("<input>"), "{err}");
+        assert!(err.contains(&format!("--> {}:", p.display())), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

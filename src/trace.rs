@@ -151,6 +151,6 @@ impl Trace {
         self.feasible
             .iter()
             .position(|n| n == node)
-            .map(|i| self.totals[i])
+            .and_then(|i| self.totals.get(i).copied())
     }
 }

@@ -186,3 +186,62 @@ fn simulate_is_deterministic_and_settles_every_pod() {
     assert!(text.contains("bound to"), "{text}");
     assert!(text.contains("gated by SchedulingGates"), "{text}");
 }
+
+#[test]
+fn pods_refuses_a_missing_config() {
+    let o = run(&[
+        "pods",
+        "-s",
+        s(&demo()),
+        "--config",
+        "/nonexistent/cfg.yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("invalid scheduler configuration /nonexistent/cfg.yaml"),
+        "{err}"
+    );
+    assert!(err.contains("cannot read the file"), "{err}");
+}
+
+#[test]
+fn a_scheduler_configuration_given_as_snapshot_is_refused() {
+    let cfg = tmp_file(
+        "ksc-as-snapshot.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+    );
+    let o = run(&["pods", "-s", s(&cfg)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("KubeSchedulerConfiguration: this is a scheduler configuration, not a cluster object; pass it with --config"),
+        "{err}"
+    );
+}
+
+/// A negative request (which made NodeResourcesFit score above 100 and the table
+/// panic) is refused at load, in every output format, with the API server's message.
+#[test]
+fn negative_request_is_refused_in_every_format() {
+    let snap = std::fs::read_to_string(
+        root().join("tests/fidelity/h01-basic-least-allocated/snapshot.yaml"),
+    )
+    .unwrap();
+    let neg = snap.replacen(
+        "cpu: '1'\n        memory: 2Gi\nstatus:",
+        "cpu: '-2'\n        memory: 2Gi\nstatus:",
+        1,
+    );
+    assert_ne!(neg, snap, "the pending pod's request was found");
+    let p = tmp_file("neg.yaml", &neg);
+    for format in ["table", "json", "yaml"] {
+        let o = run(&["explain", "-s", s(&p), "default/pending", "-o", format]);
+        assert_eq!(o.status.code(), Some(2), "{format}: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("Pod default/pending: field spec.containers[0].resources.requests.cpu: Invalid value: \"-2\": must be greater than or equal to 0"),
+            "{format}: {err}"
+        );
+    }
+}

@@ -552,8 +552,9 @@ fn unknown_quantity_names_object_and_field() {
     let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: web, namespace: shop}\n  spec:\n    containers:\n    - name: c\n      resources:\n        requests:\n          cpu: 2 cores\n";
     let (e, msg) = load_err(text, "s.yaml");
     assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    // The line is the field's (`cpu: 2 cores`), not the item's first line (4).
     assert!(
-        msg.contains("s.yaml: document 1, items[0] (line 4)"),
+        msg.contains("s.yaml: document 1, items[0] (line 12)"),
         "{msg}"
     );
     assert!(msg.contains("Pod shop/web"), "{msg}");
@@ -833,4 +834,195 @@ fn yaml_list_with_anchors_shared_between_items_still_loads() {
     let snap = load(&text);
     assert_eq!(snap.cluster.pod_count(), 300);
     assert_eq!(snap.cluster.pod("ns/p299").unwrap().labels["app"], "web");
+}
+
+/// The API server rejects negative quantities (`must be greater than or equal to 0`);
+/// such an object never reaches a scheduler, so the loader rejects it too.
+#[test]
+fn negative_quantities_are_rejected_as_the_api_server_does() {
+    let pod = |resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: web, namespace: shop}}\nspec:\n  containers:\n  - name: c\n    resources: {resources}\n"
+        )
+    };
+    for (resources, field, value) in [
+        (
+            "{requests: {cpu: \"-2\"}}",
+            "spec.containers[0].resources.requests.cpu",
+            "-2",
+        ),
+        (
+            "{limits: {memory: -1Gi}}",
+            "spec.containers[0].resources.limits.memory",
+            "-1Gi",
+        ),
+        (
+            "{requests: {example.com/gpu: \"-1\"}}",
+            "spec.containers[0].resources.requests.example.com/gpu",
+            "-1",
+        ),
+    ] {
+        let (e, msg) = load_err(&pod(resources), "neg.yaml");
+        assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+        assert!(msg.starts_with("neg.yaml: document 1"), "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "Pod shop/web: field {field}: Invalid value: \"{value}\": must be greater than or equal to 0"
+            )),
+            "{msg}"
+        );
+    }
+    let node =
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: {cpu: \"-4\"}}\n";
+    let (_, msg) = load_err(node, "n.yaml");
+    assert!(
+        msg.contains(
+            "Node n: field status.capacity.cpu: Invalid value: \"-4\": must be greater than or equal to 0"
+        ),
+        "{msg}"
+    );
+    // Zero is allowed.
+    load(&pod("{requests: {cpu: \"0\"}}"));
+}
+
+/// One large anchored scalar under thousands of aliases: refused while metering,
+/// before gigabytes are built (a 1 MiB scalar under 9,999 aliases used to abort with
+/// "memory allocation failed").
+#[test]
+fn alias_expansion_is_bounded_and_names_the_file() {
+    let big = "x".repeat(64 << 10);
+    let mut text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n  annotations:\n    a0: &big {big}\n"
+    );
+    for i in 1..10_000 {
+        text.push_str(&format!("    a{i}: *big\n"));
+    }
+    text.push_str("spec:\n  containers:\n  - name: c\n");
+    let (e, msg) = load_err(&text, "bomb.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("bomb.yaml: document 1 (line "), "{msg}");
+    assert!(
+        msg.ends_with(
+            "YAML syntax error: its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it"
+        ),
+        "{msg}"
+    );
+    // A few aliases of a large scalar are fine.
+    let text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n  annotations:\n    a0: &big {big}\n    a1: *big\n    a2: *big\nspec:\n  containers:\n  - name: c\n"
+    );
+    let snap = load(&text);
+    assert!(snap.cluster.pod("default/p").is_some());
+}
+
+/// Old Mac line ends (CR only) are line breaks in YAML: documents split and lines
+/// count as with LF.
+#[test]
+fn cr_only_line_endings_load() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n";
+    let snap = load(&text.replace('\n', "\r"));
+    assert_eq!(snap.cluster.nodes().len(), 2);
+    let bad = "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: [\n";
+    let (_, msg) = load_err(&bad.replace('\n', "\r"), "cr.yaml");
+    assert!(msg.starts_with("cr.yaml: document 2 (line "), "{msg}");
+    assert!(!msg.contains("from_str_multiple"), "{msg}");
+}
+
+/// Parser limits are said in words, not as the library's debug output.
+#[test]
+fn parser_limits_are_explained() {
+    // 200 levels: inside the flow-nesting limit, so the depth limit (128) trips; the
+    // recursion to get there overflowed a test thread's 2 MiB stack in debug builds.
+    let deep = format!(
+        "kind: Pod\nmetadata: {}{}\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let (_, msg) = load_err(&deep, "deep.yaml");
+    assert!(
+        msg.ends_with(
+            "YAML syntax error: refusing to parse: it is nested more than 128 levels deep"
+        ),
+        "{msg}"
+    );
+    assert!(!msg.contains("budget"), "{msg}");
+}
+
+/// An unquoted `1e30` is read by YAML as a float and written out in 31 digits; the
+/// message names it as written.
+#[test]
+fn huge_unquoted_quantity_is_named_as_written() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 1e30}}\n";
+    let (_, msg) = load_err(text, "big.yaml");
+    assert!(
+        msg.contains("field spec.containers[0].resources.requests.cpu: quantity 1e30 is too large (written out, this YAML number has 31 digits; at most 30 are supported)"),
+        "{msg}"
+    );
+    assert!(!msg.contains("1000000000"), "{msg}");
+}
+
+#[test]
+fn scheduler_configuration_is_not_a_snapshot() {
+    let text = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    let (e, msg) = load_err(text, "cfg.yaml");
+    assert!(matches!(e, SnapshotError::InvalidObject { .. }), "{msg}");
+    assert_eq!(
+        msg,
+        "cfg.yaml: document 1 (line 1): KubeSchedulerConfiguration: this is a scheduler configuration, not a cluster object; pass it with --config"
+    );
+}
+
+/// `9999-12-31T23:59:59Z` is a valid time the API server accepts; it is past the
+/// timestamp type's last instant, so it loads as that instant (a day earlier).
+#[test]
+fn latest_valid_timestamp_loads() {
+    let pod = |ts: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: web, namespace: shop, creationTimestamp: \"{ts}\"}}\nspec:\n  containers: [{{name: c}}]\n"
+        )
+    };
+    let snap = load(&pod("9999-12-31T23:59:59Z"));
+    let created = snap.cluster.pod("shop/web").unwrap().creation_timestamp;
+    assert!(
+        format!("{created:?}").contains("9999-12-30T22:00:00"),
+        "{created:?}"
+    );
+    let json = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "shop", "creationTimestamp": "9999-12-31T23:59:59Z"}, "spec": {"containers": [{"name": "c"}]}}"#;
+    assert!(load_snapshot_str(json, "t.json").is_ok());
+    // An invalid date is still an error.
+    let (_, msg) = load_err(&pod("9999-12-32T00:00:00Z"), "t.yaml");
+    assert!(msg.contains("field metadata.creationTimestamp"), "{msg}");
+}
+
+/// A quantity error points at the field's own line, following list indexes and keys
+/// with dots; flow style falls back to the line holding the key.
+#[test]
+fn quantity_errors_point_at_the_field_line() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  containers:\n  - name: a\n    resources:\n      requests:\n        cpu: 100m\n        example.com/gpu: 1\n  - name: b\n    resources:\n      requests:\n        cpu: 100m\n        example.com/gpu: -1\n";
+    let (_, msg) = load_err(text, "p.yaml");
+    assert!(
+        msg.starts_with("p.yaml: document 2 (line 21): Pod shop/web: field spec.containers[1].resources.requests.example.com/gpu: Invalid value"),
+        "{msg}"
+    );
+    let flow = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 2 cores}}\n";
+    let (_, msg) = load_err(flow, "f.yaml");
+    assert!(msg.starts_with("f.yaml: document 1 (line 7): "), "{msg}");
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n    cpu: \"4\"\n    memory: 8GB\n";
+    let (_, msg) = load_err(node, "n.yaml");
+    assert!(
+        msg.starts_with("n.yaml: document 1 (line 7): Node n: field status.capacity.memory"),
+        "{msg}"
+    );
+}
+
+/// A key is looked for only inside its parent's block: a missing `metadata.name` is
+/// not pinned on a container's `name:`.
+#[test]
+fn field_lines_stay_inside_the_parent_block() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: shop\nspec:\n  containers:\n  - name: c\n";
+    let (_, msg) = load_err(text, "m.yaml");
+    assert_eq!(
+        msg,
+        "m.yaml: document 1 (line 1): Pod: field metadata.name: required field is missing"
+    );
 }

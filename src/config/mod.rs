@@ -136,9 +136,21 @@ impl SchedulerConfig {
 
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
+        let bytes = std::fs::read(path).map_err(|error| ConfigError::Io {
             origin: origin.clone(),
             error,
+        })?;
+        // The snapshot loader's decoding: UTF-8 with or without BOM, or UTF-16 with one.
+        let text = crate::source::snapshot::bytes_to_text(&bytes, &origin).map_err(|e| {
+            ConfigError::Syntax {
+                origin: origin.clone(),
+                message: match e {
+                    crate::source::SnapshotError::NotText { offset, .. } => {
+                        format!("not UTF-8 or UTF-16 text (invalid byte at offset {offset})")
+                    }
+                    other => other.to_string(),
+                },
+            }
         })?;
         let mut c = Self::from_str(&text, &origin)?;
         c.source = ConfigSource::File(path.to_path_buf());
@@ -157,7 +169,7 @@ impl SchedulerConfig {
         origin: &str,
         registry: &Registry,
     ) -> Result<Self, ConfigError> {
-        let value = parse_text(text).map_err(|message| ConfigError::Syntax {
+        let value = parse_text(text, origin).map_err(|message| ConfigError::Syntax {
             origin: origin.to_string(),
             message,
         })?;
@@ -191,12 +203,35 @@ impl SchedulerConfig {
     }
 }
 
-/// YAML (JSON is YAML too, but JSON text gets serde_json's clearer errors).
-fn parse_text(text: &str) -> Result<Value, String> {
+/// YAML (JSON is YAML too, but JSON text gets serde_json's clearer errors). Empty
+/// documents are skipped, as kube-scheduler's decoder skips a trailing `---`; a second
+/// document with content is an error rather than silently ignored.
+fn parse_text(text: &str, origin: &str) -> Result<Value, String> {
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(text).map_err(|e| e.to_string());
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
+    // The library's rendering starts with its own "error: " (the caller's message
+    // already says it) and would name the source `<input>`.
+    let render = |e: serde_saphyr::Error| {
+        let rendered =
+            e.render_with_options(serde_saphyr::render_options! { source_name: Some(origin) });
+        match rendered.strip_prefix("error: ") {
+            Some(rest) => rest.to_string(),
+            None => rendered,
+        }
+    };
+    crate::source::snapshot::check_alias_expansion(text, serde_saphyr::Options::default())
+        .map_err(render)?;
+    let documents: Vec<Value> = serde_saphyr::from_multiple(text).map_err(render)?;
+    let mut documents = documents.into_iter().filter(|d| !d.is_null());
+    let first = documents.next().unwrap_or(Value::Null);
+    if documents.next().is_some() {
+        return Err(
+            "holds more than one YAML document with content; a KubeSchedulerConfiguration file holds one"
+                .into(),
+        );
+    }
+    Ok(first)
 }
 
 /// One pluginConfig entry after defaulting.

@@ -323,13 +323,22 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
 
 /// The overflow guard of `getScoreWeights`: the sum of `weight × MaxNodeScore` must
 /// stay within `MaxTotalScore`. Weights are int32 in the config, so only a total
-/// already near the limit can trip it.
+/// already near the limit can trip it. Go's int64 arithmetic wraps, and kube-scheduler
+/// v1.35 checks no weight's range: a negative weight makes `MaxTotalScore - total`
+/// wrap to a large negative number, so the next Score plugin trips the guard. The
+/// same wrapping arithmetic is used here, so the same configurations fail.
 fn add_score_weight(total: &mut i64, weight: i32) -> Result<(), String> {
     let weight = i64::from(weight);
-    if weight * MAX_NODE_SCORE > MAX_TOTAL_SCORE - *total {
-        return Err("total score of Score plugins could overflow".into());
+    if weight * MAX_NODE_SCORE > MAX_TOTAL_SCORE.wrapping_sub(*total) {
+        let mut message = String::from("total score of Score plugins could overflow");
+        if *total < 0 {
+            message.push_str(
+                " (a Score plugin before this one has a negative weight: kube-scheduler does not range-check weights, and a negative one wraps its running total)",
+            );
+        }
+        return Err(message);
     }
-    *total += weight * MAX_NODE_SCORE;
+    *total = total.wrapping_add(weight * MAX_NODE_SCORE);
     Ok(())
 }
 
@@ -447,6 +456,24 @@ mod tests {
         let mut total = 0;
         add_score_weight(&mut total, i32::MAX).unwrap();
         assert_eq!(total, i64::from(i32::MAX) * 100);
+    }
+
+    /// A negative weight: accepted on its own (Go multiplies it in), but the next
+    /// plugin's check wraps in Go's int64 and fails. Checked arithmetic would panic
+    /// here in a debug build.
+    #[test]
+    fn negative_weight_wraps_like_go() {
+        let mut total = 0;
+        add_score_weight(&mut total, -1).unwrap();
+        assert_eq!(total, -100);
+        let err = add_score_weight(&mut total, 1).unwrap_err();
+        assert!(
+            err.starts_with("total score of Score plugins could overflow (a Score plugin before this one has a negative weight"),
+            "{err}"
+        );
+        let mut total = 0;
+        add_score_weight(&mut total, i32::MIN).unwrap();
+        assert_eq!(total, i64::from(i32::MIN) * 100);
     }
 
     #[test]

@@ -1025,3 +1025,106 @@ fn empty_or_non_object_text_is_an_unsupported_document() {
 fn duplicate_yaml_keys_are_rejected() {
     assert!(load("parallelism: 1\nparallelism: 2\n").is_err());
 }
+
+/// kube-scheduler v1.35 range-checks no Score weight; a negative one is multiplied
+/// in, and any Score plugin after it trips the (wrapping) overflow guard. This panicked
+/// with "attempt to subtract with overflow" in debug builds.
+#[test]
+fn negative_weight_fails_like_kube_scheduler() {
+    let msg = framework_error(load(
+        "profiles:
+- plugins:
+    score:
+      enabled:
+      - name: TaintToleration
+        weight: -1
+",
+    ));
+    assert!(
+        msg.ends_with("total score of Score plugins could overflow (a Score plugin before this one has a negative weight: kube-scheduler does not range-check weights, and a negative one wraps its running total)"),
+        "{msg}"
+    );
+    // The only Score plugin: accepted, as upstream.
+    let c = ok("profiles:
+- plugins:
+    score:
+      disabled:
+      - name: '*'
+      enabled:
+      - name: TaintToleration
+        weight: -1
+    multiPoint:
+      disabled:
+      - name: '*'
+      enabled:
+      - name: PrioritySort
+      - name: DefaultBinder
+");
+    assert_eq!(scores(&c.profiles[0]), vec![("TaintToleration", -1)]);
+}
+
+/// kube-scheduler's decoder reads the first document, so a trailing `---` (an empty
+/// document) is accepted; a second document with content is refused in plain words,
+/// not with the YAML library's advice to its programmers.
+#[test]
+fn trailing_document_marker_is_accepted() {
+    let c = ok("parallelism: 4\n---\n");
+    assert_eq!(c.parallelism, 4);
+    let e = load("parallelism: 4\n---\nparallelism: 5\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "test.yaml: not valid YAML/JSON: holds more than one YAML document with content; a KubeSchedulerConfiguration file holds one"
+    );
+}
+
+/// Syntax snippets name the file, not `<input>`.
+#[test]
+fn syntax_snippets_name_the_file() {
+    let e = load("parallelism: [\n").unwrap_err().to_string();
+    assert!(e.contains("--> test.yaml:3:14"), "{e}");
+    assert!(
+        e.starts_with("test.yaml: not valid YAML/JSON: line 3 column 14: "),
+        "{e}"
+    );
+    assert!(!e.contains("<input>"), "{e}");
+}
+
+/// A UTF-16 file (what PowerShell's `>` writes) loads, as snapshots do.
+#[test]
+fn utf16_config_file_loads() {
+    let text = format!("{HEADER}parallelism: 3\n");
+    let mut bytes = vec![0xFF, 0xFE];
+    for u in text.encode_utf16() {
+        bytes.extend_from_slice(&u.to_le_bytes());
+    }
+    let path = std::env::temp_dir().join(format!("schedscope-utf16-{}.yaml", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let c = SchedulerConfig::from_file(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(c.unwrap().parallelism, 3);
+}
+
+/// An alias bomb is refused before it is built, naming the file.
+#[test]
+fn alias_bomb_config_is_refused() {
+    let big = "x".repeat(64 << 10);
+    let mut body = format!("x-big: &big {big}\nx-refs:\n");
+    for _ in 0..5000 {
+        body.push_str("- *big\n");
+    }
+    let e = load(&body).unwrap_err().to_string();
+    assert!(
+        e.starts_with("test.yaml: not valid YAML/JSON: "),
+        "{}",
+        &e[..200.min(e.len())]
+    );
+    assert!(
+        e.contains(
+            "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it"
+        ),
+        "{}",
+        &e[..400.min(e.len())]
+    );
+}

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 
 use super::pod::{FieldError, HostPort, Pod};
-use super::quantity::Quantity;
 use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_resource_name};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -91,8 +90,7 @@ fn resource_list(
 ) -> Result<Resource, FieldError> {
     let mut r = Resource::default();
     for (k, v) in list.into_iter().flatten() {
-        let q =
-            Quantity::parse(&v.0).map_err(|e| FieldError::quantity(format!("{path}.{k}"), e))?;
+        let q = super::pod::resource_quantity(&v.0, || format!("{path}.{k}"))?;
         match k.as_str() {
             CPU => r.milli_cpu = q.milli_value(),
             MEMORY => r.memory = q.value(),

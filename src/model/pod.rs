@@ -284,6 +284,43 @@ impl FieldError {
     }
 }
 
+/// A resource quantity as the API server admits it: it parses and is not negative
+/// (its validation says `Invalid value: "-2": must be greater than or equal to 0`).
+/// `path` is built only on error.
+pub fn resource_quantity(
+    text: &str,
+    path: impl FnOnce() -> String,
+) -> Result<Quantity, FieldError> {
+    match Quantity::parse(text) {
+        Ok(q) if q.0 >= 0 => Ok(q),
+        Ok(_) => Err(FieldError {
+            path: path(),
+            message: format!(
+                "Invalid value: {:?}: must be greater than or equal to 0",
+                text.trim()
+            ),
+        }),
+        Err(_) if text.len() > 30 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            // An unquoted YAML number such as `1e30` reaches here written out in full;
+            // name it as the user likely wrote it.
+            let digits = text.trim_end_matches('0');
+            let exponent = text.len() - 1;
+            let short = match digits.len() {
+                0 | 1 => format!("{digits}e{exponent}"),
+                _ => format!("{}.{}e{exponent}", &digits[..1], &digits[1..]),
+            };
+            Err(FieldError {
+                path: path(),
+                message: format!(
+                    "quantity {short} is too large (written out, this YAML number has {} digits; at most 30 are supported)",
+                    text.len()
+                ),
+            })
+        }
+        Err(e) => Err(FieldError::quantity(path(), e)),
+    }
+}
+
 type Quantities = BTreeMap<String, Quantity>;
 
 fn parse_list(
@@ -292,8 +329,7 @@ fn parse_list(
 ) -> Result<Quantities, FieldError> {
     let mut out = Quantities::new();
     for (k, v) in list.into_iter().flatten() {
-        let q = Quantity::parse(&v.0)
-            .map_err(|e| FieldError::quantity(format!("{}.{k}", path()), e))?;
+        let q = resource_quantity(&v.0, || format!("{}.{k}", path()))?;
         out.insert(k.clone(), q);
     }
     Ok(out)

@@ -117,8 +117,9 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         }
     }
 
-    // Scores.
-    if !t.feasible.is_empty() && !t.scores.is_empty() {
+    // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
+    // verdict line already carries its message.
+    if !t.feasible.is_empty() && !t.scores.is_empty() && t.totals.len() == t.feasible.len() {
         let mut order: Vec<usize> = (0..t.feasible.len()).collect();
         order.sort_by(|&a, &b| {
             t.totals[b]
@@ -164,7 +165,10 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
                 let _ = write!(
                     line,
                     "  {:>w$}",
-                    format!("{}→{}", s.raw[k], s.normalized[k]),
+                    match (s.raw.get(k), s.normalized.get(k)) {
+                        (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
+                        _ => "-".to_string(),
+                    },
                     w = col_width(&s.plugin)
                 );
             }
@@ -321,4 +325,68 @@ fn short(plugin: &str) -> &str {
 
 fn col_width(plugin: &str) -> usize {
     (short(plugin).len() + 3).max(9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{PluginScores, PreFilterTrace};
+
+    /// A cycle stopped by a Score plugin's invalid score: the plugins scored before it
+    /// are recorded, the totals are not.
+    fn score_error_trace() -> Trace {
+        let message = "applying score defaultWeights on Score plugins: plugin \"NodeResourcesFit\" returns an invalid score 125, it should in the range of [0, 100] after normalizing";
+        Trace {
+            pod: "default/pending".into(),
+            profile: "default-scheduler".into(),
+            priority: 0,
+            nodes_total: 2,
+            pre_enqueue: vec![],
+            queue_sort: vec![],
+            pre_filter: PreFilterTrace::default(),
+            nominated_node: None,
+            filter: vec![],
+            filter_all: None,
+            filter_plugins: vec![],
+            feasible: vec!["n1".into(), "n2".into()],
+            num_nodes_to_find: 0,
+            pre_score: vec![],
+            scores: vec![PluginScores {
+                plugin: "TaintToleration".into(),
+                weight: 3,
+                raw: vec![0, 0],
+                normalized: vec![100, 100],
+            }],
+            totals: vec![],
+            best_nodes: vec![],
+            selected_node: None,
+            fit_error: None,
+            post_filter: None,
+            binding: vec![],
+            not_modelled: vec![],
+            outcome: Outcome::Error {
+                message: message.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn score_error_shows_the_error_without_a_score_table() {
+        let out = render(&score_error_trace(), &TableOptions::default());
+        assert!(
+            out.contains("Verdict    scheduling error: applying score defaultWeights on Score plugins: plugin \"NodeResourcesFit\" returns an invalid score 125"),
+            "{out}"
+        );
+        assert!(!out.contains("RANK"), "{out}");
+    }
+
+    #[test]
+    fn short_score_columns_render_as_dashes() {
+        let mut t = score_error_trace();
+        t.totals = vec![300, 300];
+        t.scores[0].raw.truncate(1);
+        let out = render(&t, &TableOptions::default());
+        assert!(out.contains("RANK"), "{out}");
+        assert!(out.contains(" -"), "{out}");
+    }
 }

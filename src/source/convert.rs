@@ -12,7 +12,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 
-use crate::model::{FieldError, Pod, PodGroup, PreemptionPolicy, Quantity};
+use crate::model::pod::resource_quantity;
+use crate::model::{FieldError, Pod, PodGroup, PreemptionPolicy};
 
 /// StorageClass API defaulting.
 pub fn storage_class_defaults(sc: &mut storage::StorageClass) {
@@ -47,8 +48,7 @@ pub fn runtime_class_check(rc: &nodev1::RuntimeClass) -> Result<(), FieldError> 
         .into_iter()
         .flatten()
     {
-        Quantity::parse(&v.0)
-            .map_err(|e| FieldError::quantity(format!("overhead.podFixed.{k}"), e))?;
+        resource_quantity(&v.0, || format!("overhead.podFixed.{k}"))?;
     }
     Ok(())
 }
@@ -74,8 +74,7 @@ pub fn pod_group(pg: PodGroupObject) -> Result<PodGroup, FieldError> {
     let spec = pg.spec.unwrap_or_default();
     let mut min_resources = BTreeMap::new();
     for (k, v) in spec.min_resources.unwrap_or_default() {
-        Quantity::parse(&v.0)
-            .map_err(|e| FieldError::quantity(format!("spec.minResources.{k}"), e))?;
+        resource_quantity(&v.0, || format!("spec.minResources.{k}"))?;
         min_resources.insert(k, v.0);
     }
     Ok(PodGroup {

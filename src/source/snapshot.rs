@@ -122,7 +122,10 @@ impl Format {
 
 /// Decode file bytes to text: UTF-8 (with or without BOM), or UTF-16 with a BOM (what
 /// PowerShell's `>` writes).
-fn bytes_to_text<'a>(bytes: &'a [u8], file: &str) -> Result<Cow<'a, str>, SnapshotError> {
+pub(crate) fn bytes_to_text<'a>(
+    bytes: &'a [u8],
+    file: &str,
+) -> Result<Cow<'a, str>, SnapshotError> {
     let utf16 = |be: bool| {
         let units: Vec<u16> = bytes[2..]
             .chunks(2)
@@ -158,6 +161,26 @@ fn bytes_to_text<'a>(bytes: &'a [u8], file: &str) -> Result<Cow<'a, str>, Snapsh
                 offset: e.valid_up_to(),
             }),
     }
+}
+
+/// YAML reads a lone CR (old Mac line ends) as a line break; documents are split and
+/// lines counted on LF, so each lone CR becomes an LF (same length: offsets hold).
+fn lone_cr_to_lf(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\r') {
+        out.push_str(&rest[..i]);
+        let crlf = rest[i + 1..].starts_with('\n');
+        out.push_str(if crlf { "\r" } else { "\n" });
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -261,17 +284,149 @@ fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
+/// Text an alias may add to a YAML document beyond the document's own length.
+/// kubectl output has no anchors, so its expansion is the text itself; hand-written
+/// files reuse a few blocks. A million-fold expansion (one large anchored scalar
+/// under thousands of aliases) would otherwise be built in memory before any limit
+/// trips.
+const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
+
+thread_local! {
+    /// Bytes the metered document may still expand to (see [`check_alias_expansion`]).
+    static EXPANSION_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Walks a YAML document without keeping anything, charging each scalar's bytes
+/// (aliases replay theirs) against [`EXPANSION_LEFT`].
+struct ExpansionMeter;
+
+impl ExpansionMeter {
+    fn charge<E: de::Error>(bytes: usize) -> Result<ExpansionMeter, E> {
+        // A node costs at least a few bytes, so aliases of empty values count too.
+        let cost = bytes.saturating_add(8);
+        EXPANSION_LEFT.with(|left| match left.get().checked_sub(cost) {
+            Some(rest) => {
+                left.set(rest);
+                Ok(ExpansionMeter)
+            }
+            None => Err(E::custom(EXPANSION_EXCEEDED)),
+        })
+    }
+}
+
+const EXPANSION_EXCEEDED: &str =
+    "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it";
+
+impl<'de> Deserialize<'de> for ExpansionMeter {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ExpansionMeter)
+    }
+}
+
+impl<'de> Visitor<'de> for ExpansionMeter {
+    type Value = ExpansionMeter;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Self, D::Error> {
+        ExpansionMeter::deserialize(d)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self, E> {
+        Self::charge(0)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<Self, E> {
+        Self::charge(16)
+    }
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<Self, E> {
+        Self::charge(16)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self, E> {
+        Self::charge(8)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self, E> {
+        Self::charge(v.len())
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self, E> {
+        Self::charge(v.len())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        Self::charge::<A::Error>(0)?;
+        while seq.next_element::<ExpansionMeter>()?.is_some() {}
+        Ok(ExpansionMeter)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        Self::charge::<A::Error>(0)?;
+        while map.next_key::<ExpansionMeter>()?.is_some() {
+            map.next_value::<ExpansionMeter>()?;
+        }
+        Ok(ExpansionMeter)
+    }
+}
+
+/// Refuse a YAML document whose aliases expand it far beyond its own size, before
+/// anything is built from it. A document without `&` has no anchor to expand and is
+/// not walked twice.
+pub(crate) fn check_alias_expansion(
+    text: &str,
+    options: serde_saphyr::Options,
+) -> Result<(), serde_saphyr::Error> {
+    if !text.contains('&') {
+        return Ok(());
+    }
+    EXPANSION_LEFT.with(|left| left.set(text.len().saturating_add(ALIAS_EXPANSION_ALLOWANCE)));
+    // Multi-document text is metered as one stream (the config and theme loaders).
+    // Any other problem is left for the real parse to report in its own words.
+    match serde_saphyr::from_multiple_with_options::<ExpansionMeter>(text, options) {
+        Err(e) if e.to_string().contains(EXPANSION_EXCEEDED) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// [`check_alias_expansion`], then the real parse with the snapshot options.
+fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
+    check_alias_expansion(text, yaml_options())?;
+    serde_saphyr::from_str_with_options(text, yaml_options())
+}
+
 /// Strip the parser's own " at line L, column C ..." suffix (the location is
 /// reported separately, relative to the whole file) and advice meant for programmers.
 fn strip_location(mut msg: String) -> String {
     if let Some(i) = msg.find(" at line ") {
         msg.truncate(i);
+        // An error inside an alias's replay also says where the anchor was defined.
+        if let Some(stem) = msg.strip_suffix(" (defined") {
+            msg.truncate(stem.len());
+        }
     }
     if let Some(i) = msg.find(", set DuplicateKeyPolicy") {
         msg.truncate(i);
     }
-    if msg.starts_with("budget breached") {
-        msg = format!("aliases expand too far or the input is too large ({msg})");
+    if let Some(i) = msg.find("; use from_str_multiple") {
+        msg.truncate(i);
+    }
+    if let Some(what) = msg.strip_prefix("budget breached: ") {
+        let limit = match what.split([' ', '{', '(']).next().unwrap_or("") {
+            "Depth" => "it is nested more than 128 levels deep".to_string(),
+            "Aliases" => "it has more than 10000 aliases (*name)".to_string(),
+            "AliasAnchorRatio" => {
+                "it has far more aliases (*name) than anchors (&name), as an alias bomb does"
+                    .to_string()
+            }
+            other => format!("it exceeds the YAML parser's {other} limit"),
+        };
+        msg = format!("refusing to parse: {limit}");
     }
     msg
 }
@@ -526,15 +681,15 @@ fn decode_any(
     decode_object(kind, api_version, body, loc, file_idx)
 }
 
-/// `f(0..n)` on up to `MAX_THREADS` threads (the caller's included), results in index
+/// `f(0..n)` on up to `MAX_THREADS` worker threads, results in index
 /// order. Work is taken one index at a time, so uneven units balance out.
 fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .min(MAX_THREADS)
         .min(n);
-    if threads < 2 {
-        return (0..n).map(f).collect();
+    if n == 0 {
+        return Vec::new();
     }
     let next = AtomicUsize::new(0);
     let work = || {
@@ -549,15 +704,21 @@ fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     };
     let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
     std::thread::scope(|scope| {
+        // Every unit is parsed on a worker with an explicit stack, never on the
+        // caller's (a test thread or a UI thread may have 2 MiB): YAML nested to
+        // the depth limit recurses deeply, and far more so in a debug build.
         let mut handles = Vec::new();
-        for _ in 1..threads {
-            // Explicit stack size: deeply nested (but valid) input recurses.
+        for _ in 0..threads.max(1) {
             let builder = std::thread::Builder::new().stack_size(WORKER_STACK);
             if let Ok(h) = builder.spawn_scoped(scope, work) {
                 handles.push(h);
             }
         }
-        let mut all = work();
+        let mut all = if handles.is_empty() {
+            work()
+        } else {
+            Vec::new()
+        };
         for h in handles {
             match h.join() {
                 Ok(done) => all.extend(done),
@@ -656,7 +817,8 @@ fn split_list_items<'a>(chunk: &YamlChunk<'a>, document: usize) -> Option<Vec<Ya
     let block_start = lines[items_at].0;
     let block_end = lines.get(end).map_or(text.len(), |l| l.0);
     let header = format!("{}{}", &text[..block_start], &text[block_end..]);
-    let head: YamlNode = serde_saphyr::from_str_with_options(&header, yaml_options()).ok()?;
+    // On a worker, as every parse: the header may be nested deep too.
+    let head: YamlNode = par_map(1, |_| parse_yaml(&header).ok()).pop().flatten()?;
     let YamlNode::Obj(head) = head else {
         return None;
     };
@@ -723,8 +885,7 @@ impl YamlCtx<'_> {
                 item_kind,
                 list_api_version,
             } => {
-                let items: Vec<serde_saphyr::Spanned<YamlNode>> =
-                    serde_saphyr::from_str_with_options(unit.text, yaml_options()).ok()?;
+                let items: Vec<serde_saphyr::Spanned<YamlNode>> = parse_yaml(unit.text).ok()?;
                 Some(self.items(
                     items,
                     *first_item,
@@ -739,11 +900,10 @@ impl YamlCtx<'_> {
                     start: Start::Line(Some(*content_line)),
                     ..loc
                 };
-                let node: YamlNode =
-                    match serde_saphyr::from_str_with_options(unit.text, yaml_options()) {
-                        Ok(n) => n,
-                        Err(e) => return Some(vec![Err(syntax(e))]),
-                    };
+                let node: YamlNode = match parse_yaml(unit.text) {
+                    Ok(n) => n,
+                    Err(e) => return Some(vec![Err(syntax(e))]),
+                };
                 let obj = match node {
                     YamlNode::Null => return Some(Vec::new()),
                     YamlNode::Obj(o) => o,
@@ -855,8 +1015,57 @@ fn path_string(p: &serde_path_to_error::Path) -> Option<String> {
     (s != "." && !s.is_empty()).then_some(s)
 }
 
+/// The last instant the timestamp type holds (it keeps a day's margin for offsets
+/// below the year 10000), to the second.
+const LATEST_TIMESTAMP: &str = "9999-12-30T22:00:00Z";
+
+/// Replace timestamps later than [`LATEST_TIMESTAMP`] (valid RFC 3339, such as
+/// `9999-12-31T23:59:59Z`, which the API server accepts) by it. Whether any was
+/// replaced. Ordering by such a time moves by at most a day, in the year 9999.
+fn clamp_far_timestamps(v: &mut Value) -> bool {
+    match v {
+        Value::String(s) => {
+            let far = s.len() >= LATEST_TIMESTAMP.len() - 1
+                && s.starts_with("9999-12-3")
+                && matches!(s.get(8..10), Some("30" | "31"))
+                && s.as_str() > &LATEST_TIMESTAMP[..LATEST_TIMESTAMP.len() - 1];
+            if far {
+                *s = LATEST_TIMESTAMP.to_string();
+            }
+            far
+        }
+        Value::Array(a) => a
+            .iter_mut()
+            .fold(false, |any, x| clamp_far_timestamps(x) | any),
+        Value::Object(o) => o
+            .values_mut()
+            .fold(false, |any, x| clamp_far_timestamps(x) | any),
+        _ => false,
+    }
+}
+
 impl Body<'_> {
     fn decode<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
+        self.decode_exact().or_else(|e| {
+            // Only a timestamp past the type's range is worth a second attempt.
+            if !e.message.contains("timestamp") {
+                return Err(e);
+            }
+            let mut v = match self {
+                Body::Json(s) => match serde_json::from_str::<Value>(s) {
+                    Ok(v) => v,
+                    Err(_) => return Err(e),
+                },
+                Body::Value(v) => v.clone(),
+            };
+            if !clamp_far_timestamps(&mut v) {
+                return Err(e);
+            }
+            Body::Value(v).decode_exact()
+        })
+    }
+
+    fn decode_exact<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
         match self {
             Body::Json(s) => serde_json::from_str::<T>(s).map_err(|_| {
                 // Again, slowly, to learn the field path.
@@ -967,6 +1176,21 @@ impl Loc<'_> {
         })
     }
 
+    /// The line of the field at `path` (`spec.containers[1].resources.requests.cpu`) in
+    /// a YAML object's text, found by following its keys and list indexes down from
+    /// the object's first line; the object's own line when the text does not show it
+    /// plainly. Keys may hold dots (`example.com/gpu`); the search ends where the
+    /// object does (the next document or List item).
+    fn field_origin(&self, path: &str) -> Box<Origin> {
+        let mut o = self.origin();
+        if let Start::Line(Some(start)) = self.start
+            && let Some(line) = find_field_line(self.text, start, self.item.is_some(), path)
+        {
+            o.line = Some(line);
+        }
+        o
+    }
+
     /// The position of an error found at `line`/`column` inside the object's body.
     fn origin_at(&self, line: Option<u64>, column: Option<u64>) -> Box<Origin> {
         let mut o = self.origin();
@@ -989,6 +1213,92 @@ impl Loc<'_> {
             item: self.item.map(|i| i as u32),
         }
     }
+}
+
+/// See [`Loc::field_origin`]. `start` is the object's first line (1-based).
+fn find_field_line(text: &str, start: u64, item: bool, path: &str) -> Option<u64> {
+    let lines: Vec<(u64, &str)> = (1u64..)
+        .zip(text.lines())
+        .skip(start.saturating_sub(1) as usize)
+        .enumerate()
+        .take_while(|(k, (_, l))| {
+            *k == 0 || !(is_marker(l, "---") || is_marker(l, "...") || (item && l.starts_with('-')))
+        })
+        .map(|(_, x)| x)
+        .collect();
+    let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    // Column of a line's key, after any `- ` of a list entry.
+    let key_col = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let blank = |l: &str| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    };
+    // The lines below `k` that belong to the key on it (a compact list may sit at
+    // the key's own column).
+    let key_block_end = |k: usize, end: usize| {
+        let c = key_col(lines[k].1);
+        (k + 1..end)
+            .find(|&m| {
+                let l = lines[m].1;
+                !blank(l) && (spaces(l) < c || (spaces(l) == c && !l.trim_start().starts_with('-')))
+            })
+            .unwrap_or(end)
+    };
+    let key_at = |l: &str, key: &str| {
+        let t = l
+            .trim_start_matches([' ', '-'])
+            .trim_start_matches(['"', '\'']);
+        t.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start_matches(['"', '\'']).starts_with(':'))
+            || ["{", " ", ","]
+                .iter()
+                .any(|p| l.contains(&format!("{p}{key}:")))
+    };
+    let segments: Vec<&str> = path.split('.').collect();
+    let (mut from, mut end, mut i) = (0usize, lines.len(), 0usize);
+    let mut found = None;
+    while i < segments.len() {
+        // The longest run of segments that is one key (`example.com/gpu`).
+        let mut step = None;
+        for j in (i + 1..=segments.len()).rev() {
+            let joined = segments[i..j].join(".");
+            let (key, index) = match joined.strip_suffix(']').and_then(|j| j.rsplit_once('[')) {
+                Some((k, n)) => (k.to_string(), Some(n.parse::<usize>().ok()?)),
+                None if joined.contains('[') => continue,
+                None => (joined.clone(), None),
+            };
+            if let Some(k) = (from..end).find(|&k| key_at(lines[k].1, &key)) {
+                step = Some((j, k, index));
+                break;
+            }
+        }
+        let (j, k, index) = step?;
+        let block_end = key_block_end(k, end);
+        let (mut at, mut stop) = (k, block_end);
+        if let Some(n) = index {
+            // The n-th `- ` entry of the key's block, at the first entry's column.
+            let dashes: Vec<usize> = (k + 1..block_end)
+                .filter(|&m| lines[m].1.trim_start().starts_with('-'))
+                .collect();
+            let column = dashes.first().map(|&m| spaces(lines[m].1));
+            let entries: Vec<usize> = dashes
+                .into_iter()
+                .filter(|&m| Some(spaces(lines[m].1)) == column)
+                .collect();
+            let m = *entries.get(n)?;
+            let d = spaces(lines[m].1);
+            at = m;
+            stop = (m + 1..block_end)
+                .find(|&x| !blank(lines[x].1) && spaces(lines[x].1) <= d)
+                .unwrap_or(block_end);
+        }
+        found = Some(lines[at].0);
+        // The next key may share the line (flow style or `- key:`).
+        from = at;
+        end = stop.max(at + 1);
+        i = j;
+    }
+    found
 }
 
 /// Enough to name a pod's place in errors raised after all files are read.
@@ -1094,6 +1404,18 @@ fn decode_object(
     if never_read(kind) {
         return Ok(Decoded::Skip(kind.to_string()));
     }
+    // Counted as an unknown kind it would make an empty cluster: a likely mix-up of
+    // --snapshot and --config.
+    if kind == crate::config::v1::KIND {
+        return Err(SnapshotError::InvalidObject {
+            at: loc.origin(),
+            object: kind.to_string(),
+            field: None,
+            message:
+                "this is a scheduler configuration, not a cluster object; pass it with --config"
+                    .into(),
+        });
+    }
     let Some(expected) = expected_api_version(kind) else {
         return Ok(Decoded::Skip(kind.to_string()));
     };
@@ -1124,7 +1446,7 @@ fn decode_object(
         }
     };
     let bad_field = |meta: &ObjectMeta, e: FieldError| SnapshotError::InvalidObject {
-        at: loc.origin(),
+        at: loc.field_origin(&e.path),
         object: object_name(kind, meta.namespace.as_deref(), meta.name.as_deref()),
         field: Some(e.path),
         message: e.message,
@@ -1243,6 +1565,7 @@ impl Loader {
 
     fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
         let file_idx = self.report.files.len().saturating_sub(1);
+        let text = lone_cr_to_lf(text);
         let body = text.trim_start_matches('\u{feff}');
         if body.trim().is_empty() {
             return Err(SnapshotError::EmptyFile {

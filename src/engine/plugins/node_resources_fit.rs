@@ -448,7 +448,7 @@ impl NodeResourcesFit {
                     let u = if req > alloc {
                         MAX_UTILIZATION
                     } else {
-                        req * MAX_UTILIZATION / alloc
+                        req.wrapping_mul(MAX_UTILIZATION) / alloc
                     };
                     let s = broken_linear(shape, u);
                     // Resources scoring 0 count in neither sum.
@@ -542,16 +542,24 @@ pub(crate) fn allocatable_and_requested(
         &node.non_zero_requested
     };
     match name {
-        CPU => (alloc.milli_cpu, requested.milli_cpu + pod_request),
-        MEMORY => (alloc.memory, requested.memory + pod_request),
+        CPU => (
+            alloc.milli_cpu,
+            requested.milli_cpu.wrapping_add(pod_request),
+        ),
+        MEMORY => (alloc.memory, requested.memory.wrapping_add(pod_request)),
         EPHEMERAL_STORAGE => (
             alloc.ephemeral_storage,
-            node.requested.ephemeral_storage + pod_request,
+            node.requested.ephemeral_storage.wrapping_add(pod_request),
         ),
         other => match alloc.scalar.get(other) {
             Some(&a) => (
                 a,
-                node.requested.scalar.get(other).copied().unwrap_or(0) + pod_request,
+                node.requested
+                    .scalar
+                    .get(other)
+                    .copied()
+                    .unwrap_or(0)
+                    .wrapping_add(pod_request),
             ),
             None => (0, 0),
         },
@@ -562,7 +570,8 @@ fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
-    (capacity - requested) * MAX_NODE_SCORE / capacity
+    // Go's int64 arithmetic wraps on a huge allocatable; so does this.
+    (capacity - requested).wrapping_mul(MAX_NODE_SCORE) / capacity
 }
 
 fn most_requested_score(requested: i64, capacity: i64) -> i64 {
@@ -570,7 +579,7 @@ fn most_requested_score(requested: i64, capacity: i64) -> i64 {
         return 0;
     }
     // Pods without requests count the defaults, so requested may exceed capacity.
-    requested.min(capacity) * MAX_NODE_SCORE / capacity
+    requested.min(capacity).wrapping_mul(MAX_NODE_SCORE) / capacity
 }
 
 /// `helper.BuildBrokenLinearFunction` evaluated at `p`.
@@ -1352,6 +1361,26 @@ mod tests {
         assert_eq!(
             s.message(),
             "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found"
+        );
+    }
+}
+
+#[cfg(test)]
+mod overflow_tests {
+    use super::*;
+
+    /// A node whose memory is i64::MAX bytes: Go's score arithmetic wraps; here it
+    /// panicked in debug builds ("attempt to multiply with overflow").
+    #[test]
+    fn huge_allocatable_wraps_like_go() {
+        let cap = i64::MAX;
+        assert_eq!(
+            least_requested_score(0, cap),
+            cap.wrapping_mul(MAX_NODE_SCORE) / cap
+        );
+        assert_eq!(
+            most_requested_score(cap, cap),
+            cap.wrapping_mul(MAX_NODE_SCORE) / cap
         );
     }
 }

@@ -1,0 +1,354 @@
+//! Mutated fidelity snapshots and scheduler configurations through the CLI's entry
+//! points: every output format must end in an answer or an error (exit code 0 or 2),
+//! never a panic. Debug builds check integer overflow, so arithmetic on hostile
+//! numbers is exercised too. Deterministic: a fixed seed and the repository's files.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use schedscope::cli::{ExplainArgs, Format, SimFormat, SimulateArgs, SourceArgs};
+
+/// A tiny xorshift generator, so a failure reproduces from its round number.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
+        &from[self.below(from.len())]
+    }
+}
+
+struct Scenario {
+    name: String,
+    snapshot: String,
+    config: Option<String>,
+    pod: String,
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fidelity");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("snapshot.yaml").is_file())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|d| Scenario {
+            name: d.file_name().unwrap().to_string_lossy().into_owned(),
+            snapshot: std::fs::read_to_string(d.join("snapshot.yaml")).unwrap(),
+            config: std::fs::read_to_string(d.join("config.yaml")).ok(),
+            pod: std::fs::read_to_string(d.join("pod.txt"))
+                .unwrap()
+                .trim()
+                .to_string(),
+        })
+        .collect()
+}
+
+/// Values that have broken loaders and arithmetic: signs, extremes, floats written
+/// out, overflow in milli or nano units, empty and control characters, other types.
+const VALUES: &[&str] = &[
+    "-1",
+    "-2",
+    "0",
+    "1e30",
+    "-1e30",
+    "\"-1\"",
+    "\"1e30\"",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "99999999999999999999",
+    "2147483648",
+    "-2147483649",
+    "\"9999999999999Ei\"",
+    "\"-100Gi\"",
+    "\"0.000000001m\"",
+    "1.5",
+    "\"\"",
+    "\"\\u0000\\u001b[31m\\r\"",
+    "\"\\t\"",
+    "[]",
+    "{}",
+    "null",
+    "true",
+    "~",
+    "\"9999-12-31T23:59:59Z\"",
+    "\"0001-01-01T00:00:00Z\"",
+    "*nosuchanchor",
+];
+
+const WEIGHTS: &[&str] = &["-1", "0", "101", "2147483647", "-2147483648", "1e30"];
+
+/// One line-level edit of YAML text.
+fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let at = rng.below(lines.len());
+    match rng.below(10) {
+        // Replace a value.
+        0..=4 => {
+            // Prefer a line with a scalar value nearby.
+            let with_value = (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
+                lines[i]
+                    .split_once(": ")
+                    .is_some_and(|(_, v)| !v.trim().is_empty())
+            });
+            if let Some(i) = with_value {
+                let (key, _) = lines[i].split_once(": ").unwrap();
+                let key = key.to_string();
+                let value = if key.trim_start().trim_start_matches("- ") == "weight" {
+                    rng.pick(WEIGHTS)
+                } else {
+                    rng.pick(VALUES)
+                };
+                lines[i] = format!("{key}: {value}");
+            }
+        }
+        // Delete a key (and, for a block, leave its children to be re-parented).
+        5 => {
+            lines.remove(at);
+        }
+        // Duplicate a line (repeated keys, doubled list items).
+        6 => {
+            let l = lines[at].clone();
+            lines.insert(at, l);
+        }
+        // Duplicate a document.
+        7 => {
+            let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == "---").collect();
+            if let Some(&s) = starts.get(rng.below(starts.len())) {
+                let end = starts
+                    .iter()
+                    .find(|&&e| e > s)
+                    .copied()
+                    .unwrap_or(lines.len());
+                let doc: Vec<String> = lines[s..end].to_vec();
+                lines.extend(doc);
+            }
+        }
+        // Truncate.
+        8 => lines.truncate(at),
+        // Re-indent a line (structure changes type).
+        _ => {
+            let l = lines[at].clone();
+            lines[at] = if rng.below(2) == 0 {
+                format!("  {l}")
+            } else {
+                l.trim_start().to_string()
+            };
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+fn mutant(rng: &mut Rng, text: &str) -> String {
+    let mut t = text.to_string();
+    for _ in 0..1 + rng.below(3) {
+        t = mutate_yaml(rng, &t);
+    }
+    // Now and then a raw byte-level cut, mid-token.
+    if rng.below(8) == 0 && !t.is_empty() {
+        let mut cut = rng.below(t.len());
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+    }
+    t
+}
+
+/// Scores carry ties and weights; a config mutant edits its weights more often.
+fn config_mutant(rng: &mut Rng, text: &str) -> String {
+    if rng.below(2) == 0 && text.contains("weight:") {
+        let n = text.matches("weight:").count();
+        let which = rng.below(n);
+        let mut out = String::new();
+        for (k, piece) in text.split("weight:").enumerate() {
+            if k > 0 {
+                out.push_str("weight:");
+                if k - 1 == which {
+                    let rest = piece.trim_start_matches(|c: char| c == ' ' || c.is_ascii_digit());
+                    out.push(' ');
+                    let weight: &&str = rng.pick(WEIGHTS);
+                    out.push_str(weight);
+                    out.push_str(rest);
+                    continue;
+                }
+            }
+            out.push_str(piece);
+        }
+        return out;
+    }
+    mutant(rng, text)
+}
+
+enum Run {
+    Explain(Format),
+    Simulate,
+}
+
+const RUNS: [Run; 4] = [
+    Run::Explain(Format::Table),
+    Run::Explain(Format::Json),
+    Run::Explain(Format::Yaml),
+    Run::Simulate,
+];
+
+/// The in-process equivalent of one command: `Ok(exit code)` or the panic message.
+fn run_in_process(
+    snapshot: &Path,
+    config: Option<&Path>,
+    pod: &str,
+    run: &Run,
+) -> Result<u8, String> {
+    let source = SourceArgs {
+        snapshot: Some(snapshot.to_path_buf()),
+        config: config.map(Path::to_path_buf),
+        kubeconfig: None,
+        context: None,
+        namespace: None,
+    };
+    let mut out = Vec::new();
+    let result = catch_unwind(AssertUnwindSafe(|| match run {
+        Run::Explain(format) => schedscope::cli::run_explain(
+            &source,
+            &ExplainArgs {
+                pod: pod.to_string(),
+                output: *format,
+                all_filters: false,
+                top: 10,
+            },
+            &mut out,
+        ),
+        Run::Simulate => schedscope::cli::run_simulate(
+            &source,
+            &SimulateArgs {
+                output: SimFormat::Text,
+                traces: false,
+                max_attempts: Some(50),
+                max_seconds: 600,
+            },
+            &mut out,
+        ),
+    }));
+    match result {
+        Ok(Ok(())) => Ok(0),
+        Ok(Err(_)) => Ok(2),
+        Err(panic) => Err(panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())),
+    }
+}
+
+/// Mutants per run; `SCHEDSCOPE_FUZZ_MUTANTS` asks for more (or fewer) locally.
+fn mutants() -> usize {
+    std::env::var("SCHEDSCOPE_FUZZ_MUTANTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1200)
+}
+/// Every this-many mutants also run through the real binary.
+const BINARY_EVERY: usize = 60;
+
+#[test]
+fn mutated_snapshots_and_configs_never_panic() {
+    let scenarios = scenarios();
+    assert!(
+        scenarios.len() >= 60,
+        "fidelity scenarios found: {}",
+        scenarios.len()
+    );
+    let dir = std::env::temp_dir().join(format!("schedscope-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with_config: Vec<&Scenario> = scenarios.iter().filter(|s| s.config.is_some()).collect();
+    let mut rng = Rng(0x5EED_CAFE_F00D_D00D);
+    let mut exits = [0usize; 3];
+    let mut binary_runs = 0;
+    let total = mutants();
+    for round in 0..total {
+        // One round in four mutates a configuration instead of the snapshot.
+        let mutate_config = round % 4 == 3;
+        let s: &Scenario = if mutate_config {
+            with_config[rng.below(with_config.len())]
+        } else {
+            &scenarios[rng.below(scenarios.len())]
+        };
+        let (snapshot, config) = if mutate_config {
+            let c = config_mutant(&mut rng, s.config.as_deref().unwrap());
+            (s.snapshot.clone(), Some(c))
+        } else {
+            (mutant(&mut rng, &s.snapshot), s.config.clone())
+        };
+        let snap_path = dir.join("snapshot.yaml");
+        std::fs::write(&snap_path, &snapshot).unwrap();
+        let cfg_path = config.as_ref().map(|c| {
+            let p = dir.join("config.yaml");
+            std::fs::write(&p, c).unwrap();
+            p
+        });
+        for run in &RUNS {
+            let code = run_in_process(&snap_path, cfg_path.as_deref(), &s.pod, run).unwrap_or_else(
+                |panic| {
+                    let keep = dir.join(format!("panic-{round}.yaml"));
+                    std::fs::copy(
+                        if mutate_config {
+                            cfg_path.as_ref().unwrap()
+                        } else {
+                            &snap_path
+                        },
+                        &keep,
+                    )
+                    .unwrap();
+                    panic!(
+                        "round {round} ({}, {} mutated, input kept at {}): panicked: {panic}",
+                        s.name,
+                        if mutate_config { "config" } else { "snapshot" },
+                        keep.display()
+                    )
+                },
+            );
+            exits[usize::from(code)] += 1;
+        }
+        if round % BINARY_EVERY == 0 {
+            binary_runs += 1;
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedscope"));
+            cmd.args(["explain", "-s"]).arg(&snap_path).arg(&s.pod);
+            if let Some(c) = &cfg_path {
+                cmd.arg("--config").arg(c);
+            }
+            let o = cmd.output().expect("binary runs");
+            let code = o.status.code();
+            assert!(
+                matches!(code, Some(0 | 2)),
+                "round {round} ({}): exit {code:?}: {}",
+                s.name,
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // Both outcomes must be common for the run to mean anything.
+    assert!(
+        exits[0] > total / 4 && exits[2] > total / 4,
+        "exit 0: {}, exit 2: {}",
+        exits[0],
+        exits[2]
+    );
+    assert!(binary_runs * BINARY_EVERY >= total);
+}
