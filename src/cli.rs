@@ -14,7 +14,7 @@ use crate::model::Cluster;
 use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
-use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
+use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, redact, save};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::time::Duration;
@@ -174,6 +174,16 @@ pub struct SaveArgs {
     /// every object of a kind the scheduler never reads.
     #[arg(long)]
     pub redact: bool,
+    /// Also replace names and label values (namespaces, pods, nodes, volumes, claims,
+    /// owners, classes, images, taint values) with a keyed hash, the same one
+    /// everywhere so references and selectors still match; implies --redact.
+    /// Topology label values and integer label values are kept.
+    #[arg(long)]
+    pub redact_names: bool,
+    /// The key of the --redact-names hash (HMAC-SHA256): the same key maps a name
+    /// the same way in every run. Default: a random key per run.
+    #[arg(long, value_name = "KEY", requires = "redact_names")]
+    pub redact_key: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -252,8 +262,8 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
     if source.snapshot.is_some() {
         anyhow::bail!("snapshot save reads a live cluster or --from FILE; drop --snapshot");
     }
-    let redact = args.redact;
-    let (objects, report) = match &args.from {
+    let redact = args.redact || args.redact_names;
+    let (mut objects, report) = match &args.from {
         Some(from) => {
             // The loader reports bad input with file, document and field.
             load_snapshot(from)
@@ -279,6 +289,14 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
             })?
         }
     };
+    if args.redact_names {
+        let key = match &args.redact_key {
+            Some(k) => k.as_bytes().to_vec(),
+            None => redact::random_key()
+                .map_err(|e| anyhow::anyhow!("cannot draw a random key: {e}"))?,
+        };
+        redact::hash_names(&mut objects, &mut redact::NameHasher::new(&key));
+    }
     let to_stdout = save::is_stdout(&args.output);
     let shown = args.output.display().to_string();
     let mut summary = Vec::new();
@@ -292,7 +310,11 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
             terminal_safe(&shown)
         },
         report,
-        if redact { "; redacted" } else { "" }
+        match (args.redact_names, redact) {
+            (true, _) => "; redacted, names hashed",
+            (false, true) => "; redacted",
+            _ => "",
+        }
     )?;
     // The summary goes to stderr when the snapshot itself is on stdout.
     if to_stdout {
