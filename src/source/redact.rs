@@ -149,6 +149,10 @@ const PV_SPEC: &[&str] = &[
     "csi.volumeHandle",
     "csi.readOnly",
     "csi.fsType",
+    // A local volume's source is required by the API type; its node affinity is
+    // what the scheduler reads.
+    "local.path",
+    "local.fsType",
 ];
 
 const PVC_SPEC: &[&str] = &[
@@ -721,6 +725,7 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("claimRef.namespace", Name),
                 ("claimRef.uid", Name),
                 ("csi.volumeHandle", Name),
+                ("local.path", Name),
                 ("nodeAffinity", Selectors),
             ],
         );
