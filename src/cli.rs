@@ -14,7 +14,7 @@ use crate::model::Cluster;
 use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
 use crate::source::live::{self, LiveOptions};
-use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, save};
+use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, redact, save};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::time::Duration;
@@ -162,13 +162,28 @@ pub enum SnapshotCommand {
 
 #[derive(Debug, Args)]
 pub struct SaveArgs {
-    /// Output file (`.json` for JSON, otherwise YAML).
+    /// Output file (`.json` for a JSON List, otherwise YAML; `-` for YAML on stdout).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
-    /// Drop env values, commands, args, probes, annotations and status messages that
-    /// might hold secrets; keep everything the scheduler reads.
+    /// Rewrite a snapshot file (or directory) already on disk, such as `kubectl get
+    /// -o yaml` output, instead of listing a cluster. Works offline.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Keep only the fields the scheduler reads, kind by kind; drop everything else
+    /// (env, commands, annotations, messages, volume options, unknown fields) and
+    /// every object of a kind the scheduler never reads.
     #[arg(long)]
     pub redact: bool,
+    /// Also replace names and label values (namespaces, pods, nodes, volumes, claims,
+    /// owners, classes, images, taint values) with a keyed hash, the same one
+    /// everywhere so references and selectors still match; implies --redact.
+    /// Topology label values and integer label values are kept.
+    #[arg(long)]
+    pub redact_names: bool,
+    /// The key of the --redact-names hash (HMAC-SHA256): the same key maps a name
+    /// the same way in every run. Default: a random key per run.
+    #[arg(long, value_name = "KEY", requires = "redact_names")]
+    pub redact_key: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -246,25 +261,71 @@ pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
     load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))
 }
 
-/// `snapshot save`: list the live cluster and write it.
+/// `snapshot save`: list the live cluster (or read `--from`) and write it.
 pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Write) -> Result<()> {
     if source.snapshot.is_some() {
-        anyhow::bail!("snapshot save reads a live cluster; drop --snapshot");
+        anyhow::bail!("snapshot save reads a live cluster or --from FILE; drop --snapshot");
     }
-    let opts = source.live_options();
-    let rt = runtime()?;
-    let (objects, report) = rt.block_on(async {
-        let client = live::connect(&opts).await?;
-        save::fetch_objects(&client, &opts, args.redact).await
-    })?;
-    save::write_objects(&objects, &args.output)?;
+    let redact = args.redact || args.redact_names;
+    let (mut objects, report) = match &args.from {
+        Some(from) => {
+            // The loader reports bad input with file, document and field.
+            load_snapshot(from)
+                .with_context(|| format!("cannot load snapshot {}", from.display()))?;
+            let mut objects = save::read_objects(from)?;
+            let mut report = save::SaveReport::default();
+            objects.retain_mut(|v| {
+                let kind = v.get("kind").and_then(|k| k.as_str()).map(str::to_string);
+                let kept = save::clean(v, redact);
+                if kept && let Some(k) = kind {
+                    *report.objects.entry(k).or_default() += 1;
+                }
+                kept
+            });
+            (objects, report)
+        }
+        None => {
+            let opts = source.live_options();
+            let rt = runtime()?;
+            rt.block_on(async {
+                let client = live::connect(&opts).await?;
+                save::fetch_objects(&client, &opts, redact).await
+            })?
+        }
+    };
+    if args.redact_names {
+        let key = match &args.redact_key {
+            Some(k) => k.as_bytes().to_vec(),
+            None => redact::random_key()
+                .map_err(|e| anyhow::anyhow!("cannot draw a random key: {e}"))?,
+        };
+        redact::hash_names(&mut objects, &mut redact::NameHasher::new(&key));
+    }
+    let to_stdout = save::is_stdout(&args.output);
+    let shown = args.output.display().to_string();
+    let mut summary = Vec::new();
+    save::write_output(&objects, &args.output, out)?;
     writeln!(
-        out,
+        summary,
         "wrote {} ({}{})",
-        terminal_safe(&args.output.display().to_string()),
+        if to_stdout {
+            "stdout".into()
+        } else {
+            terminal_safe(&shown)
+        },
         report,
-        if args.redact { "; redacted" } else { "" }
+        match (args.redact_names, redact) {
+            (true, _) => "; redacted, names hashed",
+            (false, true) => "; redacted",
+            _ => "",
+        }
     )?;
+    // The summary goes to stderr when the snapshot itself is on stdout.
+    if to_stdout {
+        std::io::stderr().write_all(&summary)?;
+    } else {
+        out.write_all(&summary)?;
+    }
     Ok(())
 }
 

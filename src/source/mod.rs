@@ -6,6 +6,7 @@ pub mod act;
 pub mod convert;
 pub mod live;
 pub mod observed;
+pub mod redact;
 pub mod save;
 pub mod snapshot;
 

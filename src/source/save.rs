@@ -5,6 +5,7 @@
 //! scheduler reads.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 use k8s_openapi::api::apps::v1 as apps;
@@ -16,7 +17,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::live::{LiveError, LiveOptions};
 
@@ -67,8 +68,9 @@ fn to_values<K: Serialize>(
 ) {
     let n = items.len();
     for item in items {
-        if let Ok(mut v) = serde_json::to_value(&item) {
-            clean(&mut v, redact);
+        if let Ok(mut v) = serde_json::to_value(&item)
+            && clean(&mut v, redact)
+        {
             out.push(v);
         }
     }
@@ -138,8 +140,9 @@ pub async fn fetch_objects(
                     o.insert("apiVersion".into(), "scheduling.x-k8s.io/v1alpha1".into());
                     o.insert("kind".into(), "PodGroup".into());
                 }
-                clean(&mut v, redact);
-                out.push(v);
+                if clean(&mut v, redact) {
+                    out.push(v);
+                }
             }
         }
         if n > 0 {
@@ -149,13 +152,15 @@ pub async fn fetch_objects(
     Ok((out, report))
 }
 
-/// Write objects as a `v1` List (`.json`) or multi-document YAML.
-pub fn write_objects(objects: &[Value], path: &Path) -> anyhow::Result<()> {
+/// Where `snapshot save` writes: a file, or stdout for `-o -`.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Render objects as a `v1` List (`json`) or multi-document YAML.
+pub fn render_objects(objects: &[Value], json: bool) -> anyhow::Result<String> {
     use anyhow::Context;
-    let json = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let text = if json {
+    Ok(if json {
         let list = serde_json::json!({
             "apiVersion": "v1",
             "kind": "List",
@@ -172,126 +177,157 @@ pub fn write_objects(objects: &[Value], path: &Path) -> anyhow::Result<()> {
             s.push_str(&serde_saphyr::to_string(o).context("cannot render YAML")?);
         }
         s
+    })
+}
+
+/// Write objects as a `v1` List (a `.json` file) or multi-document YAML (any other
+/// file, and stdout for `-o -`).
+///
+/// A file is written to a fresh, exclusively created temporary file in the target's
+/// directory (so no planted file or symlink is ever opened), synced, then renamed
+/// over the target: a failed save never leaves half a snapshot, and a target that is
+/// a symlink is replaced, its target untouched. The file is readable by its owner
+/// only, as the temporary file was created.
+pub fn write_output(objects: &[Value], path: &Path, stdout: &mut dyn Write) -> anyhow::Result<()> {
+    if is_stdout(path) {
+        stdout.write_all(render_objects(objects, false)?.as_bytes())?;
+        return Ok(stdout.flush()?);
+    }
+    write_objects(objects, path)
+}
+
+/// Write objects to a file: see [`write_output`].
+pub fn write_objects(objects: &[Value], path: &Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let text = render_objects(objects, json)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
-    // Write then rename, so a failed save never leaves half a snapshot.
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    let cannot = || format!("cannot write {}", path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(cannot)?;
+    tmp.write_all(text.as_bytes()).with_context(cannot)?;
+    tmp.as_file().sync_all().with_context(cannot)?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(cannot)?;
+    // The rename itself is durable once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 
-/// Annotation keys the scheduler or the volume plugins read; everything else goes
-/// under `--redact`.
-fn kept_annotation(key: &str) -> bool {
-    const KEEP: [&str; 6] = [
-        "volume.kubernetes.io/selected-node",
-        "volume.kubernetes.io/storage-provisioner",
-        "volume.beta.kubernetes.io/storage-provisioner",
-        "pv.kubernetes.io/bind-completed",
-        "pv.kubernetes.io/provisioned-by",
-        "storage.alpha.kubernetes.io/migrated-plugins",
-    ];
-    KEEP.contains(&key)
+/// The objects of a snapshot file (or of every `*.yaml`/`*.yml`/`*.json` file of a
+/// directory, in name order), as JSON values, with `List`s flattened: what
+/// `snapshot save --from` rewrites. The caller loads the snapshot first, so bad
+/// input is reported by the loader with file, document and field.
+pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
+    use anyhow::Context;
+    let mut files = Vec::new();
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            let p = entry?.path();
+            let name = p.to_string_lossy().to_ascii_lowercase();
+            if p.is_file() && [".json", ".yaml", ".yml"].iter().any(|e| name.ends_with(e)) {
+                files.push(p);
+            }
+        }
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    } else {
+        files.push(path.to_path_buf());
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
+        let text = decode_text(&bytes).with_context(|| format!("{} is not text", f.display()))?;
+        let trimmed = text.trim_start();
+        let docs: Vec<Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+            serde_json::Deserializer::from_str(trimmed)
+                .into_iter::<Value>()
+                .collect::<Result<_, _>>()
+                .with_context(|| format!("cannot parse {}", f.display()))?
+        } else {
+            serde_saphyr::from_str_multiple(trimmed)
+                .with_context(|| format!("cannot parse {}", f.display()))?
+        };
+        for d in docs {
+            flatten(d, None, &mut out);
+        }
+    }
+    Ok(out)
 }
 
-const REDACTED: &str = "REDACTED";
+/// UTF-8 (with or without BOM), or UTF-16 with a BOM.
+fn decode_text(bytes: &[u8]) -> anyhow::Result<String> {
+    let utf16 = |rest: &[u8], be: bool| {
+        let units: Vec<u16> = rest
+            .chunks(2)
+            .map(|c| {
+                let pair = [c[0], *c.get(1).unwrap_or(&0)];
+                if be {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            })
+            .collect();
+        String::from_utf16(&units).map_err(anyhow::Error::from)
+    };
+    match bytes {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => Ok(std::str::from_utf8(rest)?.to_string()),
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, false),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, true),
+        _ => Ok(std::str::from_utf8(bytes)?.to_string()),
+    }
+}
 
-/// Drop `managedFields` (and, redacting, free text) from one object.
-pub fn clean(v: &mut Value, redact: bool) {
-    let Some(obj) = v.as_object_mut() else { return };
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-        if redact && let Some(Value::Object(ann)) = meta.get_mut("annotations") {
-            ann.retain(|k, _| kept_annotation(k));
-            if ann.is_empty() {
-                meta.remove("annotations");
+/// Push the objects of one document: itself, or a list's items (a typed list such
+/// as `PodList` lends its kind and apiVersion to items that lack them).
+fn flatten(doc: Value, list: Option<(&str, &str)>, out: &mut Vec<Value>) {
+    match doc {
+        Value::Array(items) => {
+            for item in items {
+                flatten(item, list, out);
             }
         }
-    }
-    if !redact {
-        return;
-    }
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    match kind {
-        "Pod" => {
-            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-                redact_pod_spec(spec);
-            }
-            if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
-                status.remove("message");
-                for key in [
-                    "containerStatuses",
-                    "initContainerStatuses",
-                    "ephemeralContainerStatuses",
-                ] {
-                    status.remove(key);
+        Value::Object(mut obj) => {
+            let kind = obj.get("kind").and_then(Value::as_str).map(str::to_string);
+            if let Some(k) = kind.as_deref()
+                && let Some(item_kind) = k.strip_suffix("List")
+                && let Some(Value::Array(items)) = obj.remove("items")
+            {
+                let av = obj
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("v1")
+                    .to_string();
+                for item in items {
+                    flatten(item, Some((item_kind, &av)), out);
                 }
+                return;
             }
-        }
-        "ReplicaSet" | "StatefulSet" | "ReplicationController" => {
-            // The pod template is free text for the scheduler's purposes except for
-            // labels (owners are matched by selector), so redact it like a pod.
-            if let Some(spec) = obj
-                .get_mut("spec")
-                .and_then(|s| s.get_mut("template"))
-                .and_then(|t| t.get_mut("spec"))
-                .and_then(Value::as_object_mut)
-            {
-                redact_pod_spec(spec);
+            if let Some((k, av)) = list.filter(|(k, _)| !k.is_empty()) {
+                obj.entry("kind").or_insert_with(|| k.into());
+                obj.entry("apiVersion").or_insert_with(|| av.into());
             }
-            if let Some(meta) = obj
-                .get_mut("spec")
-                .and_then(|s| s.get_mut("template"))
-                .and_then(|t| t.get_mut("metadata"))
-                .and_then(Value::as_object_mut)
-            {
-                meta.remove("annotations");
-            }
-        }
-        "Node" => {
-            if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut)
-                && let Some(Value::Array(conds)) = status.get_mut("conditions")
-            {
-                for c in conds {
-                    if let Some(c) = c.as_object_mut() {
-                        c.remove("message");
-                    }
-                }
-            }
+            out.push(Value::Object(obj));
         }
         _ => {}
     }
 }
 
-fn redact_pod_spec(spec: &mut Map<String, Value>) {
-    for key in ["containers", "initContainers", "ephemeralContainers"] {
-        let Some(Value::Array(cs)) = spec.get_mut(key) else {
-            continue;
-        };
-        for c in cs {
-            let Some(c) = c.as_object_mut() else { continue };
-            for k in [
-                "command",
-                "args",
-                "livenessProbe",
-                "readinessProbe",
-                "startupProbe",
-                "lifecycle",
-                "workingDir",
-            ] {
-                c.remove(k);
-            }
-            if let Some(Value::Array(env)) = c.get_mut("env") {
-                for e in env {
-                    if let Some(e) = e.as_object_mut()
-                        && e.contains_key("value")
-                    {
-                        e.insert("value".into(), REDACTED.into());
-                    }
-                }
-            }
-        }
+/// Drop `managedFields` from one object and, redacting, everything its kind's
+/// allowlist does not name. False when the whole object must go (a kind the
+/// scheduler never reads, under `--redact`).
+pub fn clean(v: &mut Value, redact: bool) -> bool {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
     }
+    !redact || super::redact::redact_object(v)
 }
 
 #[cfg(test)]
@@ -318,21 +354,21 @@ mod tests {
                 "conditions": [{"type": "PodScheduled", "status": "False", "message": "0/1 nodes"}]}
         });
         let mut plain = pod.clone();
-        clean(&mut plain, false);
+        assert!(clean(&mut plain, false));
         assert!(plain["metadata"].get("managedFields").is_none());
         assert_eq!(
             plain["spec"]["containers"][0]["args"][0],
             "--password=hunter2"
         );
 
-        clean(&mut pod, true);
+        assert!(clean(&mut pod, true));
         let text = pod.to_string();
         assert!(!text.contains("hunter2"), "{text}");
         assert!(!text.contains("last-applied"), "{text}");
         assert!(pod["metadata"].get("annotations").is_none());
         let c = &pod["spec"]["containers"][0];
-        assert_eq!(c["env"][0]["value"], REDACTED);
-        assert_eq!(c["env"][1]["valueFrom"]["secretKeyRef"]["name"], "s");
+        assert!(c.get("env").is_none(), "env is not read by the scheduler");
+        assert!(c.get("command").is_none() && c.get("args").is_none());
         assert_eq!(c["ports"][0]["hostPort"], 8080);
         assert_eq!(c["resources"]["requests"]["cpu"], "1");
         assert_eq!(c["image"], "nginx");
@@ -348,7 +384,7 @@ mod tests {
     fn pvc_binding_annotations_survive_redaction() {
         let mut pvc = json!({"kind": "PersistentVolumeClaim", "metadata": {"name": "c",
             "annotations": {"volume.kubernetes.io/selected-node": "n1", "note": "x"}}});
-        clean(&mut pvc, true);
+        assert!(clean(&mut pvc, true));
         assert_eq!(
             pvc["metadata"]["annotations"],
             json!({"volume.kubernetes.io/selected-node": "n1"})
