@@ -734,6 +734,34 @@ async fn forbidden_required_kind_is_said_at_once() {
     task.abort();
 }
 
+/// A 403 that goes away (a restarted kube-apiserver answers 403 until its RBAC
+/// caches fill) is listed again after the ordinary backoff, without being asked:
+/// the source reaches "connected" on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_403_is_retried_unasked() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    api.forbid("pods", true);
+    let control = live::LiveControl::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run_with(
+        api.client(),
+        LiveOptions::default(),
+        tx,
+        control.clone(),
+    ));
+    let mut last = None;
+    wait_for(&rx, &mut last, "the 403 as the error", |u| {
+        matches!(&u.status, Some(SourceStatus::Connecting { error: Some(e) })
+            if e.starts_with("cannot list pods: forbidden"))
+    })
+    .await;
+    api.forbid("pods", false);
+    converged(&api, &rx, &mut last, "after the grant, unasked").await;
+    assert_eq!(control.retries(), 0, "nobody asked for a retry");
+    task.abort();
+}
+
 /// Optional kinds that cannot be read (VolumeAttachments, Events) do not block: the
 /// load completes without it, the model says it is unreadable, and `explain`
 /// marks the plugin that reads it.
@@ -841,8 +869,7 @@ async fn unreachable_api_server_is_an_error_at_once() {
 
 /// The inspector on a live cluster, end to end: an API server that refuses
 /// connections is said in place of the panes; once it answers but forbids pods,
-/// that 403 is; `R` after the grant lists them (unasked, a 403 is checked again
-/// only a minute later).
+/// that 403 is; `R` after the grant lists them at once (unasked, after the backoff).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspector_says_why_it_cannot_connect_and_retries_on_r() {
     let api = FakeApi::start().await;

@@ -7,7 +7,8 @@
 //! name is deleted. A failing watcher is dropped and, after a bounded backoff (or at
 //! once on [`LiveControl::retry`]), started again with a fresh list, so the source
 //! is "connected" only when every kind has listed since its last error. A 403 holds
-//! that kind (checked again each minute, or on a retry): a required kind cannot be done without, an optional one
+//! that kind (listed again after the backoff, or on a retry; a 404 each minute): a
+//! required kind cannot be done without, an optional one
 //! (VolumeAttachment, CSIStorageCapacity, PodGroup, Event) is left out and the plugins
 //! that read it say so ([`Cluster::unreadable_kinds`]). Secrets are never read. Changes
 //! are published debounced, as owned [`DataUpdate`]s, from a tokio runtime on its
@@ -171,7 +172,7 @@ pub enum KindPhase {
         failures: u32,
         error: String,
     },
-    /// The identity may not `verb` this kind (403); checked again each minute.
+    /// The identity may not `verb` this kind (403); listed again after the backoff.
     Forbidden { verb: &'static str, error: String },
     /// The API server does not serve this kind (404: a CRD that is not installed).
     NotServed { error: String },
@@ -769,7 +770,7 @@ enum Failure {
     Retry(String),
     /// The watch's resourceVersion is gone (410): listed again at once.
     Desync,
-    /// 403: listed again after [`RECHECK_REFUSED`], or when asked.
+    /// 403: listed again after the backoff, or when asked.
     Forbidden { verb: &'static str, error: String },
     /// 404: listed again after [`RECHECK_REFUSED`], or when asked.
     NotServed(String),
@@ -966,7 +967,7 @@ fn change<K: Send + 'static>(ops: Ops<K>, ev: Event<K>) -> Change {
 
 /// One kind's watcher, for as long as anyone listens: on a failure the watcher is
 /// dropped and a new one lists afresh after the backoff (at once on a 410, or when
-/// a retry is asked for); after a 403 or 404, a minute later.
+/// a retry is asked for); after a 404, a minute later.
 async fn pump<K, S>(
     make: impl Fn() -> S + Send,
     ops: Ops<K>,
@@ -1000,8 +1001,11 @@ async fn pump<K, S>(
         };
         let wait = match &failure {
             Failure::Desync => Duration::ZERO,
-            Failure::Retry(_) => backoff.wait(),
-            Failure::Forbidden { .. } | Failure::NotServed(_) => RECHECK_REFUSED,
+            // A 403 is retried like any failure: a restarted API server answers 403
+            // until its RBAC caches are filled (seen against a real kube-apiserver),
+            // and client-go's reflectors do not tell them apart either.
+            Failure::Retry(_) | Failure::Forbidden { .. } => backoff.wait(),
+            Failure::NotServed(_) => RECHECK_REFUSED,
         };
         if tx
             .send(Box::new(move |st, now| st.failed(kind, failure, now)))
