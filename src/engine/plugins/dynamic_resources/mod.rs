@@ -1,18 +1,21 @@
 //! DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Score, Normalize,
 //! Reserve, PreBind) — on by default in v1.35.
 //!
-//! Only pods *without* resource claims are modelled: PreFilter records an empty state
-//! and Skips, Score gives 0, PostFilter answers `no new claims to deallocate` (which is
-//! why default FitErrors end with that text). DRA allocation itself (ResourceClaims,
-//! ResourceSlices, DeviceClasses) is outside schedscope's model: for a pod with claims
-//! the plugin reports [`Plugin::not_modelled`] and rejects at PreFilter, never passing
-//! silently.
+//! The pod's claims are resolved as upstream's `foreachPodResourceClaim`; claims that
+//! need an allocation go through the structured allocator ([`allocator`]) per node,
+//! with device selectors in the Kubernetes DRA CEL environment ([`cel`]). Pods
+//! without claims Skip at PreFilter, score 0 and get `no new claims to deallocate`
+//! at PostFilter (which is why default FitErrors end with that text).
+//!
+//! Not modelled: in-flight allocations of other pods' cycles (a replay has one
+//! cycle), the filter timeout, and writing allocations back (PreBind is a dry run).
 //!
 //! Args quirk: `DynamicResourcesArgs` is not in kube-scheduler's config-validation
 //! table, so its errors surface from the constructor (`initializing plugin
 //! "DynamicResources": filterTimeout: ...`).
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,14 +28,19 @@ use crate::engine::framework::{
     PreFilterResult, ReservePlugin, ScorePlugin, default_normalize_score,
 };
 use crate::engine::status::Status;
-use crate::model::{NodeInfo, Pod};
+use crate::model::dra::ResourceClaim;
+use crate::model::labels::NodeSelector;
+use crate::model::{Cluster, NodeInfo, Pod};
+
+pub mod allocator;
+pub mod cel;
+
+use allocator::{AllocError, Allocator, ClaimAllocation};
 
 pub const NAME: &str = "DynamicResources";
 const STATE_KEY: &str = NAME;
 const FILTER_TIMEOUT_DEFAULT: &str = "10s";
 pub const NO_NEW_CLAIMS: &str = "no new claims to deallocate";
-const NOT_MODELLED: &str =
-    "dynamic resource allocation (ResourceClaims) is not modelled by schedscope";
 
 // ---------------------------------------------------------------------------------
 // Args
@@ -218,14 +226,26 @@ pub fn format_go_duration(nanos: i128) -> String {
 
 pub struct DynamicResources;
 
-/// What PreFilter recorded: whether the pod references claims.
-#[derive(Clone)]
-struct StateData {
-    has_claims: bool,
-}
+/// `FirstAvailableDeviceRequestMaxSize`: Score adds `8 - index` per sub-request used.
+const FIRST_AVAILABLE_MAX: i64 = 8;
 
-fn has_claims(pod: &Pod) -> bool {
-    !pod.resource_claims.is_empty()
+/// What PreFilter recorded.
+#[derive(Clone, Default)]
+struct StateData {
+    /// The pod's claims in `spec.resourceClaims` order (skipped template entries
+    /// left out), cloned at PreFilter.
+    claims: Vec<Arc<ResourceClaim>>,
+    /// Indices into `claims` of those without an allocation.
+    to_allocate: Vec<usize>,
+    /// Whether an allocator was built (some claim needs allocation).
+    has_allocator: bool,
+    /// Devices allocated to any claim when the cycle started.
+    in_use: Arc<BTreeSet<allocator::DeviceId>>,
+    /// Per node, Filter's allocation of the claims in `to_allocate` (Filter only gets
+    /// a shared state, hence the lock).
+    allocations: Arc<Mutex<BTreeMap<String, Vec<ClaimAllocation>>>>,
+    /// Indices of allocated claims whose node selector rejected some node.
+    unavailable: Arc<Mutex<BTreeSet<usize>>>,
 }
 
 /// Upstream returns the bare `not found` of `CycleState.Read` when PreFilter never ran
@@ -236,18 +256,71 @@ fn read_state(state: &CycleState) -> Result<&StateData, Status> {
         .ok_or_else(|| Status::error("not found"))
 }
 
+fn is_allocated(c: &ResourceClaim) -> bool {
+    c.status.as_ref().is_some_and(|s| s.allocation.is_some())
+}
+
+/// The claims of the pod, as `foreachPodResourceClaim` resolves them: the first
+/// failing entry ends the walk with upstream's error text.
+pub fn pod_claims<'c>(cluster: &'c Cluster, pod: &Pod) -> Result<Vec<&'c ResourceClaim>, String> {
+    let mut out = Vec::new();
+    for pc in &pod.resource_claims {
+        let (name, must_own) = if let Some(n) = pc.resource_claim_name.as_deref() {
+            (n.to_string(), false)
+        } else if pc.resource_claim_template_name.is_some() {
+            let status = pod
+                .resource_claim_statuses
+                .iter()
+                .find(|s| s.name == pc.name);
+            match status {
+                None => {
+                    return Err(format!(
+                        "pod \"{}/{}\": ResourceClaim not created yet",
+                        pod.namespace, pod.name
+                    ));
+                }
+                Some(s) => match s.resource_claim_name.as_deref() {
+                    None => continue,
+                    Some(n) => (n.to_string(), true),
+                },
+            }
+        } else {
+            return Err(format!(
+                "pod \"{}/{}\", spec.resourceClaim \"{}\": none of the supported fields are set",
+                pod.namespace, pod.name, pc.name
+            ));
+        };
+        let Some(claim) = cluster.resource_claim(&pod.namespace, &name) else {
+            return Err(format!(
+                "could not find ResourceClaim \"{}/{name}\"",
+                pod.namespace
+            ));
+        };
+        if claim.metadata.deletion_timestamp.is_some() {
+            return Err(format!("resourceclaim \"{name}\" is being deleted"));
+        }
+        if must_own {
+            let owned = claim
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.uid == pod.uid);
+            if !owned {
+                return Err(format!(
+                    "ResourceClaim {}/{name} was not created for pod {}/{} (pod is not owner)",
+                    pod.namespace, pod.namespace, pod.name
+                ));
+            }
+        }
+        out.push(claim);
+    }
+    Ok(out)
+}
+
 impl Plugin for DynamicResources {
     fn name(&self) -> &str {
         NAME
-    }
-    fn not_modelled(&self, pod: &Pod) -> Option<String> {
-        has_claims(pod).then(|| {
-            format!(
-                "the pod references {} resource claim(s); {NOT_MODELLED}, so its DRA \
-                 filter, score, reserve and bind results are unknown",
-                pod.resource_claims.len()
-            )
-        })
     }
     fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
         Some(self)
@@ -273,38 +346,153 @@ impl Plugin for DynamicResources {
 }
 
 impl PreEnqueuePlugin for DynamicResources {
-    /// Upstream checks that the claims exist; the model has no ResourceClaims, so the
-    /// verdict is left to PreFilter (which rejects pods with claims).
-    fn pre_enqueue(&self, _cx: &Ctx, _pod: &Pod) -> Status {
-        Status::success()
+    fn pre_enqueue(&self, cx: &Ctx, pod: &Pod) -> Status {
+        match pod_claims(cx.cluster, pod) {
+            Ok(_) => Status::success(),
+            Err(e) => Status::unresolvable(e),
+        }
     }
 }
 
+/// The classes every unallocated request names must exist.
+fn check_classes(cluster: &Cluster, claim: &ResourceClaim) -> Result<(), Status> {
+    let key = format!(
+        "{}/{}",
+        claim.metadata.namespace.as_deref().unwrap_or("default"),
+        claim.metadata.name.as_deref().unwrap_or_default()
+    );
+    let requests = claim
+        .spec
+        .devices
+        .as_ref()
+        .and_then(|d| d.requests.as_ref());
+    for req in requests.into_iter().flatten() {
+        let check = |name: String, class: &str| {
+            if class.is_empty() {
+                return Err(Status::error(format!(
+                    "request {name}: unsupported request type"
+                )));
+            }
+            if !cluster.device_classes.contains_key(class) {
+                return Err(Status::unresolvable(format!(
+                    "request {name}: device class {class} does not exist"
+                )));
+            }
+            Ok(())
+        };
+        if let Some(ex) = &req.exactly {
+            check(req.name.clone(), &ex.device_class_name)?;
+        } else if let Some(subs) = &req.first_available {
+            for sub in subs {
+                check(format!("{}/{}", req.name, sub.name), &sub.device_class_name)?;
+            }
+        } else {
+            return Err(Status::unresolvable(format!(
+                "resource claim {key}, request {}: unknown request type",
+                req.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl PreFilterPlugin for DynamicResources {
-    fn pre_filter(
-        &self,
-        _cx: &Ctx,
-        state: &mut CycleState,
-        pod: &Pod,
-    ) -> (PreFilterResult, Status) {
-        let claims = has_claims(pod);
-        state.write(STATE_KEY, StateData { has_claims: claims });
-        if !claims {
+    fn pre_filter(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> (PreFilterResult, Status) {
+        state.write(STATE_KEY, StateData::default());
+        let claims = match pod_claims(cx.cluster, pod) {
+            Ok(c) => c,
+            Err(e) => return (None, Status::unresolvable(e)),
+        };
+        if claims.is_empty() {
             return (None, Status::skip());
         }
-        (None, Status::unresolvable(NOT_MODELLED))
+        let mut to_allocate = Vec::new();
+        for (i, c) in claims.iter().enumerate() {
+            if is_allocated(c) {
+                continue;
+            }
+            if let Err(s) = check_classes(cx.cluster, c) {
+                return (None, s);
+            }
+            to_allocate.push(i);
+        }
+        let has_allocator = !to_allocate.is_empty();
+        let in_use = if has_allocator {
+            allocator::allocated_devices(cx.cluster)
+        } else {
+            BTreeSet::new()
+        };
+        state.write(
+            STATE_KEY,
+            StateData {
+                claims: claims.into_iter().map(|c| Arc::new(c.clone())).collect(),
+                to_allocate,
+                has_allocator,
+                in_use: Arc::new(in_use),
+                ..Default::default()
+            },
+        );
+        (None, Status::success())
     }
 }
 
 impl FilterPlugin for DynamicResources {
-    fn filter(&self, _cx: &Ctx, state: &CycleState, _pod: &Pod, _node: &NodeInfo) -> Status {
-        match read_state(state) {
-            Err(e) => e,
-            Ok(s) if !s.has_claims => Status::success(),
-            Ok(_) => Status::unresolvable(NOT_MODELLED),
+    fn filter(&self, cx: &Ctx, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
+        let s = match read_state(state) {
+            Err(e) => return e,
+            Ok(s) => s,
+        };
+        if s.claims.is_empty() {
+            return Status::success();
         }
+        let labels = &node.node.labels;
+        let mut unavailable = Vec::new();
+        for (i, c) in s.claims.iter().enumerate() {
+            let sel = c
+                .status
+                .as_ref()
+                .and_then(|st| st.allocation.as_ref())
+                .and_then(|a| a.node_selector.as_ref());
+            if let Some(sel) = sel
+                && !NodeSelector::parse(sel).matches(node.name(), labels)
+            {
+                unavailable.push(i);
+            }
+        }
+        if s.has_allocator {
+            let claims: Vec<&ResourceClaim> = s
+                .to_allocate
+                .iter()
+                .map(|&i| s.claims[i].as_ref())
+                .collect();
+            let mut alloc = Allocator::new(cx.cluster, &s.in_use);
+            match alloc.allocate(node.name(), labels, &claims) {
+                Err(AllocError::Fatal(e)) => return Status::error(e),
+                Err(AllocError::OnNode(e)) => return Status::unresolvable(e),
+                Ok(None) => return Status::unresolvable(CANNOT_ALLOCATE),
+                Ok(Some(result)) => {
+                    if unavailable.is_empty()
+                        && let Ok(mut m) = s.allocations.lock()
+                    {
+                        m.insert(node.name().to_string(), result);
+                    }
+                }
+            }
+        }
+        if !unavailable.is_empty() {
+            if let Ok(mut u) = s.unavailable.lock() {
+                u.extend(unavailable);
+            }
+            return Status::unresolvable(NOT_AVAILABLE_ON_NODE);
+        }
+        Status::success()
     }
 }
+
+const CANNOT_ALLOCATE: &str = "cannot allocate all claims";
+const NOT_AVAILABLE_ON_NODE: &str = "resourceclaim not available on the node";
+pub const DEALLOCATED: &str = "deallocation of ResourceClaim completed";
+pub const STILL_NOT_SCHEDULABLE: &str = "still not schedulable";
 
 impl PostFilterPlugin for DynamicResources {
     fn post_filter(
@@ -312,27 +500,82 @@ impl PostFilterPlugin for DynamicResources {
         _fw: &Framework,
         _cx: &Ctx,
         state: &CycleState,
-        _pod: &Pod,
+        pod: &Pod,
         _statuses: &NodeToStatus,
     ) -> (Option<PostFilterResult>, Status) {
-        match read_state(state) {
-            Err(e) => (None, e),
-            Ok(s) if !s.has_claims => (None, Status::unschedulable(NO_NEW_CLAIMS)),
-            Ok(_) => (
-                None,
-                Status::unschedulable(format!("claim deallocation: {NOT_MODELLED}")),
-            ),
+        let s = match read_state(state) {
+            Err(e) => return (None, e),
+            Ok(s) => s,
+        };
+        if s.claims.is_empty() {
+            return (None, Status::unschedulable(NO_NEW_CLAIMS));
         }
+        // Upstream walks the set in Go map order; any claim it could free gives the
+        // same status, so the lowest index stands for it. The replay reports the
+        // deallocation without applying it (that happens through the API).
+        let unavailable = s.unavailable.lock().map(|u| u.clone()).unwrap_or_default();
+        for i in unavailable {
+            let c = &s.claims[i];
+            let reserved = c
+                .status
+                .as_ref()
+                .and_then(|st| st.reserved_for.as_ref())
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if reserved.is_empty() || (reserved.len() == 1 && reserved[0].uid == pod.uid) {
+                return (None, Status::unschedulable(DEALLOCATED));
+            }
+        }
+        (None, Status::unschedulable(STILL_NOT_SCHEDULABLE))
     }
 }
 
 impl ScorePlugin for DynamicResources {
-    fn score(&self, _cx: &Ctx, state: &CycleState, _pod: &Pod, _node: &NodeInfo) -> (i64, Status) {
-        match read_state(state) {
-            Err(e) => (0, e),
-            Ok(s) if !s.has_claims => (0, Status::success()),
-            Ok(_) => (0, Status::error(NOT_MODELLED)),
+    fn score(&self, _cx: &Ctx, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> (i64, Status) {
+        let s = match read_state(state) {
+            Err(e) => return (0, e),
+            Ok(s) => s,
+        };
+        if s.claims.is_empty() || !s.has_allocator {
+            return (0, Status::success());
         }
+        let Some(results) = s
+            .allocations
+            .lock()
+            .ok()
+            .and_then(|m| m.get(node.name()).cloned())
+        else {
+            return (0, Status::success());
+        };
+        // Upstream walks every claim by its index into the results, which only cover
+        // the claims that needed allocation: with an allocated claim among them the
+        // index runs past the end and scoring fails (a v1.35.4 bug, reproduced).
+        let mut score = 0;
+        for (i, claim) in s.claims.iter().enumerate() {
+            let Some(result) = results.get(i) else {
+                return (
+                    0,
+                    Status::error(format!(
+                        "number of allocations {} is smaller than number of claims",
+                        results.len()
+                    )),
+                );
+            };
+            let requests = claim
+                .spec
+                .devices
+                .as_ref()
+                .and_then(|d| d.requests.as_ref());
+            for req in requests.into_iter().flatten() {
+                for (j, sub) in req.first_available.iter().flatten().enumerate() {
+                    let name = format!("{}/{}", req.name, sub.name);
+                    if result.devices.iter().any(|d| d.request == name) {
+                        score += FIRST_AVAILABLE_MAX - j as i64;
+                    }
+                }
+            }
+        }
+        (score, Status::success())
     }
     fn has_normalize(&self) -> bool {
         true
@@ -350,11 +593,26 @@ impl ScorePlugin for DynamicResources {
 }
 
 impl ReservePlugin for DynamicResources {
-    fn reserve(&self, _cx: &Ctx, state: &mut CycleState, _pod: &Pod, _node: &str) -> Status {
-        match read_state(state) {
-            Err(e) => e,
-            Ok(s) if !s.has_claims => Status::success(),
-            Ok(_) => Status::error(NOT_MODELLED),
+    fn reserve(&self, _cx: &Ctx, state: &mut CycleState, _pod: &Pod, node: &str) -> Status {
+        let s = match read_state(state) {
+            Err(e) => return e,
+            Ok(s) => s,
+        };
+        if s.to_allocate.is_empty() {
+            return Status::success();
+        }
+        let found = s
+            .allocations
+            .lock()
+            .ok()
+            .and_then(|m| m.get(node).map(Vec::len));
+        match found {
+            None => Status::error("claim allocation not found for node"),
+            Some(n) if n != s.to_allocate.len() => Status::error(format!(
+                "internal error, have {n} allocations, need {}",
+                s.to_allocate.len()
+            )),
+            Some(_) => Status::success(),
         }
     }
     fn unreserve(&self, _cx: &Ctx, _state: &mut CycleState, _pod: &Pod, _node: &str) {}
@@ -370,15 +628,16 @@ impl PreBindPlugin for DynamicResources {
     ) -> Status {
         match read_state(state) {
             Err(e) => e,
-            Ok(s) if !s.has_claims => Status::skip(),
-            Ok(_) => Status::error(NOT_MODELLED),
+            Ok(s) if s.claims.is_empty() => Status::skip(),
+            Ok(_) => Status::success(),
         }
     }
+    /// A dry run: the claim's allocation and `reservedFor` are written by the API
+    /// server path only (not modelled here).
     fn pre_bind(&self, _cx: &Ctx, state: &mut CycleState, _pod: &Pod, _node: &str) -> Status {
         match read_state(state) {
             Err(e) => e,
-            Ok(s) if !s.has_claims => Status::success(),
-            Ok(_) => Status::error(NOT_MODELLED),
+            Ok(_) => Status::success(),
         }
     }
 }
@@ -406,7 +665,6 @@ mod tests {
         };
         let pl = new(&args(None, "a").unwrap()).unwrap();
         let p = pod(simple_pod("p", "1", "1Gi", None));
-        assert!(pl.not_modelled(&p).is_none());
         assert!(
             pl.as_pre_enqueue()
                 .unwrap()
@@ -477,24 +735,27 @@ mod tests {
         );
     }
 
+    /// A template claim without a pod status entry: PreEnqueue and PreFilter give
+    /// upstream's text (UU), and PostFilter then has no claims to deallocate.
     #[test]
-    fn pod_with_claims_is_rejected_explicitly() {
+    fn template_claim_not_created_yet() {
         let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
         let cx = Ctx {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
         };
         let p = claim_pod();
-        assert!(
-            DynamicResources
-                .not_modelled(&p)
-                .unwrap()
-                .contains("1 resource claim(s)")
+        let s = DynamicResources.pre_enqueue(&cx, &p);
+        assert_eq!(
+            (s.code, s.message()),
+            (
+                Code::UnschedulableAndUnresolvable,
+                "pod \"default/dra\": ResourceClaim not created yet".to_string()
+            )
         );
         let mut st = CycleState::default();
         let (_, s) = DynamicResources.pre_filter(&cx, &mut st, &p);
         assert_eq!(s.code, Code::UnschedulableAndUnresolvable);
-        assert!(s.message().contains("not modelled by schedscope"));
         let (_, s) = DynamicResources.post_filter(
             &Framework::default(),
             &cx,
@@ -502,8 +763,10 @@ mod tests {
             &p,
             &NodeToStatus::default(),
         );
-        assert_eq!(s.code, Code::Unschedulable);
-        assert!(s.message().contains("not modelled"));
+        assert_eq!(
+            (s.code, s.message()),
+            (Code::Unschedulable, NO_NEW_CLAIMS.to_string())
+        );
     }
 
     #[test]
