@@ -759,3 +759,333 @@ fn lookup_attribute(dev: &Candidate<'_>, name: &str) -> Option<AttrValue> {
         attr.version.clone().map(AttrValue::Version)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::dra;
+    use serde_json::{Value, json};
+
+    const GPU: &str = "gpu.example.com";
+
+    fn device(name: &str, attrs: Value) -> Value {
+        json!({"name": name, "attributes": attrs, "capacity": {"memory": {"value": "40Gi"}}})
+    }
+
+    fn slice(
+        name: &str,
+        pool: &str,
+        generation: i64,
+        count: i64,
+        place: Value,
+        devices: Vec<Value>,
+    ) -> ResourceSlice {
+        let mut spec = json!({"driver": GPU,
+            "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+            "devices": devices});
+        for (k, v) in place.as_object().unwrap() {
+            spec[k] = v.clone();
+        }
+        let mut s: ResourceSlice =
+            serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap();
+        dra::resource_slice_check(&mut s).unwrap();
+        s
+    }
+
+    fn gpus(node: &str, n: usize) -> ResourceSlice {
+        let devs = (0..n)
+            .map(|i| device(&format!("gpu-{i}"), json!({"model": {"string": "a100"}})))
+            .collect();
+        slice(
+            &format!("{node}-gpu"),
+            node,
+            1,
+            1,
+            json!({"nodeName": node}),
+            devs,
+        )
+    }
+
+    fn claim(name: &str, devices: Value) -> ResourceClaim {
+        let mut c: ResourceClaim = serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": devices}}))
+        .unwrap();
+        dra::resource_claim_check(&mut c).unwrap();
+        c
+    }
+
+    fn exact(count: i64) -> Value {
+        json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": count}}]})
+    }
+
+    fn allocated(name: &str, devices: &[&str], pool: &str) -> ResourceClaim {
+        let mut c = claim(name, exact(devices.len() as i64));
+        let results: Vec<Value> = devices
+            .iter()
+            .map(|d| json!({"request": "gpu", "driver": GPU, "pool": pool, "device": d}))
+            .collect();
+        c.status = Some(
+            serde_json::from_value(json!({"allocation": {"devices": {"results": results}}}))
+                .unwrap(),
+        );
+        c
+    }
+
+    fn cluster_with(slices: Vec<ResourceSlice>, claims: Vec<ResourceClaim>) -> Cluster {
+        let mut c = Cluster::new();
+        c.device_classes.insert(
+            GPU.into(),
+            serde_json::from_value(json!({"metadata": {"name": GPU}, "spec": {"selectors": [
+                {"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}))
+            .unwrap(),
+        );
+        for s in slices {
+            c.resource_slices
+                .insert(s.metadata.name.clone().unwrap(), s);
+        }
+        for cl in claims {
+            c.resource_claims.insert(
+                format!("default/{}", cl.metadata.name.as_deref().unwrap()),
+                cl,
+            );
+        }
+        c
+    }
+
+    fn run(
+        c: &Cluster,
+        node: &str,
+        labels: &[(&str, &str)],
+        claims: &[&ResourceClaim],
+    ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
+        let in_use = allocated_devices(c);
+        let labels: Labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Allocator::new(c, &in_use).allocate(node, &labels, claims)
+    }
+
+    fn picked(r: &[ClaimAllocation]) -> Vec<Vec<String>> {
+        r.iter()
+            .map(|a| {
+                a.devices
+                    .iter()
+                    .map(|d| format!("{}:{}/{}", d.request, d.pool, d.device))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_count_skips_devices_in_use_and_pins_the_node() {
+        let c = cluster_with(
+            vec![gpus("n1", 4)],
+            vec![allocated("other", &["gpu-0"], "n1")],
+        );
+        let want = claim("want", exact(2));
+        let r = run(&c, "n1", &[], &[&want]).unwrap().unwrap();
+        assert_eq!(picked(&r), [["gpu:n1/gpu-1", "gpu:n1/gpu-2"]]);
+        let sel = r[0].node_selector.as_ref().unwrap();
+        let f = &sel.node_selector_terms[0].match_fields.as_ref().unwrap()[0];
+        assert_eq!(
+            (f.key.as_str(), f.values.as_deref()),
+            ("metadata.name", Some(&["n1".to_string()][..]))
+        );
+        // Four devices, one in use: four cannot be had; another node has none.
+        assert_eq!(run(&c, "n1", &[], &[&claim("w", exact(4))]), Ok(None));
+        assert_eq!(run(&c, "n2", &[], &[&want]), Ok(None));
+    }
+
+    #[test]
+    fn all_mode_takes_every_match_and_fails_when_one_is_in_use() {
+        let all = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "allocationMode": "All"}}]});
+        let c = cluster_with(
+            vec![gpus("n1", 2), gpus("n2", 2)],
+            vec![allocated("o", &["gpu-1"], "n2")],
+        );
+        let want = claim("want", all);
+        let r = run(&c, "n1", &[], &[&want]).unwrap().unwrap();
+        assert_eq!(picked(&r), [["gpu:n1/gpu-0", "gpu:n1/gpu-1"]]);
+        assert_eq!(run(&c, "n2", &[], &[&want]), Ok(None));
+        // No matching device at all: no solution either.
+        assert_eq!(run(&c, "n3", &[], &[&want]), Ok(None));
+    }
+
+    #[test]
+    fn first_available_falls_back_to_a_later_sub_request() {
+        let fa = json!({"requests": [{"name": "gpu", "firstAvailable": [
+            {"name": "big", "deviceClassName": GPU, "count": 4},
+            {"name": "small", "deviceClassName": GPU, "count": 1}]}]});
+        let c = cluster_with(vec![gpus("n1", 2), gpus("n2", 4)], vec![]);
+        let want = claim("want", fa);
+        let r = run(&c, "n1", &[], &[&want]).unwrap().unwrap();
+        assert_eq!(picked(&r), [["gpu/small:n1/gpu-0"]]);
+        let r = run(&c, "n2", &[], &[&want]).unwrap().unwrap();
+        assert_eq!(r[0].devices.len(), 4);
+        assert!(r[0].devices.iter().all(|d| d.request == "gpu/big"));
+    }
+
+    #[test]
+    fn match_attribute_backtracks_past_a_wrong_first_device() {
+        let root = |r: &str| json!({"resource.kubernetes.io/pcieRoot": {"string": r}, "model": {"string": "a100"}});
+        let s = slice(
+            "n1-gpu",
+            "n1",
+            1,
+            1,
+            json!({"nodeName": "n1"}),
+            vec![
+                device("gpu-0", root("pci0")),
+                device("gpu-1", root("pci1")),
+                device("gpu-2", json!({"model": {"string": "a100"}})),
+            ],
+        );
+        let c = cluster_with(vec![s], vec![allocated("o", &["gpu-0"], "n1")]);
+        // gpu-0 is in use; the constraint needs both on one root: none left.
+        let two = json!({"requests": [{"name": "a", "exactly": {"deviceClassName": GPU}},
+                                      {"name": "b", "exactly": {"deviceClassName": GPU}}],
+                         "constraints": [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]});
+        assert_eq!(run(&c, "n1", &[], &[&claim("w", two.clone())]), Ok(None));
+        let free = cluster_with(c.resource_slices.values().cloned().collect(), vec![]);
+        // gpu-2 lacks the attribute: it never satisfies the constraint.
+        let mut one_each = two.clone();
+        one_each["constraints"][0]["requests"] = json!(["a"]);
+        let r = run(&free, "n1", &[], &[&claim("w", one_each)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(picked(&r), [["a:n1/gpu-0", "b:n1/gpu-1"]]);
+        assert_eq!(run(&free, "n1", &[], &[&claim("w", two)]), Ok(None));
+        // The short name of an attribute in the driver's own domain also works.
+        let short = json!({"requests": [{"name": "a", "exactly": {"deviceClassName": GPU, "count": 2}}],
+                           "constraints": [{"matchAttribute": "gpu.example.com/model"}]});
+        let r = run(&free, "n1", &[], &[&claim("w", short)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(picked(&r), [["a:n1/gpu-0", "a:n1/gpu-1"]]);
+    }
+
+    #[test]
+    fn admin_access_may_take_a_device_in_use() {
+        let admin = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "adminAccess": true}}]});
+        let c = cluster_with(vec![gpus("n1", 1)], vec![allocated("o", &["gpu-0"], "n1")]);
+        let r = run(&c, "n1", &[], &[&claim("w", admin)]).unwrap().unwrap();
+        assert!(r[0].devices[0].admin_access);
+        assert_eq!(run(&c, "n1", &[], &[&claim("w2", exact(1))]), Ok(None));
+    }
+
+    #[test]
+    fn claims_of_one_call_do_not_share_devices() {
+        let c = cluster_with(vec![gpus("n1", 1)], vec![]);
+        let (a, b) = (claim("a", exact(1)), claim("b", exact(1)));
+        assert_eq!(run(&c, "n1", &[], &[&a, &b]), Ok(None));
+        assert!(run(&c, "n1", &[], &[&a]).unwrap().is_some());
+    }
+
+    #[test]
+    fn pool_generations_and_incomplete_or_invalid_pools() {
+        let dev = |n: &str| device(n, json!({}));
+        let place = json!({"nodeName": "n1"});
+        // Only the newest generation counts.
+        let old = slice("a-old", "n1", 1, 1, place.clone(), vec![dev("old-0")]);
+        let new = slice("b-new", "n1", 2, 1, place.clone(), vec![dev("new-0")]);
+        let c = cluster_with(vec![old, new], vec![]);
+        let r = run(&c, "n1", &[], &[&claim("w", exact(1))])
+            .unwrap()
+            .unwrap();
+        assert_eq!(picked(&r), [["gpu:n1/new-0"]]);
+        // Two slices announced, one published: incomplete, never used.
+        let half = slice("half", "n1", 1, 2, place.clone(), vec![dev("g0")]);
+        let c = cluster_with(vec![half], vec![]);
+        assert_eq!(run(&c, "n1", &[], &[&claim("w", exact(1))]), Ok(None));
+        let all = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "allocationMode": "All"}}]});
+        assert_eq!(
+            run(&c, "n1", &[], &[&claim("w", all)]),
+            Err(AllocError::Fatal("claim default/w, request gpu: asks for all devices, but resource pool gpu.example.com/n1 is currently being updated".into()))
+        );
+        // The same device name twice in a pool: invalid.
+        let s1 = slice("s1", "n1", 1, 2, place.clone(), vec![dev("g0")]);
+        let s2 = slice("s2", "n1", 1, 2, place, vec![dev("g0")]);
+        let c = cluster_with(vec![s1, s2], vec![]);
+        assert_eq!(
+            run(&c, "n1", &[], &[&claim("w", exact(1))]),
+            Err(AllocError::OnNode(
+                "invalid resource pools were encountered".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn node_selector_and_all_nodes_slices() {
+        let rack = json!({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "rack", "operator": "In", "values": ["r1"]}]}]}});
+        let s = slice("rack", "rack-r1", 1, 1, rack, vec![device("g0", json!({}))]);
+        let c = cluster_with(vec![s], vec![]);
+        let want = claim("w", exact(1));
+        let r = run(&c, "n1", &[("rack", "r1")], &[&want]).unwrap().unwrap();
+        let term = &r[0].node_selector.as_ref().unwrap().node_selector_terms[0];
+        assert_eq!(term.match_expressions.as_ref().unwrap()[0].key, "rack");
+        assert_eq!(run(&c, "n1", &[("rack", "r2")], &[&want]), Ok(None));
+        let everywhere = slice(
+            "net",
+            "net",
+            1,
+            1,
+            json!({"allNodes": true}),
+            vec![device("g0", json!({}))],
+        );
+        let c = cluster_with(vec![everywhere], vec![]);
+        let r = run(&c, "any", &[], &[&want]).unwrap().unwrap();
+        assert!(r[0].node_selector.is_none());
+    }
+
+    #[test]
+    fn cel_errors_abort_with_upstream_prefixes() {
+        let c = cluster_with(vec![gpus("n1", 1)], vec![]);
+        let bad = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU,
+            "selectors": [{"cel": {"expression": "device.attributes[\"gpu.example.com\"].nope == 1"}}]}}]});
+        assert_eq!(
+            run(&c, "n1", &[], &[&claim("w", bad)]),
+            Err(AllocError::Fatal(
+                "claim default/w: selector #0: CEL runtime error: no such key: nope".into()
+            ))
+        );
+        let syntax = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU,
+            "selectors": [{"cel": {"expression": "device.driver =="}}]}}]});
+        match run(&c, "n1", &[], &[&claim("w", syntax)]) {
+            Err(AllocError::Fatal(m)) => assert!(
+                m.starts_with("claim default/w: selector #0: CEL compile error: "),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let mut c2 = c.clone();
+        c2.device_classes.get_mut(GPU).unwrap().spec.selectors = Some(
+            serde_json::from_value(json!([{"cel": {"expression": "device.attributes[\"x\"].y"}}]))
+                .unwrap(),
+        );
+        assert_eq!(
+            run(&c2, "n1", &[], &[&claim("w", exact(1))]),
+            Err(AllocError::Fatal(
+                "class gpu.example.com: selector #0: CEL runtime error: no such key: y".into()
+            ))
+        );
+        // A selector that matches nothing is just no solution.
+        let none = json!({"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU,
+            "selectors": [{"cel": {"expression": "device.attributes[\"gpu.example.com\"].model == \"h100\""}}]}}]});
+        assert_eq!(run(&c, "n1", &[], &[&claim("w", none)]), Ok(None));
+    }
+
+    #[test]
+    fn claim_limit_of_32_devices() {
+        let c = cluster_with(vec![gpus("n1", 1)], vec![]);
+        assert_eq!(
+            run(&c, "n1", &[], &[&claim("w", exact(33))]),
+            Err(AllocError::Fatal(
+                "claim default/w: number of requested devices 33 exceeds the claim limit of 32"
+                    .into()
+            ))
+        );
+    }
+}
