@@ -322,6 +322,16 @@ impl Plugin for DynamicResources {
     fn name(&self) -> &str {
         NAME
     }
+    fn upstream_behaviour(&self, error: &str) -> Option<String> {
+        error.contains(SCORE_BUG_SUFFIX).then(|| {
+            "kube-scheduler v1.35.4 itself fails here: its Score indexes the per-node \
+             allocations (only the claims it had to allocate) by the position of every \
+             claim of the pod, so a pod with an allocated claim and an unallocated one \
+             aborts the cycle whenever two or more nodes are feasible; schedscope \
+             reproduces that error on purpose"
+                .to_string()
+        })
+    }
     fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
         Some(self)
     }
@@ -489,6 +499,7 @@ impl FilterPlugin for DynamicResources {
     }
 }
 
+const SCORE_BUG_SUFFIX: &str = "is smaller than number of claims";
 const CANNOT_ALLOCATE: &str = "cannot allocate all claims";
 const NOT_AVAILABLE_ON_NODE: &str = "resourceclaim not available on the node";
 pub const DEALLOCATED: &str = "deallocation of ResourceClaim completed";
@@ -556,7 +567,7 @@ impl ScorePlugin for DynamicResources {
                 return (
                     0,
                     Status::error(format!(
-                        "number of allocations {} is smaller than number of claims",
+                        "number of allocations {} {SCORE_BUG_SUFFIX}",
                         results.len()
                     )),
                 );
