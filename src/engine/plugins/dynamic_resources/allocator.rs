@@ -69,6 +69,47 @@ pub fn allocated_devices(cluster: &Cluster) -> BTreeSet<DeviceId> {
     out
 }
 
+/// What every node's allocation reads, built once per cycle: devices in use and the
+/// slices indexed by node, so that a node's pools are found without a scan of all.
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    pub in_use: BTreeSet<DeviceId>,
+    /// Names of `nodeName` slices, by node.
+    by_node: HashMap<String, Vec<String>>,
+    /// Names of `nodeSelector` and `allNodes` slices.
+    shared: Vec<String>,
+    /// Every slice's generation, by (driver, pool).
+    generations: HashMap<(String, String), Vec<i64>>,
+}
+
+impl Inventory {
+    pub fn new(cluster: &Cluster) -> Self {
+        let mut inv = Inventory {
+            in_use: allocated_devices(cluster),
+            ..Default::default()
+        };
+        for (name, slice) in &cluster.resource_slices {
+            let s = &slice.spec;
+            match s.node_name.as_deref() {
+                Some(n) => inv
+                    .by_node
+                    .entry(n.to_string())
+                    .or_default()
+                    .push(name.clone()),
+                None if s.all_nodes == Some(true) || s.node_selector.is_some() => {
+                    inv.shared.push(name.clone())
+                }
+                None => {}
+            }
+            inv.generations
+                .entry((s.driver.clone(), s.pool.name.clone()))
+                .or_default()
+                .push(s.pool.generation);
+        }
+        inv
+    }
+}
+
 /// A device visible from the node, with where it came from.
 struct Candidate<'a> {
     driver: &'a str,
@@ -112,9 +153,25 @@ fn slice_matches(slice: &ResourceSlice, node: &str, labels: &Labels) -> bool {
 }
 
 /// `GatherPools`: the newest generation of each pool with a slice for this node.
-fn gather_pools<'a>(cluster: &'a Cluster, node: &str, labels: &Labels) -> Pools<'a> {
+fn gather_pools<'a>(
+    cluster: &'a Cluster,
+    inventory: &Inventory,
+    node: &str,
+    labels: &Labels,
+) -> Pools<'a> {
+    let mut names: Vec<&String> = inventory
+        .by_node
+        .get(node)
+        .into_iter()
+        .flatten()
+        .chain(&inventory.shared)
+        .collect();
+    names.sort();
     let mut pools: BTreeMap<(&str, &str), PoolState<'a>> = BTreeMap::new();
-    for slice in cluster.resource_slices.values() {
+    for slice in names
+        .into_iter()
+        .filter_map(|n| cluster.resource_slices.get(n))
+    {
         if !slice_matches(slice, node, labels) {
             continue;
         }
@@ -136,18 +193,15 @@ fn gather_pools<'a>(cluster: &'a Cluster, node: &str, labels: &Labels) -> Pools<
         let want = p.slices[0].spec.pool.resource_slice_count;
         let mut status = PoolStatus::Usable;
         if (p.slices.len() as i64) < want {
-            let all: Vec<&ResourceSlice> = cluster
-                .resource_slices
-                .values()
-                .filter(|s| s.spec.driver == driver && s.spec.pool.name == pool)
-                .collect();
-            if all.iter().any(|s| s.spec.pool.generation > p.generation) {
+            let all = inventory
+                .generations
+                .get(&(driver.to_string(), pool.to_string()))
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if all.iter().any(|&g| g > p.generation) {
                 continue; // obsolete: a newer generation is being published
             }
-            let same = all
-                .iter()
-                .filter(|s| s.spec.pool.generation == p.generation)
-                .count() as i64;
+            let same = all.iter().filter(|&&g| g == p.generation).count() as i64;
             if same < want {
                 status = PoolStatus::Incomplete;
             }
@@ -217,26 +271,36 @@ struct ClaimPlan<'a> {
     constraints: Vec<Constraint>,
 }
 
-/// Compiled selectors, shared by every node of a cycle. Upstream keeps an LRU of 10;
-/// compilation is pure, so caching all is equivalent.
-#[derive(Default)]
-pub struct SelectorCache {
-    compiled: HashMap<String, std::rc::Rc<Result<Selector, String>>>,
+/// Most compiled selectors kept per thread. Upstream keeps an LRU of 10 per cycle;
+/// compilation is pure, so any cache size gives the same answers.
+const SELECTOR_CACHE_SIZE: usize = 256;
+
+type Compiled = std::rc::Rc<Result<Selector, String>>;
+
+thread_local! {
+    static COMPILED: std::cell::RefCell<HashMap<String, Compiled>> =
+        std::cell::RefCell::new(HashMap::new());
 }
 
-impl SelectorCache {
-    fn get(&mut self, expr: &str) -> std::rc::Rc<Result<Selector, String>> {
-        self.compiled
-            .entry(expr.to_string())
-            .or_insert_with(|| std::rc::Rc::new(cel::compile(expr)))
-            .clone()
-    }
+/// The compiled selector, shared by every node (and cycle) on this thread.
+fn compiled_selector(expr: &str) -> Compiled {
+    COMPILED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(c) = cache.get(expr) {
+            return c.clone();
+        }
+        if cache.len() >= SELECTOR_CACHE_SIZE {
+            cache.clear();
+        }
+        let c = std::rc::Rc::new(cel::compile(expr));
+        cache.insert(expr.to_string(), c.clone());
+        c
+    })
 }
 
 pub struct Allocator<'a> {
     cluster: &'a Cluster,
-    in_use: &'a BTreeSet<DeviceId>,
-    cache: SelectorCache,
+    inventory: &'a Inventory,
 }
 
 struct Search<'a, 'b> {
@@ -259,12 +323,8 @@ fn claim_key(c: &ResourceClaim) -> String {
 }
 
 impl<'a> Allocator<'a> {
-    pub fn new(cluster: &'a Cluster, in_use: &'a BTreeSet<DeviceId>) -> Self {
-        Allocator {
-            cluster,
-            in_use,
-            cache: SelectorCache::default(),
-        }
+    pub fn new(cluster: &'a Cluster, inventory: &'a Inventory) -> Self {
+        Allocator { cluster, inventory }
     }
 
     fn class(&self, name: &str) -> Option<&'a DeviceClass> {
@@ -278,7 +338,7 @@ impl<'a> Allocator<'a> {
         labels: &Labels,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
-        let pools = gather_pools(self.cluster, node, labels);
+        let pools = gather_pools(self.cluster, self.inventory, node, labels);
         let mut search = Search {
             alloc: self,
             devices: pools.devices,
@@ -483,7 +543,7 @@ impl<'a> Search<'a, '_> {
                 "{what}: CEL expression empty (unsupported selector type?)"
             )));
         };
-        let compiled = self.alloc.cache.get(expr);
+        let compiled = compiled_selector(expr);
         let compiled = match compiled.as_ref() {
             Ok(c) => c,
             Err(e) => return Err(AllocError::Fatal(format!("{what}: CEL compile error: {e}"))),
@@ -613,7 +673,7 @@ impl<'a> Search<'a, '_> {
             return true;
         }
         let dev = &self.devices[d];
-        self.alloc.in_use.contains(&(
+        self.alloc.inventory.in_use.contains(&(
             dev.driver.to_string(),
             dev.pool.to_string(),
             dev.name.to_string(),
@@ -859,12 +919,12 @@ mod tests {
         labels: &[(&str, &str)],
         claims: &[&ResourceClaim],
     ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
-        let in_use = allocated_devices(c);
+        let inventory = Inventory::new(c);
         let labels: Labels = labels
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        Allocator::new(c, &in_use).allocate(node, &labels, claims)
+        Allocator::new(c, &inventory).allocate(node, &labels, claims)
     }
 
     fn picked(r: &[ClaimAllocation]) -> Vec<Vec<String>> {

@@ -125,9 +125,12 @@ fn device_value(dev: &DeviceView<'_>, literals: &[String]) -> Value {
 pub fn evaluate(sel: &Selector, dev: &DeviceView<'_>) -> Result<bool, String> {
     let device = device_value(dev, &sel.literals);
     let run = || -> Result<Value, String> {
-        let mut ctx = base_context()?;
-        ctx.add_variable_from_value("device", device);
-        sel.program.execute(&ctx).map_err(|e| runtime_message(&e))
+        BASE_CONTEXT.with(|base| {
+            let base = base.as_ref().map_err(Clone::clone)?;
+            let mut ctx = base.new_inner_scope();
+            ctx.add_variable_from_value("device", device);
+            sel.program.execute(&ctx).map_err(|e| runtime_message(&e))
+        })
     };
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(Value::Bool(b))) => Ok(b),
@@ -449,6 +452,12 @@ fn minor(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, Executio
 
 fn patch(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
     Ok(clamp(this_semver(ftx, &this)?.patch))
+}
+
+thread_local! {
+    /// The standard library plus the Kubernetes functions, built once per thread:
+    /// each evaluation only adds `device` in an inner scope.
+    static BASE_CONTEXT: Result<Context<'static, 'static>, String> = base_context();
 }
 
 fn base_context() -> Result<Context<'static, 'static>, String> {

@@ -35,7 +35,7 @@ use crate::model::{Cluster, NodeInfo, Pod};
 pub mod allocator;
 pub mod cel;
 
-use allocator::{AllocError, Allocator, ClaimAllocation};
+use allocator::{AllocError, Allocator, ClaimAllocation, Inventory};
 
 pub const NAME: &str = "DynamicResources";
 const STATE_KEY: &str = NAME;
@@ -239,8 +239,8 @@ struct StateData {
     to_allocate: Vec<usize>,
     /// Whether an allocator was built (some claim needs allocation).
     has_allocator: bool,
-    /// Devices allocated to any claim when the cycle started.
-    in_use: Arc<BTreeSet<allocator::DeviceId>>,
+    /// Devices allocated to any claim when the cycle started, and the slices by node.
+    inventory: Arc<Inventory>,
     /// Per node, Filter's allocation of the claims in `to_allocate` (Filter only gets
     /// a shared state, hence the lock).
     allocations: Arc<Mutex<BTreeMap<String, Vec<ClaimAllocation>>>>,
@@ -427,10 +427,10 @@ impl PreFilterPlugin for DynamicResources {
             to_allocate.push(i);
         }
         let has_allocator = !to_allocate.is_empty();
-        let in_use = if has_allocator {
-            allocator::allocated_devices(cx.cluster)
+        let inventory = if has_allocator {
+            Inventory::new(cx.cluster)
         } else {
-            BTreeSet::new()
+            Inventory::default()
         };
         state.write(
             STATE_KEY,
@@ -438,7 +438,7 @@ impl PreFilterPlugin for DynamicResources {
                 claims: claims.into_iter().map(|c| Arc::new(c.clone())).collect(),
                 to_allocate,
                 has_allocator,
-                in_use: Arc::new(in_use),
+                inventory: Arc::new(inventory),
                 ..Default::default()
             },
         );
@@ -475,7 +475,7 @@ impl FilterPlugin for DynamicResources {
                 .iter()
                 .map(|&i| s.claims[i].as_ref())
                 .collect();
-            let mut alloc = Allocator::new(cx.cluster, &s.in_use);
+            let mut alloc = Allocator::new(cx.cluster, &s.inventory);
             match alloc.allocate(node.name(), labels, &claims) {
                 Err(AllocError::Fatal(e)) => return Status::error(e),
                 Err(AllocError::OnNode(e)) => return Status::unresolvable(e),
