@@ -224,7 +224,7 @@ fn estimate_cost(expr: &str) -> u64 {
     let mut pending_macro = 0usize;
     let mut open_stack: Vec<bool> = Vec::new();
     while i < bytes.len() {
-        if macros.iter().any(|m| expr[i..].starts_with(m)) {
+        if macros.iter().any(|m| bytes[i..].starts_with(m.as_bytes())) {
             pending_macro += 1;
         }
         match bytes[i] {
@@ -649,6 +649,13 @@ mod tests {
                 .contains("must evaluate to bool")
         );
         assert!(compile(&"a".repeat(MAX_EXPRESSION_LENGTH + 1)).is_err());
+        // Multi-byte text is scanned by bytes: no slicing inside a character.
+        assert_eq!(
+            eval(
+                r#"device.attributes["gpu.example.com"].model != "ä100" && ["é"].all(x, x != "a")"#
+            ),
+            Ok(true)
+        );
         let nested = "[1,2].all(a, [1,2].all(b, [1,2].all(c, [1,2].all(d, true))))";
         assert!(
             compile(nested)
