@@ -179,3 +179,53 @@ fn missing_claim_is_held_at_pre_enqueue() {
     );
     assert_eq!(a["fit_error"], Value::Null);
 }
+
+/// `simulate` writes each bound pod's allocation into its claim: the second pod
+/// finds the only GPU taken.
+#[test]
+fn simulate_applies_allocations_to_later_pods() {
+    use schedscope::engine::scheduler::{Placement, SimOptions, simulate};
+    let text = BASE.replace("SELECTOR", &format!("'{ANY}'")).replace(
+        "metadata: {name: n2-gpu}",
+        "metadata: {name: n2-gpu, labels: {unused: x}}",
+    ) + "---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: new2, namespace: default}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.example.com}}
+" + &pod(&["new"])
+        + &pod(&["new2"])
+            .replace("name: p,", "name: q,")
+            .replace("p-uid", "q-uid");
+    // Only one GPU in the cluster: n2's slice is dropped.
+    let text = text.replace("nodeName: n2\n", "nodeName: n9\n");
+    let snap = load_snapshot_str(&text, "dra.yaml").unwrap();
+    let r = simulate(
+        snap.cluster,
+        SchedulerConfig::defaults(),
+        SimOptions {
+            start: Some("2026-01-01T00:00:00Z".parse().unwrap()),
+            ..Default::default()
+        },
+    );
+    let placement = |key: &str| {
+        r.pods
+            .iter()
+            .find(|p| p.pod == key)
+            .map(|p| p.placement.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        placement("default/p"),
+        Placement::Bound { node: "n1".into() }
+    );
+    match placement("default/q") {
+        Placement::Unschedulable { message, .. } => {
+            assert!(message.contains("cannot allocate all claims"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

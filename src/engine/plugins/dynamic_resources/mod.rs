@@ -629,6 +629,75 @@ impl ReservePlugin for DynamicResources {
     fn unreserve(&self, _cx: &Ctx, _state: &mut CycleState, _pod: &Pod, _node: &str) {}
 }
 
+/// What PreBind writes through the API, applied to the model once a simulated pod is
+/// bound: the new claims' allocations (devices and node selector) and the pod in every
+/// claim's `reservedFor`, so that later pods see the devices taken. Not done at Reserve
+/// (upstream's in-flight allocation): a pod waiting at Permit does not hold its
+/// devices in a simulation.
+pub fn record_binding(cluster: &mut Cluster, state: &CycleState, pod: &Pod, node: &str) {
+    let Some(s) = state.read::<StateData>(STATE_KEY) else {
+        return;
+    };
+    let allocations = s
+        .allocations
+        .lock()
+        .ok()
+        .and_then(|m| m.get(node).cloned())
+        .unwrap_or_default();
+    for (i, original) in s.claims.iter().enumerate() {
+        let key = format!(
+            "{}/{}",
+            original.metadata.namespace.as_deref().unwrap_or("default"),
+            original.metadata.name.as_deref().unwrap_or_default()
+        );
+        let Some(claim) = cluster.resource_claims.get_mut(&key) else {
+            continue;
+        };
+        let status = claim.status.get_or_insert_with(Default::default);
+        if let Some(j) = s.to_allocate.iter().position(|&x| x == i)
+            && let Some(a) = allocations.get(j)
+            && status.allocation.is_none()
+        {
+            status.allocation = Some(to_allocation_result(a));
+        }
+        let reserved = status.reserved_for.get_or_insert_with(Vec::new);
+        if !reserved.iter().any(|r| r.uid == pod.uid) {
+            reserved.push(
+                k8s_openapi::api::resource::v1::ResourceClaimConsumerReference {
+                    api_group: None,
+                    resource: "pods".into(),
+                    name: pod.name.clone(),
+                    uid: pod.uid.clone(),
+                },
+            );
+        }
+    }
+}
+
+fn to_allocation_result(a: &ClaimAllocation) -> k8s_openapi::api::resource::v1::AllocationResult {
+    use k8s_openapi::api::resource::v1 as r;
+    r::AllocationResult {
+        devices: Some(r::DeviceAllocationResult {
+            results: Some(
+                a.devices
+                    .iter()
+                    .map(|d| r::DeviceRequestAllocationResult {
+                        request: d.request.clone(),
+                        driver: d.driver.clone(),
+                        pool: d.pool.clone(),
+                        device: d.device.clone(),
+                        admin_access: d.admin_access.then_some(true),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            config: None,
+        }),
+        node_selector: a.node_selector.clone(),
+        allocation_timestamp: None,
+    }
+}
+
 impl PreBindPlugin for DynamicResources {
     fn pre_bind_pre_flight(
         &self,
