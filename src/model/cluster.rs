@@ -70,6 +70,9 @@ pub struct Cluster {
     pub resource_claims: BTreeMap<String, super::dra::ResourceClaim>,
     /// Keyed `namespace/name`; the scheduler never reads them (kept for display).
     pub resource_claim_templates: BTreeMap<String, super::dra::ResourceClaimTemplate>,
+    /// The source delivers DRA objects (snapshots do; the live watchers do not yet):
+    /// without them a pod's claims cannot be resolved, and DRA reports that.
+    pub dra_objects_known: bool,
     /// Bound pods by label.
     label_index: LabelIndex,
 }

@@ -1613,6 +1613,7 @@ impl Loader {
 
     fn finish(mut self) -> Result<Snapshot, SnapshotError> {
         let mut cluster = std::mem::take(&mut self.cluster);
+        cluster.dra_objects_known = true;
 
         // Nodes in name order (the model keeps them sorted; inserting in order is
         // cheap), the later of two same-named nodes winning.

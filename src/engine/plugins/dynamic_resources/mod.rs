@@ -355,8 +355,20 @@ impl Plugin for DynamicResources {
     }
 }
 
+/// For a source without DRA objects (live watch), pods with claims are rejected
+/// explicitly rather than reported as missing their claims.
+const DRA_OBJECTS_UNKNOWN: &str = "dynamic resource allocation is not modelled for this source \
+     (it does not deliver ResourceClaims, ResourceSlices and DeviceClasses)";
+
+fn objects_unknown(cx: &Ctx, pod: &Pod) -> bool {
+    !cx.cluster.dra_objects_known && !pod.resource_claims.is_empty()
+}
+
 impl PreEnqueuePlugin for DynamicResources {
     fn pre_enqueue(&self, cx: &Ctx, pod: &Pod) -> Status {
+        if objects_unknown(cx, pod) {
+            return Status::success();
+        }
         match pod_claims(cx.cluster, pod) {
             Ok(_) => Status::success(),
             Err(e) => Status::unresolvable(e),
@@ -409,6 +421,9 @@ fn check_classes(cluster: &Cluster, claim: &ResourceClaim) -> Result<(), Status>
 impl PreFilterPlugin for DynamicResources {
     fn pre_filter(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> (PreFilterResult, Status) {
         state.write(STATE_KEY, StateData::default());
+        if objects_unknown(cx, pod) {
+            return (None, Status::unresolvable(DRA_OBJECTS_UNKNOWN));
+        }
         let claims = match pod_claims(cx.cluster, pod) {
             Ok(c) => c,
             Err(e) => return (None, Status::unresolvable(e)),
@@ -793,6 +808,28 @@ mod tests {
         );
     }
 
+    /// A live source has no DRA objects: the pod is rejected as not modelled, never
+    /// as missing its claims.
+    #[test]
+    fn source_without_dra_objects_is_not_modelled() {
+        let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
+        let cx = Ctx {
+            cluster: &c,
+            now: Timestamp::UNIX_EPOCH,
+        };
+        let p = claim_pod();
+        assert!(DynamicResources.pre_enqueue(&cx, &p).is_success());
+        let mut st = CycleState::default();
+        let (_, s) = DynamicResources.pre_filter(&cx, &mut st, &p);
+        assert_eq!(
+            (s.code, s.message()),
+            (
+                Code::UnschedulableAndUnresolvable,
+                DRA_OBJECTS_UNKNOWN.to_string()
+            )
+        );
+    }
+
     /// h26/h27: an earlier PreFilter rejected the pod, so no state: `not found`.
     #[test]
     fn post_filter_without_state_errors_not_found() {
@@ -819,7 +856,8 @@ mod tests {
     /// upstream's text (UU), and PostFilter then has no claims to deallocate.
     #[test]
     fn template_claim_not_created_yet() {
-        let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
+        let mut c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![]);
+        c.dra_objects_known = true;
         let cx = Ctx {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
