@@ -140,6 +140,10 @@ pub struct Trace {
     /// Reserve, Permit, PreBind, Bind, PostBind as a dry run on the selected node.
     pub binding: Vec<PhaseTrace>,
     pub not_modelled: Vec<NotModelled>,
+    /// Errors that are kube-scheduler's own (known upstream bugs reproduced on
+    /// purpose), explained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_behaviour: Vec<NotModelled>,
     pub outcome: Outcome,
 }
 

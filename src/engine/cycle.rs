@@ -60,6 +60,12 @@ pub fn run_cycle_with_state(
             out.trace.fit_error = fit_error;
         }
     }
+    // An aborted cycle's FailedScheduling message is the error itself.
+    if let Outcome::Error { message } = &out.trace.outcome
+        && out.trace.fit_error.is_none()
+    {
+        out.trace.fit_error = Some(message.clone());
+    }
     out
 }
 
@@ -110,6 +116,7 @@ pub fn run_scheduling_cycle(
         post_filter: None,
         binding: Vec::new(),
         not_modelled: not_modelled(fw, cluster, pod),
+        upstream_behaviour: Vec::new(),
         outcome: Outcome::Unschedulable {
             nominated_node: None,
         },
@@ -291,6 +298,18 @@ pub fn run_scheduling_cycle(
     ) {
         Ok(totals) => trace.totals = totals,
         Err(message) => {
+            trace.upstream_behaviour = fw
+                .score
+                .iter()
+                .filter_map(|w| {
+                    w.plugin
+                        .upstream_behaviour(&message)
+                        .map(|what| NotModelled {
+                            plugin: w.plugin.name().to_string(),
+                            what,
+                        })
+                })
+                .collect();
             trace.outcome = Outcome::Error { message };
             return CycleOutput { trace, state };
         }

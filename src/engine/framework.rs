@@ -193,6 +193,11 @@ pub trait Plugin: Send + Sync {
     fn not_modelled(&self, _pod: &Pod) -> Option<String> {
         None
     }
+    /// Set when `error` (an Error this plugin returned) is a known bug of
+    /// kube-scheduler v1.35 that the replay reproduces on purpose; the trace says so.
+    fn upstream_behaviour(&self, _error: &str) -> Option<String> {
+        None
+    }
     fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
         None
     }

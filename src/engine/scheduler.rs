@@ -1576,6 +1576,12 @@ impl Simulator {
         rec.initial_attempt = b.qp.info.initial_attempt_timestamp;
         rec.unschedulable_count = b.qp.unschedulable_count;
         rec.bound_attempt = Some(b.attempt);
+        crate::engine::plugins::dynamic_resources::record_binding(
+            &mut self.cluster,
+            &b.state,
+            &b.assumed,
+            &b.host,
+        );
         self.event(&key, SimEventKind::Bound { node: b.host });
         self.move_all(ClusterEvent::AssignedPodAdd, None);
         self.apply_activations();

@@ -65,6 +65,17 @@ pub struct Cluster {
     pub stateful_sets: BTreeMap<String, apps::StatefulSet>,
     pub replication_controllers: BTreeMap<String, core::ReplicationController>,
     pub pod_groups: BTreeMap<String, PodGroup>,
+    /// DRA objects (`resource.k8s.io/v1`), checked and defaulted by [`super::dra`].
+    pub device_classes: BTreeMap<String, super::dra::DeviceClass>,
+    /// By name: the order the allocator visits slices in.
+    pub resource_slices: BTreeMap<String, super::dra::ResourceSlice>,
+    /// Keyed `namespace/name`.
+    pub resource_claims: BTreeMap<String, super::dra::ResourceClaim>,
+    /// Keyed `namespace/name`; the scheduler never reads them (kept for display).
+    pub resource_claim_templates: BTreeMap<String, super::dra::ResourceClaimTemplate>,
+    /// The source delivers DRA objects (snapshots do; the live watchers do not yet):
+    /// without them a pod's claims cannot be resolved, and DRA reports that.
+    pub dra_objects_known: bool,
     /// Bound pods by label.
     label_index: LabelIndex,
 }
@@ -303,8 +314,20 @@ impl Cluster {
             stateful_sets,
             replication_controllers,
             pod_groups,
+            device_classes,
+            resource_slices,
+            resource_claims,
+            resource_claim_templates,
         );
         changed
+    }
+
+    pub fn resource_claim(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&super::dra::ResourceClaim> {
+        self.resource_claims.get(&format!("{namespace}/{name}"))
     }
 
     pub fn pvc(&self, namespace: &str, name: &str) -> Option<&core::PersistentVolumeClaim> {

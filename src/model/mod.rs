@@ -1,6 +1,7 @@
 //! The cluster model: nodes, pods and the objects scheduling reads.
 
 pub mod cluster;
+pub mod dra;
 pub mod label_index;
 pub mod labels;
 pub mod node;

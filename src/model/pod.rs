@@ -76,6 +76,8 @@ pub struct Pod {
     pub init_images: Vec<String>,
     pub images: Vec<String>,
     pub resource_claims: Vec<core::PodResourceClaim>,
+    /// `status.resourceClaimStatuses`: the claims generated from templates.
+    pub resource_claim_statuses: Vec<core::PodResourceClaimStatus>,
     pub readiness_gates: usize,
     /// `metadata.generation`: the scheduler's conditions carry it as their
     /// `observedGeneration`.
@@ -255,6 +257,11 @@ impl Pod {
                 .map(|c| c.image.clone().unwrap_or_default())
                 .collect(),
             resource_claims: spec.resource_claims.clone().unwrap_or_default(),
+            resource_claim_statuses: p
+                .status
+                .as_ref()
+                .and_then(|s| s.resource_claim_statuses.clone())
+                .unwrap_or_default(),
             readiness_gates: spec.readiness_gates.as_ref().map_or(0, |g| g.len()),
             generation: meta.generation.unwrap_or(0),
         })

@@ -107,6 +107,7 @@ pub fn to_json(t: &Trace) -> Value {
             "plugins": ph.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "not_modelled": t.not_modelled,
+        "upstream_behaviour": t.upstream_behaviour,
     })
 }
 

@@ -44,6 +44,9 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
             let _ = writeln!(o, "  {:<32} {}", n.plugin, n.what);
         }
     }
+    for n in &t.upstream_behaviour {
+        let _ = writeln!(o, "Upstream   {}: {}", n.plugin, n.what);
+    }
     if matches!(t.outcome, Outcome::Gated { .. }) {
         return out;
     }

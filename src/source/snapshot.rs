@@ -42,7 +42,7 @@ use serde_json::{Map, Value};
 
 use super::convert::{self, Priorities};
 use super::{LoadReport, Origin, SnapshotError};
-use crate::model::{Cluster, FieldError, Node, Pod, PodGroup};
+use crate::model::{Cluster, FieldError, Node, Pod, PodGroup, dra};
 
 /// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
 #[derive(Clone, Debug, Default)]
@@ -1338,6 +1338,9 @@ fn expected_api_version(kind: &str) -> Option<&'static str> {
         "ReplicaSet" | "StatefulSet" => "apps/v1",
         "RuntimeClass" => "node.k8s.io/v1",
         "PodGroup" => "scheduling.x-k8s.io/v1alpha1",
+        "DeviceClass" | "ResourceSlice" | "ResourceClaim" | "ResourceClaimTemplate" => {
+            "resource.k8s.io/v1"
+        }
         _ => return None,
     })
 }
@@ -1353,6 +1356,8 @@ fn namespaced(kind: &str) -> bool {
             | "StatefulSet"
             | "ReplicationController"
             | "PodGroup"
+            | "ResourceClaim"
+            | "ResourceClaimTemplate"
     )
 }
 
@@ -1391,6 +1396,10 @@ enum Decoded {
     ReplicationController(Box<core::ReplicationController>),
     RuntimeClass(Box<nodev1::RuntimeClass>),
     PodGroup(Box<PodGroup>),
+    DeviceClass(Box<dra::DeviceClass>),
+    ResourceSlice(Box<dra::ResourceSlice>),
+    ResourceClaim(Box<dra::ResourceClaim>),
+    ResourceClaimTemplate(Box<dra::ResourceClaimTemplate>),
 }
 
 /// Decode one object. Pure, so it could run on any thread.
@@ -1526,6 +1535,30 @@ fn decode_object(
             let meta = pg.metadata.clone();
             let group = convert::pod_group(pg).map_err(|e| bad_field(&meta, e))?;
             Decoded::PodGroup(Box::new(group))
+        }
+        "DeviceClass" => {
+            let mut o: dra::DeviceClass = body.decode().map_err(bad_body)?;
+            named(&o.metadata)?;
+            dra::device_class_defaults(&mut o);
+            Decoded::DeviceClass(Box::new(o))
+        }
+        "ResourceSlice" => {
+            let mut o: dra::ResourceSlice = body.decode().map_err(bad_body)?;
+            named(&o.metadata)?;
+            dra::resource_slice_check(&mut o).map_err(|e| bad_field(&o.metadata, e))?;
+            Decoded::ResourceSlice(Box::new(o))
+        }
+        "ResourceClaim" => {
+            let mut o: dra::ResourceClaim = body.decode().map_err(bad_body)?;
+            named(&o.metadata)?;
+            dra::resource_claim_check(&mut o).map_err(|e| bad_field(&o.metadata, e))?;
+            Decoded::ResourceClaim(Box::new(o))
+        }
+        "ResourceClaimTemplate" => {
+            let mut o: dra::ResourceClaimTemplate = body.decode().map_err(bad_body)?;
+            named(&o.metadata)?;
+            dra::resource_claim_template_check(&mut o).map_err(|e| bad_field(&o.metadata, e))?;
+            Decoded::ResourceClaimTemplate(Box::new(o))
         }
         _ => Decoded::Skip(kind.to_string()),
     })
@@ -1872,6 +1905,17 @@ impl Loader {
                 let key = format!("{}/{}", o.namespace, o.name);
                 put(&mut c.pod_groups, key, *o, dups)
             }
+            Decoded::DeviceClass(o) => put(&mut c.device_classes, name_key(&o.metadata), *o, dups),
+            Decoded::ResourceSlice(o) => {
+                put(&mut c.resource_slices, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::ResourceClaim(o) => put(&mut c.resource_claims, ns_key(&o.metadata), *o, dups),
+            Decoded::ResourceClaimTemplate(o) => put(
+                &mut c.resource_claim_templates,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
         }
     }
 
@@ -1892,6 +1936,7 @@ impl Loader {
 
     fn finish(mut self) -> Result<Snapshot, SnapshotError> {
         let mut cluster = std::mem::take(&mut self.cluster);
+        cluster.dra_objects_known = true;
 
         // Nodes in name order (the model keeps them sorted; inserting in order is
         // cheap), the later of two same-named nodes winning.
@@ -1971,6 +2016,13 @@ impl Loader {
         );
         count("RuntimeClass", self.runtime_classes.len());
         count("PodGroup", cluster.pod_groups.len());
+        count("DeviceClass", cluster.device_classes.len());
+        count("ResourceSlice", cluster.resource_slices.len());
+        count("ResourceClaim", cluster.resource_claims.len());
+        count(
+            "ResourceClaimTemplate",
+            cluster.resource_claim_templates.len(),
+        );
         Ok(Snapshot {
             cluster,
             report: self.report,

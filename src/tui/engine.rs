@@ -117,6 +117,7 @@ fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
         post_filter: None,
         binding: Vec::new(),
         not_modelled: Vec::new(),
+        upstream_behaviour: Vec::new(),
         outcome: crate::trace::Outcome::Error {
             message: format!("profile #{} does not exist", key.profile),
         },

@@ -321,6 +321,7 @@ fn base(pod: &str, priority: i32) -> Trace {
         post_filter: None,
         binding: vec![],
         not_modelled: vec![],
+        upstream_behaviour: vec![],
         outcome: Outcome::Error {
             message: "unset".into(),
         },

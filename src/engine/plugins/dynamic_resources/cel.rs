@@ -1,0 +1,669 @@
+//! The Kubernetes DRA CEL environment on the `cel` crate: the `device` variable
+//! (`driver`, `attributes[domain][id]`, `capacity[domain][id]`) and the Kubernetes
+//! quantity and semver libraries. Evaluation never panics (a panic inside the crate
+//! becomes a runtime error) and is bounded: expressions are limited in length and
+//! in their statically estimated cost, as the API server limits them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use cel::extractors::{Arguments, This};
+use cel::objects::{Key, Opaque};
+use cel::{Context, ExecutionError, FunctionContext, Program, Value};
+use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
+
+use crate::model::Quantity;
+use crate::model::dra::Semver;
+
+/// `resource.CELSelectorExpressionMaxLength`.
+pub const MAX_EXPRESSION_LENGTH: usize = 10 * 1024;
+/// `resource.CELSelectorExpressionMaxCost`: the runtime cost budget, enforced here
+/// through a static upper bound of the evaluation's work.
+pub const MAX_COST: u64 = 1_000_000;
+
+/// A compiled selector expression.
+pub struct Selector {
+    program: Program,
+    /// String literals of the expression: a domain named by one that the device
+    /// lacks must read as an empty map, not as a missing key.
+    literals: Vec<String>,
+}
+
+/// Compiles `expr`; the error is the detail after `CEL compile error: `.
+pub fn compile(expr: &str) -> Result<Selector, String> {
+    if expr.len() > MAX_EXPRESSION_LENGTH {
+        return Err(format!(
+            "expression too long ({} bytes, maximum {MAX_EXPRESSION_LENGTH})",
+            expr.len()
+        ));
+    }
+    let program = match catch_unwind(|| Program::compile(expr)) {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(_) => return Err("the expression could not be parsed".into()),
+    };
+    let cost = estimate_cost(expr);
+    if cost > MAX_COST {
+        return Err(format!(
+            "estimated cost {cost} exceeds the budget of {MAX_COST}"
+        ));
+    }
+    Ok(Selector {
+        program,
+        literals: string_literals(expr),
+    })
+}
+
+/// What the selector sees of a device.
+pub struct DeviceView<'a> {
+    pub driver: &'a str,
+    pub attributes: Option<&'a BTreeMap<String, DeviceAttribute>>,
+    pub capacity: Option<&'a BTreeMap<String, DeviceCapacity>>,
+}
+
+/// `domain/id` splits at the slash; a bare id belongs to the driver's domain.
+pub fn split_name<'a>(name: &'a str, driver: &'a str) -> (&'a str, &'a str) {
+    name.split_once('/').unwrap_or((driver, name))
+}
+
+fn attribute_value(a: &DeviceAttribute) -> Value {
+    if let Some(b) = a.bool {
+        Value::Bool(b)
+    } else if let Some(i) = a.int {
+        Value::Int(i)
+    } else if let Some(s) = &a.string {
+        Value::String(Arc::new(s.clone()))
+    } else if let Some(v) = a.version.as_deref().and_then(|v| Semver::parse(v, false)) {
+        Value::Opaque(Arc::new(SemverValue(v)))
+    } else {
+        Value::Null
+    }
+}
+
+fn device_value(dev: &DeviceView<'_>, literals: &[String]) -> Value {
+    let mut attrs: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
+    for (name, a) in dev.attributes.into_iter().flatten() {
+        let (dom, id) = split_name(name, dev.driver);
+        attrs
+            .entry(dom.to_string())
+            .or_default()
+            .insert(Key::from(id.to_string()), attribute_value(a));
+    }
+    let mut caps: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
+    for (name, c) in dev.capacity.into_iter().flatten() {
+        let (dom, id) = split_name(name, dev.driver);
+        let q = Quantity::parse(&c.value.0).unwrap_or_default();
+        caps.entry(dom.to_string()).or_default().insert(
+            Key::from(id.to_string()),
+            Value::Opaque(Arc::new(QuantityValue(q))),
+        );
+    }
+    for lit in literals {
+        attrs.entry(lit.clone()).or_default();
+        caps.entry(lit.clone()).or_default();
+    }
+    let nest = |m: BTreeMap<String, HashMap<Key, Value>>| -> Value {
+        let outer: HashMap<Key, Value> = m
+            .into_iter()
+            .map(|(k, v)| (Key::from(k), Value::from(v)))
+            .collect();
+        Value::from(outer)
+    };
+    let mut device: HashMap<Key, Value> = HashMap::new();
+    device.insert(
+        Key::from("driver".to_string()),
+        Value::String(Arc::new(dev.driver.to_string())),
+    );
+    device.insert(Key::from("attributes".to_string()), nest(attrs));
+    device.insert(Key::from("capacity".to_string()), nest(caps));
+    Value::from(device)
+}
+
+/// Evaluates the selector on a device: `Ok(bool)` or the runtime error text (after
+/// `CEL runtime error: `).
+pub fn evaluate(sel: &Selector, dev: &DeviceView<'_>) -> Result<bool, String> {
+    let device = device_value(dev, &sel.literals);
+    let run = || -> Result<Value, String> {
+        BASE_CONTEXT.with(|base| {
+            let base = base.as_ref().map_err(Clone::clone)?;
+            let mut ctx = base.new_inner_scope();
+            ctx.add_variable_from_value("device", device);
+            sel.program.execute(&ctx).map_err(|e| runtime_message(&e))
+        })
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(Value::Bool(b))) => Ok(b),
+        Ok(Ok(other)) => Err(format!(
+            "expression must evaluate to bool, got {}",
+            type_name(&other)
+        )),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err("internal error while evaluating the expression".into()),
+    }
+}
+
+/// cel-go's wording where upstream's is known (`no such key: <id>`).
+fn runtime_message(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        ExecutionError::FunctionError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::List(_) => "list",
+        Value::Map(_) => "map",
+        Value::Int(_) => "int",
+        Value::UInt(_) => "uint",
+        Value::Float(_) => "double",
+        Value::String(_) => "string",
+        Value::Bytes(_) => "bytes",
+        Value::Bool(_) => "bool",
+        Value::Null => "null_type",
+        Value::Opaque(o) => {
+            if o.downcast_ref::<QuantityValue>().is_some() {
+                "kubernetes.Quantity"
+            } else {
+                "kubernetes.Semver"
+            }
+        }
+        _ => "unknown",
+    }
+}
+
+/// Quoted string literals of the source (no escapes resolved: domain names have
+/// none).
+fn string_literals(expr: &str) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let b = expr.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let q = b[i];
+        if q == b'"' || q == b'\'' {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j] != q {
+                if b[j] == b'\\' {
+                    j += 1;
+                }
+                j += 1;
+            }
+            if j <= b.len()
+                && let Some(s) = expr.get(start..j.min(b.len()))
+            {
+                out.insert(s.to_string());
+            }
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// A static upper bound of the work: each comprehension multiplies the cost of its
+/// body by the largest list it could range over (a literal list, or a device map of
+/// at most 32 attributes and 32 capacities per domain, as the API limits them).
+fn estimate_cost(expr: &str) -> u64 {
+    const PER_RANGE: u64 = 64;
+    let mut depth_products: Vec<u64> = vec![1];
+    let mut cost: u64 = 0;
+    let macros = [
+        ".all(",
+        ".exists(",
+        ".exists_one(",
+        ".map(",
+        ".filter(",
+        ".existsOne(",
+    ];
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    let mut pending_macro = 0usize;
+    let mut open_stack: Vec<bool> = Vec::new();
+    while i < bytes.len() {
+        if macros.iter().any(|m| bytes[i..].starts_with(m.as_bytes())) {
+            pending_macro += 1;
+        }
+        match bytes[i] {
+            b'(' => {
+                let is_macro = pending_macro > 0;
+                if is_macro {
+                    pending_macro -= 1;
+                    let top = *depth_products.last().unwrap_or(&1);
+                    depth_products.push(top.saturating_mul(PER_RANGE));
+                }
+                open_stack.push(is_macro);
+            }
+            b')' => {
+                let closes_macro = open_stack.pop() == Some(true);
+                if closes_macro && depth_products.len() > 1 {
+                    depth_products.pop();
+                }
+            }
+            _ => {}
+        }
+        cost = cost.saturating_add(*depth_products.last().unwrap_or(&1));
+        i += 1;
+    }
+    cost
+}
+
+// ---------------------------------------------------------------------------------
+// Quantity and semver values and functions
+
+#[derive(Debug, PartialEq, Eq)]
+struct QuantityValue(Quantity);
+
+impl Opaque for QuantityValue {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Quantity"
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct SemverValue(Semver);
+
+impl Opaque for SemverValue {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Semver"
+    }
+}
+
+fn quantity_of(v: &Value) -> Option<Quantity> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<QuantityValue>().map(|q| q.0),
+        _ => None,
+    }
+}
+
+fn semver_of(v: &Value) -> Option<&Semver> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<SemverValue>().map(|s| &s.0),
+        _ => None,
+    }
+}
+
+fn no_overload(ftx: &FunctionContext, what: &str) -> ExecutionError {
+    ftx.error(format!("no such overload: {}({what})", ftx.name))
+}
+
+fn quantity(ftx: &FunctionContext, s: Arc<String>) -> Result<Value, ExecutionError> {
+    Quantity::parse(&s)
+        .map(|q| Value::Opaque(Arc::new(QuantityValue(q))))
+        .map_err(|_| {
+            ftx.error(
+                "quantities must match the regular expression \
+                 '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            )
+        })
+}
+
+fn is_quantity(s: Arc<String>) -> bool {
+    Quantity::parse(&s).is_ok()
+}
+
+fn semver_args(
+    ftx: &FunctionContext,
+    args: &[Value],
+) -> Result<(Arc<String>, bool), ExecutionError> {
+    match args {
+        [Value::String(s)] => Ok((s.clone(), false)),
+        [Value::String(s), Value::Bool(loose)] => Ok((s.clone(), *loose)),
+        _ => Err(no_overload(ftx, "...")),
+    }
+}
+
+fn semver(ftx: &FunctionContext, Arguments(args): Arguments) -> Result<Value, ExecutionError> {
+    let (s, loose) = semver_args(ftx, &args)?;
+    Semver::parse(&s, loose)
+        .map(|v| Value::Opaque(Arc::new(SemverValue(v))))
+        .ok_or_else(|| ftx.error("invalid semver"))
+}
+
+fn is_semver(ftx: &FunctionContext, Arguments(args): Arguments) -> Result<bool, ExecutionError> {
+    let (s, loose) = semver_args(ftx, &args)?;
+    Ok(Semver::parse(&s, loose).is_some())
+}
+
+fn ordering(
+    ftx: &FunctionContext,
+    this: &Value,
+    other: &Value,
+) -> Result<std::cmp::Ordering, ExecutionError> {
+    if let (Some(a), Some(b)) = (quantity_of(this), quantity_of(other)) {
+        return Ok(a.cmp(&b));
+    }
+    if let (Some(a), Some(b)) = (semver_of(this), semver_of(other)) {
+        return Ok(a.compare(b));
+    }
+    Err(no_overload(
+        ftx,
+        &format!("{}, {}", type_name(this), type_name(other)),
+    ))
+}
+
+fn compare_to(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    other: Value,
+) -> Result<i64, ExecutionError> {
+    Ok(ordering(ftx, &this, &other)? as i64)
+}
+
+fn is_greater_than(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    other: Value,
+) -> Result<bool, ExecutionError> {
+    Ok(ordering(ftx, &this, &other)?.is_gt())
+}
+
+fn is_less_than(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    other: Value,
+) -> Result<bool, ExecutionError> {
+    Ok(ordering(ftx, &this, &other)?.is_lt())
+}
+
+const NANO: i128 = 1_000_000_000;
+
+fn arith(
+    ftx: &FunctionContext,
+    this: &Value,
+    other: &Value,
+    sign: i128,
+) -> Result<Value, ExecutionError> {
+    let a = quantity_of(this).ok_or_else(|| no_overload(ftx, type_name(this)))?;
+    let b = match other {
+        Value::Int(i) => Quantity(i128::from(*i) * NANO),
+        v => quantity_of(v).ok_or_else(|| no_overload(ftx, type_name(v)))?,
+    };
+    let sum =
+        a.0.checked_add(sign * b.0)
+            .ok_or_else(|| ftx.error("quantity overflow"))?;
+    Ok(Value::Opaque(Arc::new(QuantityValue(Quantity(sum)))))
+}
+
+fn add(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    other: Value,
+) -> Result<Value, ExecutionError> {
+    arith(ftx, &this, &other, 1)
+}
+
+fn sub(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    other: Value,
+) -> Result<Value, ExecutionError> {
+    arith(ftx, &this, &other, -1)
+}
+
+fn this_quantity(ftx: &FunctionContext, this: &Value) -> Result<Quantity, ExecutionError> {
+    quantity_of(this).ok_or_else(|| no_overload(ftx, type_name(this)))
+}
+
+fn is_integer(ftx: &FunctionContext, This(this): This<Value>) -> Result<bool, ExecutionError> {
+    let q = this_quantity(ftx, &this)?;
+    Ok(q.0 % NANO == 0 && i64::try_from(q.0 / NANO).is_ok())
+}
+
+fn as_integer(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
+    let q = this_quantity(ftx, &this)?;
+    if q.0 % NANO != 0 {
+        return Err(ftx.error("cannot convert value to integer"));
+    }
+    i64::try_from(q.0 / NANO).map_err(|_| ftx.error("cannot convert value to integer"))
+}
+
+fn as_approximate_float(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+) -> Result<f64, ExecutionError> {
+    let q = this_quantity(ftx, &this)?;
+    Ok(q.0 as f64 / NANO as f64)
+}
+
+fn sign(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
+    let q = this_quantity(ftx, &this)?;
+    Ok(q.0.signum() as i64)
+}
+
+fn this_semver<'a>(ftx: &FunctionContext, this: &'a Value) -> Result<&'a Semver, ExecutionError> {
+    semver_of(this).ok_or_else(|| no_overload(ftx, type_name(this)))
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn major(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
+    Ok(clamp(this_semver(ftx, &this)?.major))
+}
+
+fn minor(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
+    Ok(clamp(this_semver(ftx, &this)?.minor))
+}
+
+fn patch(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, ExecutionError> {
+    Ok(clamp(this_semver(ftx, &this)?.patch))
+}
+
+thread_local! {
+    /// The standard library plus the Kubernetes functions, built once per thread:
+    /// each evaluation only adds `device` in an inner scope.
+    static BASE_CONTEXT: Result<Context<'static, 'static>, String> = base_context();
+}
+
+fn base_context() -> Result<Context<'static, 'static>, String> {
+    let mut ctx = Context::default();
+    let err = |e: cel::DeclarationError| e.to_string();
+    ctx.add_function("quantity", quantity).map_err(err)?;
+    ctx.add_function("isQuantity", is_quantity).map_err(err)?;
+    ctx.add_function("semver", semver).map_err(err)?;
+    ctx.add_function("isSemver", is_semver).map_err(err)?;
+    ctx.add_function("compareTo", compare_to).map_err(err)?;
+    ctx.add_function("isGreaterThan", is_greater_than)
+        .map_err(err)?;
+    ctx.add_function("isLessThan", is_less_than).map_err(err)?;
+    ctx.add_function("add", add).map_err(err)?;
+    ctx.add_function("sub", sub).map_err(err)?;
+    ctx.add_function("isInteger", is_integer).map_err(err)?;
+    ctx.add_function("asInteger", as_integer).map_err(err)?;
+    ctx.add_function("asApproximateFloat", as_approximate_float)
+        .map_err(err)?;
+    ctx.add_function("sign", sign).map_err(err)?;
+    ctx.add_function("major", major).map_err(err)?;
+    ctx.add_function("minor", minor).map_err(err)?;
+    ctx.add_function("patch", patch).map_err(err)?;
+    Ok(ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+
+    fn attrs() -> BTreeMap<String, DeviceAttribute> {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "model".into(),
+            DeviceAttribute {
+                string: Some("a100".into()),
+                ..Default::default()
+            },
+        );
+        m.insert(
+            "driverVersion".into(),
+            DeviceAttribute {
+                version: Some("1.2.3".into()),
+                ..Default::default()
+            },
+        );
+        m.insert(
+            "resource.kubernetes.io/pcieRoot".into(),
+            DeviceAttribute {
+                string: Some("pci0".into()),
+                ..Default::default()
+            },
+        );
+        m.insert(
+            "cores".into(),
+            DeviceAttribute {
+                int: Some(8),
+                ..Default::default()
+            },
+        );
+        m
+    }
+
+    fn caps() -> BTreeMap<String, DeviceCapacity> {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "memory".into(),
+            DeviceCapacity {
+                value: K8sQuantity("40Gi".into()),
+                ..Default::default()
+            },
+        );
+        m
+    }
+
+    fn eval(expr: &str) -> Result<bool, String> {
+        let a = attrs();
+        let c = caps();
+        let dev = DeviceView {
+            driver: "gpu.example.com",
+            attributes: Some(&a),
+            capacity: Some(&c),
+        };
+        evaluate(&compile(expr)?, &dev)
+    }
+
+    #[test]
+    fn driver_attributes_and_domains() {
+        assert_eq!(eval(r#"device.driver == "gpu.example.com""#), Ok(true));
+        assert_eq!(
+            eval(r#"device.attributes["gpu.example.com"].model == "a100""#),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(r#"device.attributes["resource.kubernetes.io"].pcieRoot == "pci0""#),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(r#"device.attributes["gpu.example.com"].cores > 4"#),
+            Ok(true)
+        );
+        // An unknown domain is an empty map; has() and `in` test keys.
+        assert_eq!(
+            eval(r#"!has(device.attributes["other.io"].model)"#),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(r#""model" in device.attributes["gpu.example.com"]"#),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn quantity_functions() {
+        assert_eq!(
+            eval(r#"device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0"#),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(r#"device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("80Gi"))"#),
+            Ok(false)
+        );
+        assert_eq!(
+            eval(r#"device.capacity["gpu.example.com"].memory.isLessThan(quantity("80Gi"))"#),
+            Ok(true)
+        );
+        assert_eq!(eval(r#"quantity("1").add(2).asInteger() == 3"#), Ok(true));
+        assert_eq!(
+            eval(r#"quantity("1").sub(quantity("1500m")).sign() == -1"#),
+            Ok(true)
+        );
+        assert_eq!(eval(r#"quantity("500m").isInteger()"#), Ok(false));
+        assert_eq!(
+            eval(r#"quantity("1.5").asApproximateFloat() == 1.5"#),
+            Ok(true)
+        );
+        assert_eq!(eval(r#"isQuantity("1Gi") && !isQuantity("x")"#), Ok(true));
+        assert_eq!(eval(r#"quantity("1") == quantity("1000m")"#), Ok(true));
+        assert!(eval(r#"quantity("500m").asInteger() == 0"#).is_err());
+        assert!(eval(r#"quantity("bad") == quantity("1")"#).is_err());
+    }
+
+    #[test]
+    fn semver_functions() {
+        assert_eq!(
+            eval(
+                r#"device.attributes["gpu.example.com"].driverVersion.compareTo(semver("1.2.0")) >= 0"#
+            ),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(
+                r#"device.attributes["gpu.example.com"].driverVersion.isLessThan(semver("1.10.0"))"#
+            ),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(
+                r#"semver("1.2.3").major() == 1 && semver("1.2.3").minor() == 2 && semver("1.2.3").patch() == 3"#
+            ),
+            Ok(true)
+        );
+        assert_eq!(eval(r#"semver("v1.2", true).minor() == 2"#), Ok(true));
+        assert_eq!(
+            eval(r#"isSemver("1.2.3") && !isSemver("1.2") && isSemver("1.2", true)"#),
+            Ok(true)
+        );
+        assert_eq!(
+            eval(r#"semver("1.2.3").isGreaterThan(semver("1.2.3-rc.1"))"#),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(
+            eval(r#"device.attributes["gpu.example.com"].missing == "x""#),
+            Err("no such key: missing".into())
+        );
+        assert_eq!(
+            eval(r#"device.attributes["other.io"].model == "x""#),
+            Err("no such key: model".into())
+        );
+        assert!(compile("device.driver ==").is_err());
+        assert!(
+            eval(r#"device.driver"#)
+                .unwrap_err()
+                .contains("must evaluate to bool")
+        );
+        assert!(compile(&"a".repeat(MAX_EXPRESSION_LENGTH + 1)).is_err());
+        // Multi-byte text is scanned by bytes: no slicing inside a character.
+        assert_eq!(
+            eval(
+                r#"device.attributes["gpu.example.com"].model != "ä100" && ["é"].all(x, x != "a")"#
+            ),
+            Ok(true)
+        );
+        let nested = "[1,2].all(a, [1,2].all(b, [1,2].all(c, [1,2].all(d, true))))";
+        assert!(
+            compile(nested)
+                .err()
+                .unwrap_or_default()
+                .contains("exceeds the budget")
+        );
+        // Comparing unrelated kinds is an error, never a panic.
+        assert!(eval(r#"quantity("1").compareTo(semver("1.0.0")) == 0"#).is_err());
+    }
+}
