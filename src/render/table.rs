@@ -367,6 +367,7 @@ mod tests {
             post_filter: None,
             binding: vec![],
             not_modelled: vec![],
+            upstream_behaviour: vec![],
             outcome: Outcome::Error {
                 message: message.into(),
             },
