@@ -946,6 +946,25 @@ fn parser_limits_are_explained() {
         "{msg}"
     );
     assert!(!msg.contains("budget"), "{msg}");
+
+    // Nested aliases of aliases (a "billion laughs"): the parser's anchor-replay limit
+    // trips before the expansion count does; said in words, not the limit's name.
+    let mut laughs = String::from("kind: Pod\nmetadata: {name: p}\n");
+    laughs.push_str(&format!(
+        "x0: &x0 [{}]\n",
+        vec!["\"yyyyyyyy\""; 16].join(",")
+    ));
+    for i in 1..9 {
+        let refs = vec![format!("*x{}", i - 1); 16].join(",");
+        laughs.push_str(&format!("x{i}: &x{i} [{refs}]\n"));
+    }
+    let (_, msg) = load_err(&laughs, "laughs.yaml");
+    assert!(msg.contains("refusing to parse: its anchored (&name) values are larger than the parser keeps for aliases")
+        || msg.contains("its aliases (*name) expand it beyond its own size"), "{msg}");
+    assert!(
+        !msg.contains("RecordedAnchor") && !msg.contains("budget"),
+        "{msg}"
+    );
 }
 
 /// An unquoted `1e30` is read by YAML as a float and written out in 31 digits; the

@@ -424,6 +424,17 @@ fn strip_location(mut msg: String) -> String {
                 "it has far more aliases (*name) than anchors (&name), as an alias bomb does"
                     .to_string()
             }
+            "Events" | "Nodes" => "it has more YAML nodes than the parser allows".to_string(),
+            "Anchors" => "it defines more anchors (&name) than the parser allows".to_string(),
+            "Documents" => "it has more documents (---) than the parser allows".to_string(),
+            "ScalarBytes" | "InputBytes" => "it is larger than the parser allows".to_string(),
+            "CommentBytes" => "its comments are larger than the parser allows".to_string(),
+            "MergeKeys" => "it has more merge keys (<<) than the parser allows".to_string(),
+            "RecordedAnchorEvents" | "RecordedAnchorBytes" => {
+                "its anchored (&name) values are larger than the parser keeps for aliases"
+                    .to_string()
+            }
+            "SequenceUnbalanced" => "its structure is unbalanced (truncated?)".to_string(),
             other => format!("it exceeds the YAML parser's {other} limit"),
         };
         msg = format!("refusing to parse: {limit}");
