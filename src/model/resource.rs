@@ -46,23 +46,32 @@ impl Resource {
         }
     }
 
+    /// Go's int64 arithmetic, as the scheduler cache's `Resource.Add` does: sums of
+    /// absurd requests wrap instead of stopping the replay.
     pub fn add(&mut self, other: &Resource) {
-        self.milli_cpu += other.milli_cpu;
-        self.memory += other.memory;
-        self.ephemeral_storage += other.ephemeral_storage;
-        self.allowed_pod_number += other.allowed_pod_number;
+        self.milli_cpu = self.milli_cpu.wrapping_add(other.milli_cpu);
+        self.memory = self.memory.wrapping_add(other.memory);
+        self.ephemeral_storage = self.ephemeral_storage.wrapping_add(other.ephemeral_storage);
+        self.allowed_pod_number = self
+            .allowed_pod_number
+            .wrapping_add(other.allowed_pod_number);
         for (k, v) in &other.scalar {
-            *self.scalar.entry(k.clone()).or_insert(0) += v;
+            let sum = self.scalar.entry(k.clone()).or_insert(0);
+            *sum = sum.wrapping_add(*v);
         }
     }
 
+    /// The inverse of [`Resource::add`], wrapping the same way.
     pub fn sub(&mut self, other: &Resource) {
-        self.milli_cpu -= other.milli_cpu;
-        self.memory -= other.memory;
-        self.ephemeral_storage -= other.ephemeral_storage;
-        self.allowed_pod_number -= other.allowed_pod_number;
+        self.milli_cpu = self.milli_cpu.wrapping_sub(other.milli_cpu);
+        self.memory = self.memory.wrapping_sub(other.memory);
+        self.ephemeral_storage = self.ephemeral_storage.wrapping_sub(other.ephemeral_storage);
+        self.allowed_pod_number = self
+            .allowed_pod_number
+            .wrapping_sub(other.allowed_pod_number);
         for (k, v) in &other.scalar {
-            *self.scalar.entry(k.clone()).or_insert(0) -= v;
+            let diff = self.scalar.entry(k.clone()).or_insert(0);
+            *diff = diff.wrapping_sub(*v);
         }
     }
 
@@ -99,4 +108,27 @@ fn is_native_resource(name: &str) -> bool {
 
 fn is_prefixed_native_resource(name: &str) -> bool {
     name.contains("kubernetes.io/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two pods whose requests sum past i64 (found by the fuzz test): the sum wraps
+    /// as Go's does, and taking one pod away restores the other exactly.
+    #[test]
+    fn sums_wrap_like_go_and_sub_undoes_add() {
+        let mut huge = Resource {
+            milli_cpu: i64::MAX,
+            memory: i64::MAX,
+            ..Resource::default()
+        };
+        huge.scalar.insert("example.com/gpu".into(), i64::MAX);
+        let mut node = huge.clone();
+        node.add(&huge);
+        assert_eq!(node.milli_cpu, i64::MAX.wrapping_add(i64::MAX));
+        assert_eq!(node.get("example.com/gpu"), -2);
+        node.sub(&huge);
+        assert_eq!(node, huge);
+    }
 }
