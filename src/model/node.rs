@@ -137,8 +137,10 @@ impl NodeInfo {
 
     pub fn add_pod(&mut self, pod: Arc<Pod>) {
         self.requested.add(&pod.requests);
-        self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu;
-        self.non_zero_requested.memory += pod.non_zero_memory;
+        // Go's int64 arithmetic, as in Resource::add.
+        let nz = &mut self.non_zero_requested;
+        nz.milli_cpu = nz.milli_cpu.wrapping_add(pod.non_zero_milli_cpu);
+        nz.memory = nz.memory.wrapping_add(pod.non_zero_memory);
         for hp in &pod.host_ports {
             *self.used_ports.entry(hp.clone()).or_insert(0) += 1;
         }
@@ -162,8 +164,9 @@ impl NodeInfo {
         };
         let pod = self.pods.remove(idx);
         self.requested.sub(&pod.requests);
-        self.non_zero_requested.milli_cpu -= pod.non_zero_milli_cpu;
-        self.non_zero_requested.memory -= pod.non_zero_memory;
+        let nz = &mut self.non_zero_requested;
+        nz.milli_cpu = nz.milli_cpu.wrapping_sub(pod.non_zero_milli_cpu);
+        nz.memory = nz.memory.wrapping_sub(pod.non_zero_memory);
         for hp in &pod.host_ports {
             if let Some(c) = self.used_ports.get_mut(hp) {
                 *c -= 1;
@@ -223,4 +226,26 @@ pub fn pvc_names(pod: &Pod) -> Vec<String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::testing::{cluster, simple_node, simple_pod};
+
+    /// Two bound pods whose requests sum past i64 on one node (found by a fuzz run):
+    /// the node's totals wrap as the Go cache's do, and the model still builds.
+    #[test]
+    fn huge_requests_on_one_node_wrap_instead_of_panicking() {
+        let huge = "9223372036854775807";
+        let c = cluster(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![
+                simple_pod("a", huge, huge, Some("n1")),
+                simple_pod("b", huge, huge, Some("n1")),
+            ],
+        );
+        let info = c.node("n1").expect("n1");
+        assert_eq!(info.pods.len(), 2);
+        assert!(info.requested.memory < 0, "wrapped: {:?}", info.requested);
+    }
 }
