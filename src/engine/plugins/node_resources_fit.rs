@@ -379,8 +379,9 @@ impl NodeResourcesFit {
         {
             return status_of(reasons, unresolvable);
         }
+        // Go's int64 arithmetic: a node whose sums wrapped compares as upstream's does.
         let mut check = |want: i64, have: i64, used: i64, reason: &str| {
-            if want > 0 && want > have - used {
+            if want > 0 && want > have.wrapping_sub(used) {
                 reasons.push(reason.to_string());
                 unresolvable |= want > have;
             }
@@ -415,7 +416,7 @@ impl NodeResourcesFit {
             }
             let have = alloc.scalar.get(name).copied().unwrap_or(0);
             let in_use = used.scalar.get(name).copied().unwrap_or(0);
-            if want > have - in_use {
+            if want > have.wrapping_sub(in_use) {
                 reasons.push(format!("Insufficient {name}"));
                 unresolvable |= want > have;
             }
