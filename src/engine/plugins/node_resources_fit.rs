@@ -1364,6 +1364,26 @@ mod tests {
             "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found"
         );
     }
+
+    #[test]
+    /// Two bound pods whose requests wrap the node's sums negative (a fuzz input):
+    /// the free room is computed as Go computes it (wrapping), so Filter neither
+    /// panics nor invents a reason; a small pod then fits, as upstream.
+    fn wrapped_node_sums_filter_like_go() {
+        let huge = "9223372036854775807";
+        let c = cluster(
+            vec![node(
+                "n1",
+                json!({"cpu": "4", "memory": "8Gi", "pods": "110"}),
+            )],
+            vec![
+                bound("a", "n1", json!({"cpu": huge, "memory": huge})),
+                bound("b", "n1", json!({"cpu": huge, "memory": huge})),
+            ],
+        );
+        let got = filter_all(&plugin(json!({})), &c, &pending(json!({"cpu": "1"})));
+        assert_eq!(got, vec![("n1".to_string(), Code::Success, vec![])]);
+    }
 }
 
 #[cfg(test)]
