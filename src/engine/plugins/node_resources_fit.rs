@@ -1366,23 +1366,30 @@ mod tests {
     }
 
     #[test]
-    /// Two bound pods whose requests wrap the node's sums negative (a fuzz input):
-    /// the free room is computed as Go computes it (wrapping), so Filter neither
-    /// panics nor invents a reason; a small pod then fits, as upstream.
+    /// Two bound pods whose cpu requests sum past i64 (a fuzz input): the node's sum
+    /// wraps to about i64::MIN, and `allocatable - requested` wraps again, as Go's
+    /// int64 arithmetic does, leaving no room: "Insufficient cpu" (Unschedulable,
+    /// since 1 cpu is within allocatable). Before, the subtraction panicked.
     fn wrapped_node_sums_filter_like_go() {
-        let huge = "9223372036854775807";
         let c = cluster(
             vec![node(
                 "n1",
                 json!({"cpu": "4", "memory": "8Gi", "pods": "110"}),
             )],
             vec![
-                bound("a", "n1", json!({"cpu": huge, "memory": huge})),
-                bound("b", "n1", json!({"cpu": huge, "memory": huge})),
+                bound("a", "n1", json!({"cpu": "9223372036854775807m"})),
+                bound("b", "n1", json!({"cpu": "2m"})),
             ],
         );
         let got = filter_all(&plugin(json!({})), &c, &pending(json!({"cpu": "1"})));
-        assert_eq!(got, vec![("n1".to_string(), Code::Success, vec![])]);
+        assert_eq!(
+            got,
+            vec![(
+                "n1".to_string(),
+                Code::Unschedulable,
+                vec!["Insufficient cpu".to_string()]
+            )]
+        );
     }
 }
 
