@@ -152,6 +152,11 @@ fn allowed_under_redact(path: &str) -> bool {
         ".nodeAffinity.",
         ".allowedTopologies[",
         ".scheduling.",
+        // DRA: what the allocator reads (selectors, device attributes, allocations).
+        ".cel.expression",
+        ".attributes.",
+        ".reservedFor[",
+        ".devices.results[",
     ];
     // Single fields: names, references and volume identities.
     const LEAVES: &[&str] = &[
@@ -183,6 +188,8 @@ fn allowed_under_redact(path: &str) -> bool {
         ".rbd.pool",
         ".iscsi.iqn",
         ".iscsi.targetPortal",
+        ".deviceClassName",
+        ".constraints[0].requests",
         ".metadata.annotations.volume.kubernetes.io/selected-node",
         ".metadata.annotations.pv.kubernetes.io/provisioned-by",
     ];
@@ -548,7 +555,13 @@ fn planted_names_do_not_survive_hashing() {
                 || (what == "CSIDriver" && path == ".metadata.name");
             let topology = path.contains("topology")
                 || path.ends_with("allowedTopologies[0].matchLabelExpressions[0].values[0]");
-            if !(software || topology) {
+            // DRA CEL selectors compare device attributes with string literals
+            // (`device.attributes["d"].model == "a100"`); rewriting CEL is not
+            // safe, so both the expressions and the attribute values they compare
+            // stay, and so do driver names (CEL reads `device.driver`).
+            let cel = path.ends_with(".cel.expression")
+                || (what == "ResourceSlice" && path.contains(".attributes."));
+            if !(software || topology || cel) {
                 leaks.push(format!("{what}: {f}"));
             }
         }

@@ -172,6 +172,9 @@ const PVC_SPEC: &[&str] = &[
     "dataSourceRef.namespace",
 ];
 
+/// A claim's device requests, as the allocator reads them (not `config`).
+const DEVICE_CLAIM: &[&str] = &["requests", "constraints"];
+
 /// The kinds the loader reads and, for each, its kept paths beyond [`META`].
 fn kind_paths(kind: &str) -> Option<Vec<String>> {
     let with = |prefix: &str, paths: &[&str]| -> Vec<String> {
@@ -203,6 +206,10 @@ fn kind_paths(kind: &str) -> Option<Vec<String>> {
                     // Only a PodScheduled=False message survives; see `redact_object`.
                     "conditions.message",
                 ],
+            ));
+            v.extend(with(
+                "status.resourceClaimStatuses.",
+                &["name", "resourceClaimName"],
             ));
             v.extend(with("status.containerStatuses.", CONTAINER_STATUS));
             v.extend(with("status.initContainerStatuses.", CONTAINER_STATUS));
@@ -308,6 +315,41 @@ fn kind_paths(kind: &str) -> Option<Vec<String>> {
             "spec.",
             &["minMember", "scheduleTimeoutSeconds", "minResources"],
         ),
+        // DRA: what the structured allocator reads. Opaque driver configuration
+        // (`config`) is the driver's business, never the scheduler's, and goes, as
+        // does a claim's driver-reported `status.devices` (free text and addresses).
+        "DeviceClass" => with("spec.", &["selectors", "extendedResourceName"]),
+        "ResourceSlice" => with(
+            "spec.",
+            &[
+                "driver",
+                "pool",
+                "nodeName",
+                "nodeSelector",
+                "allNodes",
+                "perDeviceNodeSelection",
+                "devices",
+                "sharedCounters",
+            ],
+        ),
+        "ResourceClaim" => {
+            let mut v = with("spec.devices.", DEVICE_CLAIM);
+            v.extend(with(
+                "status.",
+                &[
+                    "allocation.devices.results",
+                    "allocation.nodeSelector",
+                    "allocation.allocationTimestamp",
+                    "reservedFor",
+                ],
+            ));
+            v
+        }
+        "ResourceClaimTemplate" => {
+            let mut v = with("spec.spec.devices.", DEVICE_CLAIM);
+            v.push("spec.metadata.labels".into());
+            v
+        }
         _ => return None,
     };
     paths.extend(META.iter().map(|p| p.to_string()));
@@ -428,6 +470,10 @@ pub const KINDS: &[&str] = &[
     "ReplicationController",
     "RuntimeClass",
     "PodGroup",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
 ];
 
 /// Prune one object to its kind's allowlist. False when the object must be dropped
@@ -563,6 +609,10 @@ impl NameHasher {
                 *s = format!("{}:h", self.hash(&normalized));
             }
             (How::NodeImage, Value::String(s)) => *s = format!("{}:h", self.hash(s)),
+            (How::Request, Value::String(s)) => {
+                let parts: Vec<String> = s.split('/').map(|p| self.hash(p)).collect();
+                *s = parts.join("/");
+            }
             (How::Labels, Value::Object(map)) => {
                 for (k, val) in map.iter_mut() {
                     if let Value::String(s) = val
@@ -643,6 +693,9 @@ enum How {
     Labels,
     Selectors,
     Taints,
+    /// A DRA request reference, `request` or `request/subrequest`: each part
+    /// hashed, so a subrequest still names its parent.
+    Request,
 }
 
 /// Where names and label values sit, kind by kind (paths as in the allowlist).
@@ -679,6 +732,14 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
         ("dataSourceRef.name", Name),
         ("dataSourceRef.namespace", Name),
     ];
+    // A claim request names its device class, directly or among alternatives.
+    const DEVICE_CLASSES: &[(&str, How)] = &[
+        ("requests.name", Name),
+        ("requests.firstAvailable.name", Name),
+        ("constraints.requests", Request),
+        ("requests.exactly.deviceClassName", ClassName),
+        ("requests.firstAvailable.deviceClassName", ClassName),
+    ];
     let pod_template = |prefix: &str| -> Vec<(String, How)> {
         let mut v = with(&format!("{prefix}metadata."), &[("labels", Labels)]);
         let spec = format!("{prefix}spec.");
@@ -699,8 +760,12 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("resourceClaims.resourceClaimTemplateName", Name),
                 ("containers.name", Name),
                 ("containers.image", Image),
+                ("containers.resources.claims.name", Name),
+                ("containers.resources.claims.request", Name),
                 ("initContainers.name", Name),
                 ("initContainers.image", Image),
+                ("initContainers.resources.claims.name", Name),
+                ("initContainers.resources.claims.request", Name),
                 ("volumes.name", Name),
                 ("volumes.persistentVolumeClaim.claimName", Name),
                 (
@@ -742,6 +807,10 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
         "Pod" => {
             let mut v = pod_template("");
             v.push(("status.nominatedNodeName".into(), Name));
+            v.extend(with(
+                "status.resourceClaimStatuses.",
+                &[("name", Name), ("resourceClaimName", Name)],
+            ));
             v.extend(statuses("status.containerStatuses."));
             v.extend(statuses("status.initContainerStatuses."));
             v
@@ -787,12 +856,43 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("scheduling.tolerations", Taints),
             ],
         ),
+        "ResourceSlice" => with(
+            "spec.",
+            &[
+                ("nodeName", Name),
+                ("nodeSelector", Selectors),
+                ("pool.name", Name),
+                ("devices.name", Name),
+                ("devices.nodeName", Name),
+                ("devices.nodeSelector", Selectors),
+            ],
+        ),
+        "ResourceClaim" => {
+            let mut v = with("spec.devices.", DEVICE_CLASSES);
+            v.extend(with(
+                "status.",
+                &[
+                    ("allocation.nodeSelector", Selectors),
+                    ("allocation.devices.results.request", Request),
+                    ("allocation.devices.results.pool", Name),
+                    ("allocation.devices.results.device", Name),
+                    ("reservedFor.name", Name),
+                    ("reservedFor.uid", Name),
+                ],
+            ));
+            v
+        }
+        "ResourceClaimTemplate" => {
+            let mut v = with("spec.spec.devices.", DEVICE_CLASSES);
+            v.push(("spec.metadata.labels".into(), Labels));
+            v
+        }
         _ => Vec::new(),
     };
     // Names of classes and drivers are what other objects call them by; a CSI
     // driver's name is software, not the cluster's (translation and limits read it).
     let own_name = match kind {
-        "PriorityClass" | "StorageClass" | "RuntimeClass" => Some(ClassName),
+        "PriorityClass" | "StorageClass" | "RuntimeClass" | "DeviceClass" => Some(ClassName),
         "CSIDriver" => None,
         _ => Some(Name),
     };
@@ -850,6 +950,8 @@ pub fn hash_names(objects: &mut [Value], hasher: &mut NameHasher) {
             "StatefulSet",
             "ReplicationController",
             "PodGroup",
+            "ResourceClaim",
+            "ResourceClaimTemplate",
         ];
         if NAMESPACED.contains(&kind.as_str())
             && let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut)
