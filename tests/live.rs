@@ -136,6 +136,21 @@ async fn converged(
     .await;
 }
 
+/// `schedscope explain POD --kubeconfig KC` run as a user would, off the runtime's
+/// worker threads (the test API server answers on them).
+async fn explain_live(kc: std::path::PathBuf, pod: &'static str) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", pod, "--kubeconfig"])
+            .arg(&kc)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("run")
+    })
+    .await
+    .unwrap()
+}
+
 fn seed(api: &FakeApi) {
     for ns in ["default", "kube-system"] {
         api.apply("namespaces", json!({"metadata": {"name": ns}}));
@@ -563,16 +578,7 @@ async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
     api.apply("pods", big);
     let dir = std::env::temp_dir().join(format!("schedscope-kc-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
-            .args(["explain", "default/big", "--kubeconfig"])
-            .arg(&kc)
-            .env_remove("KUBECONFIG")
-            .output()
-            .expect("run")
-    })
-    .await
-    .unwrap();
+    let out = explain_live(kc, "default/big").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -811,16 +817,7 @@ async fn forbidden_optional_kind_degrades_and_marks_its_plugin() {
 
     let dir = std::env::temp_dir().join(format!("schedscope-kc403-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
-            .args(["explain", "default/p1", "--kubeconfig"])
-            .arg(&kc)
-            .env_remove("KUBECONFIG")
-            .output()
-            .expect("run")
-    })
-    .await
-    .unwrap();
+    let out = explain_live(kc, "default/p1").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -843,16 +840,7 @@ async fn unreachable_api_server_is_an_error_at_once() {
     let dir = std::env::temp_dir().join(format!("schedscope-kcdown-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
     api.go_down().await;
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
-            .args(["explain", "default/p1", "--kubeconfig"])
-            .arg(&kc)
-            .env_remove("KUBECONFIG")
-            .output()
-            .expect("run")
-    })
-    .await
-    .unwrap();
+    let out = explain_live(kc, "default/p1").await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
