@@ -1,0 +1,495 @@
+//! The loader: decoded objects applied in input order, then what the API server
+//! would have defaulted or admitted, into one [`Cluster`].
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::node::v1 as nodev1;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::value::RawValue;
+
+use super::Snapshot;
+use super::decode::{Body, CompactLoc, Decoded, Loc, PodEntry, Start, decode_any, object_name};
+use super::json::{JsonTop, json_found, json_item, kubectl_prefix};
+use super::parallel::{CHUNK, par_map};
+use super::text::{Format, bytes_to_text, lone_cr_to_lf};
+use super::yaml::{YamlCtx, YamlUnit, strip_location, yaml_units};
+use crate::model::{Cluster, Node, Pod};
+use crate::source::convert::{self, Priorities};
+use crate::source::{LoadReport, Origin, SnapshotError};
+
+// ---------------------------------------------------------------------------------
+// The loader
+
+#[derive(Default)]
+pub(super) struct Loader {
+    pub(super) report: LoadReport,
+    pub(super) nodes: Vec<Node>,
+    pub(super) pods: Vec<PodEntry>,
+    pub(super) runtime_classes: BTreeMap<String, nodev1::RuntimeClass>,
+    pub(super) cluster: Cluster,
+}
+
+pub(super) fn ns_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+pub(super) fn name_key(meta: &ObjectMeta) -> String {
+    meta.name.clone().unwrap_or_default()
+}
+
+impl Loader {
+    pub(super) fn add_bytes(&mut self, bytes: &[u8], file: &str) -> Result<(), SnapshotError> {
+        self.report.files.push(file.to_string());
+        self.report.bytes += bytes.len() as u64;
+        let text = bytes_to_text(bytes, file)?;
+        self.add_text(&text, file)
+    }
+
+    pub(super) fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
+        let file_idx = self.report.files.len().saturating_sub(1);
+        let text = lone_cr_to_lf(text);
+        let body = text.trim_start_matches('\u{feff}');
+        if body.trim().is_empty() {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        let by_name = Format::from_name(file);
+        let looks_json = body.trim_start().starts_with(['{', '[']);
+        if by_name == Some(Format::Json) {
+            return self.add_json(body, file, file_idx);
+        }
+        if looks_json {
+            // A `.yaml` file holding JSON (JSON is YAML): take the fast path, unless
+            // it is really YAML flow style that JSON cannot parse.
+            let mut trial = Loader::default();
+            trial.report.files = self.report.files.clone();
+            match trial.add_json(body, file, file_idx) {
+                Ok(()) => {
+                    self.merge(trial);
+                    return Ok(());
+                }
+                Err(SnapshotError::Syntax { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.add_yaml(body, file, file_idx)
+    }
+
+    /// Take over what a trial loader read.
+    pub(super) fn merge(&mut self, other: Loader) {
+        self.report.documents += other.report.documents;
+        self.report.duplicates += other.report.duplicates;
+        self.report.terminal_pods += other.report.terminal_pods;
+        for (k, v) in other.report.skipped_kinds {
+            *self.report.skipped_kinds.entry(k).or_default() += v;
+        }
+        self.nodes.extend(other.nodes);
+        self.pods.extend(other.pods);
+        for (_, rc) in other.runtime_classes {
+            self.apply(Decoded::RuntimeClass(Box::new(rc)));
+        }
+        let c = other.cluster;
+        macro_rules! take {
+            ($($field:ident),*) => {$(
+                for (k, v) in c.$field {
+                    if self.cluster.$field.insert(k, v).is_some() {
+                        self.report.duplicates += 1;
+                    }
+                }
+            )*};
+        }
+        take!(
+            persistent_volumes,
+            persistent_volume_claims,
+            storage_classes,
+            csi_nodes,
+            csi_drivers,
+            volume_attachments,
+            namespaces,
+            pod_disruption_budgets,
+            priority_classes,
+            services,
+            replica_sets,
+            stateful_sets,
+            replication_controllers,
+            pod_groups
+        );
+    }
+
+    pub(super) fn add_json(
+        &mut self,
+        text: &str,
+        file: &str,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        let base = text.as_ptr() as usize;
+        let syntax = |e: serde_json::Error, document: Option<usize>| SnapshotError::Syntax {
+            at: Box::new(Origin {
+                file: file.to_string(),
+                document,
+                item: None,
+                line: Some(e.line() as u64),
+                column: Some(e.column() as u64),
+            }),
+            format: "JSON",
+            message: strip_location(e.to_string()),
+        };
+        let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
+        let mut document = 0;
+        for raw in stream {
+            let raw = raw.map_err(|e| syntax(e, Some(document + 1)))?;
+            document += 1;
+            self.report.documents += 1;
+            let s = raw.get();
+            let loc = Loc {
+                file,
+                text,
+                document,
+                item: None,
+                start: Start::Offset(s.as_ptr() as usize - base),
+            };
+            match s.as_bytes().first() {
+                Some(b'{') => {}
+                Some(b'[') => {
+                    let items: Vec<&RawValue> =
+                        serde_json::from_str(s).map_err(|e| syntax(e, Some(document)))?;
+                    self.json_items(&items, None, None, &loc, file_idx)?;
+                    continue;
+                }
+                _ => {
+                    return Err(SnapshotError::NotAnObject {
+                        at: loc.origin(),
+                        found: json_found(s).into(),
+                    });
+                }
+            }
+            let (api_version, kind) = match kubectl_prefix(s) {
+                Some((av, kind)) if !kind.ends_with("List") => {
+                    (Some(Cow::Borrowed(av)), Some(Cow::Borrowed(kind)))
+                }
+                _ => {
+                    let top: JsonTop = serde_json::from_str(s).map_err(|e| {
+                        let (ns, name) = Body::Json(s).name();
+                        SnapshotError::InvalidObject {
+                            at: loc.origin_at(Some(e.line() as u64), Some(e.column() as u64)),
+                            object: object_name("object", ns.as_deref(), name.as_deref()),
+                            field: None,
+                            message: strip_location(e.to_string()),
+                        }
+                    })?;
+                    if let Some(items) = &top.items
+                        && let Some(k) = top.kind.as_deref()
+                        && k.ends_with("List")
+                    {
+                        let item_kind = k.strip_suffix("List").filter(|k| !k.is_empty());
+                        self.json_items(
+                            items,
+                            item_kind,
+                            top.api_version.as_deref(),
+                            &loc,
+                            file_idx,
+                        )?;
+                        continue;
+                    }
+                    (top.api_version, top.kind)
+                }
+            };
+            self.object(
+                kind.as_deref(),
+                api_version.as_deref(),
+                Body::Json(s),
+                &loc,
+                file_idx,
+            )?;
+        }
+        if document == 0 {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Items of a List. `item_kind`/`list_api_version` fill in for items of a typed
+    /// list (`PodList`), which the API server prints without kind and apiVersion.
+    /// Large lists are decoded on several threads; results are applied in input order,
+    /// so the outcome (and the first error reported) does not depend on timing.
+    pub(super) fn json_items(
+        &mut self,
+        items: &[&RawValue],
+        item_kind: Option<&str>,
+        list_api_version: Option<&str>,
+        list_loc: &Loc<'_>,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        let chunks = items.len().div_ceil(CHUNK);
+        let outs = par_map(chunks, |c| {
+            let mut out = Vec::with_capacity(CHUNK);
+            let from = c * CHUNK;
+            let chunk = &items[from..((c + 1) * CHUNK).min(items.len())];
+            for (k, raw) in chunk.iter().enumerate() {
+                let r = json_item(
+                    raw,
+                    from + k,
+                    item_kind,
+                    list_api_version,
+                    list_loc,
+                    file_idx,
+                );
+                let failed = r.is_err();
+                out.push(r);
+                if failed {
+                    break;
+                }
+            }
+            out
+        });
+        for r in outs.into_iter().flatten() {
+            self.apply(r?);
+        }
+        Ok(())
+    }
+
+    pub(super) fn add_yaml(
+        &mut self,
+        text: &str,
+        file: &str,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        // Documents, and the items of kubectl-style Lists in groups, are parsed and
+        // decoded in parallel, then applied in input order.
+        let units = yaml_units(text, true);
+        if units.is_empty() {
+            return Err(SnapshotError::EmptyFile {
+                file: file.to_string(),
+            });
+        }
+        let ctx = YamlCtx {
+            file,
+            text,
+            file_idx,
+        };
+        let outs = par_map(units.len(), |u| ctx.run(&units[u]));
+        if outs.iter().any(|o| o.is_none()) {
+            // A List split into groups did not parse group by group (anchors shared
+            // between items, unusual layout): parse whole documents instead, which
+            // also reports any real error in the right place.
+            let units = yaml_units(text, false);
+            let outs = par_map(units.len(), |u| ctx.run(&units[u]));
+            return self.apply_yaml(&units, outs);
+        }
+        self.apply_yaml(&units, outs)
+    }
+
+    pub(super) fn apply_yaml(
+        &mut self,
+        units: &[YamlUnit<'_>],
+        outs: Vec<Option<Vec<Result<Decoded, SnapshotError>>>>,
+    ) -> Result<(), SnapshotError> {
+        for (unit, out) in units.iter().zip(outs) {
+            if unit.first_of_document {
+                self.report.documents += 1;
+            }
+            for r in out.into_iter().flatten() {
+                self.apply(r?);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn object(
+        &mut self,
+        kind: Option<&str>,
+        api_version: Option<&str>,
+        body: Body<'_>,
+        loc: &Loc<'_>,
+        file_idx: usize,
+    ) -> Result<(), SnapshotError> {
+        let decoded = decode_any(kind, api_version, &body, loc, file_idx)?;
+        self.apply(decoded);
+        Ok(())
+    }
+
+    pub(super) fn apply(&mut self, d: Decoded) {
+        fn put<V>(map: &mut BTreeMap<String, V>, key: String, v: V, dups: &mut usize) {
+            if map.insert(key, v).is_some() {
+                *dups += 1;
+            }
+        }
+        let dups = &mut self.report.duplicates;
+        let c = &mut self.cluster;
+        match d {
+            Decoded::Skip(kind) => *self.report.skipped_kinds.entry(kind).or_default() += 1,
+            Decoded::TerminalPod => self.report.terminal_pods += 1,
+            Decoded::Node(n) => self.nodes.push(*n),
+            Decoded::Pod(p) => self.pods.push(*p),
+            Decoded::PersistentVolume(o) => {
+                put(&mut c.persistent_volumes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::PersistentVolumeClaim(o) => put(
+                &mut c.persistent_volume_claims,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
+            Decoded::StorageClass(o) => {
+                put(&mut c.storage_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::CSINode(o) => put(&mut c.csi_nodes, name_key(&o.metadata), *o, dups),
+            Decoded::CSIDriver(o) => put(&mut c.csi_drivers, name_key(&o.metadata), *o, dups),
+            Decoded::VolumeAttachment(o) => {
+                put(&mut c.volume_attachments, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::Namespace(o) => put(&mut c.namespaces, name_key(&o.metadata), *o, dups),
+            Decoded::PodDisruptionBudget(o) => {
+                put(&mut c.pod_disruption_budgets, ns_key(&o.metadata), *o, dups)
+            }
+            Decoded::PriorityClass(o) => {
+                put(&mut c.priority_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::Service(o) => put(&mut c.services, ns_key(&o.metadata), *o, dups),
+            Decoded::ReplicaSet(o) => put(&mut c.replica_sets, ns_key(&o.metadata), *o, dups),
+            Decoded::StatefulSet(o) => put(&mut c.stateful_sets, ns_key(&o.metadata), *o, dups),
+            Decoded::ReplicationController(o) => put(
+                &mut c.replication_controllers,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
+            Decoded::RuntimeClass(o) => {
+                put(&mut self.runtime_classes, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::PodGroup(o) => {
+                let key = format!("{}/{}", o.namespace, o.name);
+                put(&mut c.pod_groups, key, *o, dups)
+            }
+            Decoded::DeviceClass(o) => put(&mut c.device_classes, name_key(&o.metadata), *o, dups),
+            Decoded::ResourceSlice(o) => {
+                put(&mut c.resource_slices, name_key(&o.metadata), *o, dups)
+            }
+            Decoded::ResourceClaim(o) => put(&mut c.resource_claims, ns_key(&o.metadata), *o, dups),
+            Decoded::ResourceClaimTemplate(o) => put(
+                &mut c.resource_claim_templates,
+                ns_key(&o.metadata),
+                *o,
+                dups,
+            ),
+        }
+    }
+
+    pub(super) fn origin_of(&self, loc: CompactLoc) -> Box<Origin> {
+        Box::new(Origin {
+            file: self
+                .report
+                .files
+                .get(loc.file as usize)
+                .cloned()
+                .unwrap_or_default(),
+            document: Some(loc.document as usize),
+            item: loc.item.map(|i| i as usize),
+            line: None,
+            column: None,
+        })
+    }
+
+    pub(super) fn finish(mut self) -> Result<Snapshot, SnapshotError> {
+        let mut cluster = std::mem::take(&mut self.cluster);
+        cluster.dra_objects_known = true;
+
+        // Nodes in name order (the model keeps them sorted; inserting in order is
+        // cheap), the later of two same-named nodes winning.
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let nodes_read = nodes.len();
+        nodes.reverse();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        nodes.dedup_by(|later, earlier| {
+            // `dedup_by` keeps the first of equal neighbours: after the reverse and
+            // stable sort, that is the last one read.
+            later.name == earlier.name
+        });
+        let node_count = nodes.len();
+        for n in nodes {
+            cluster.upsert_node(n);
+        }
+        self.report.duplicates += nodes_read - node_count;
+
+        let classes = std::mem::take(&mut cluster.priority_classes);
+        let priorities = Priorities::new(&classes);
+        let pods = std::mem::take(&mut self.pods);
+        for entry in pods {
+            let object = |p: &Pod| format!("Pod {}/{}", p.namespace, p.name);
+            let mut pod = match entry.raw {
+                Some(mut raw) => {
+                    convert::apply_runtime_overhead(&mut raw, &self.runtime_classes);
+                    Pod::from_k8s(&raw).map_err(|e| SnapshotError::InvalidObject {
+                        at: self.origin_of(entry.loc),
+                        object: object(&entry.pod),
+                        field: Some(e.path),
+                        message: e.message,
+                    })?
+                }
+                None => entry.pod,
+            };
+            priorities
+                .admit(&mut pod, entry.explicit_priority, entry.explicit_policy)
+                .map_err(|class| SnapshotError::MissingPriorityClass {
+                    at: self.origin_of(entry.loc),
+                    object: object(&pod),
+                    class,
+                })?;
+            let before = cluster.pod_count();
+            cluster.upsert_pod(pod);
+            if cluster.pod_count() == before {
+                self.report.duplicates += 1; // replaced a pod with the same key
+            }
+        }
+        cluster.priority_classes = classes;
+
+        let r = &mut self.report;
+        let mut count = |kind: &str, n: usize| {
+            if n > 0 {
+                r.objects.insert(kind.to_string(), n);
+            }
+        };
+        count("Node", node_count);
+        count("Pod", cluster.pod_count());
+        count("PersistentVolume", cluster.persistent_volumes.len());
+        count(
+            "PersistentVolumeClaim",
+            cluster.persistent_volume_claims.len(),
+        );
+        count("StorageClass", cluster.storage_classes.len());
+        count("CSINode", cluster.csi_nodes.len());
+        count("CSIDriver", cluster.csi_drivers.len());
+        count("VolumeAttachment", cluster.volume_attachments.len());
+        count("Namespace", cluster.namespaces.len());
+        count("PodDisruptionBudget", cluster.pod_disruption_budgets.len());
+        count("PriorityClass", cluster.priority_classes.len());
+        count("Service", cluster.services.len());
+        count("ReplicaSet", cluster.replica_sets.len());
+        count("StatefulSet", cluster.stateful_sets.len());
+        count(
+            "ReplicationController",
+            cluster.replication_controllers.len(),
+        );
+        count("RuntimeClass", self.runtime_classes.len());
+        count("PodGroup", cluster.pod_groups.len());
+        count("DeviceClass", cluster.device_classes.len());
+        count("ResourceSlice", cluster.resource_slices.len());
+        count("ResourceClaim", cluster.resource_claims.len());
+        count(
+            "ResourceClaimTemplate",
+            cluster.resource_claim_templates.len(),
+        );
+        Ok(Snapshot {
+            cluster,
+            report: self.report,
+        })
+    }
+}

@@ -1,0 +1,193 @@
+//! Snapshot files → [`Cluster`].
+//!
+//! Input is what `kubectl get nodes,pods,pv,pvc,sc,... -A -o yaml` (or `-o json`)
+//! prints: one or more files (a directory is read non-recursively, `*.yaml`, `*.yml`,
+//! `*.json` in name order), each holding multi-document YAML, a `kind: List` (or a
+//! typed list such as `PodList`), a stream of JSON objects or a JSON array.
+//!
+//! Each object is peeked at for `apiVersion`/`kind` and then deserialised straight from
+//! its own text (JSON) or from the parsed YAML tree into the k8s-openapi type, then
+//! converted into the scheduler's view. Secrets and ConfigMaps are never materialised.
+//! JSON List items, YAML documents and groups of YAML List items are decoded on all
+//! cores; results are applied in input order, so the outcome and the first error
+//! reported never depend on timing.
+//!
+//! YAML scalars follow YAML 1.2 (only `true`/`false` are booleans) and digits with
+//! leading zeros stay strings; otherwise an unquoted number where Kubernetes wants a
+//! string is an error, as `kubectl apply` would report it.
+//!
+//! What the API server would have applied before the scheduler sees the objects
+//! (priority admission, RuntimeClass overhead, StorageClass and PriorityClass
+//! defaults, the namespace name label) is applied once everything is read, since a
+//! PriorityClass may come after the pods that name it. Container requests from limits,
+//! port defaults and node allocatable are applied by the model's `from_k8s`.
+
+use std::path::Path;
+
+use super::{LoadReport, SnapshotError};
+use crate::model::Cluster;
+
+mod decode;
+mod json;
+mod loader;
+mod parallel;
+mod text;
+mod yaml;
+
+use loader::Loader;
+use text::Format;
+
+pub(crate) use text::bytes_to_text;
+pub(crate) use yaml::check_alias_expansion;
+
+/// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub cluster: Cluster,
+    pub report: LoadReport,
+}
+
+/// Load a snapshot file, or every `*.yaml`/`*.yml`/`*.json` file of a directory (in
+/// file-name order, sub-directories not read).
+pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
+    let io = |e| SnapshotError::Io {
+        path: path.to_path_buf(),
+        error: e,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let mut loader = Loader::default();
+    if meta.is_dir() {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let p = entry.map_err(io)?.path();
+            if p.is_file() && Format::from_name(&p.to_string_lossy()).is_some() {
+                files.push(p);
+            }
+        }
+        if files.is_empty() {
+            return Err(SnapshotError::EmptyDirectory {
+                dir: path.to_path_buf(),
+            });
+        }
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        for f in files {
+            let bytes = std::fs::read(&f).map_err(|e| SnapshotError::Io {
+                path: f.clone(),
+                error: e,
+            })?;
+            loader.add_bytes(&bytes, &f.display().to_string())?;
+        }
+    } else {
+        let bytes = std::fs::read(path).map_err(io)?;
+        loader.add_bytes(&bytes, &path.display().to_string())?;
+    }
+    loader.finish()
+}
+
+/// Load a snapshot from text; `origin_name` names it in errors and, by its extension
+/// (`.json`), may select the format (otherwise it is sniffed).
+pub fn load_snapshot_str(text: &str, origin_name: &str) -> Result<Snapshot, SnapshotError> {
+    let mut loader = Loader::default();
+    loader.report.files.push(origin_name.to_string());
+    loader.report.bytes += text.len() as u64;
+    loader.add_text(text, origin_name)?;
+    loader.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SnapshotError;
+    use super::json::kubectl_prefix;
+    use super::text::{bytes_to_text, line_col};
+    use super::yaml::{is_marker, split_yaml};
+    use crate::model::{Cluster, Node};
+
+    #[test]
+    fn split_yaml_counts_lines_and_skips_empty_documents() {
+        let text = "---\n# comment\n---\na: 1\n---\n\nb: 2\n...\nc: 3\n--- {d: 4}\n";
+        let chunks = split_yaml(text);
+        let got: Vec<_> = chunks
+            .iter()
+            .map(|c| (c.start_line, c.content_line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, None),
+                (3, Some(4)),
+                (5, Some(7)),
+                (9, Some(9)),
+                (10, Some(10))
+            ]
+        );
+        assert_eq!(chunks[2].text, "---\n\nb: 2\n...\n");
+    }
+
+    /// `Cluster::upsert_node` re-indexes only the moved positions (changed for bulk
+    /// loads): lookups must stay right for out-of-order inserts too.
+    #[test]
+    fn node_index_after_out_of_order_inserts() {
+        let mut c = Cluster::new();
+        for name in ["n3", "n1", "n4", "n2", "n0", "n1"] {
+            c.upsert_node(Node {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        let names: Vec<_> = c.nodes().iter().map(|n| n.name().to_string()).collect();
+        assert_eq!(names, ["n0", "n1", "n2", "n3", "n4"]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(c.node_position(n), Some(i), "{n}");
+            assert_eq!(c.node(n).map(|x| x.name()), Some(n.as_str()));
+        }
+    }
+
+    #[test]
+    fn marker_needs_whitespace_after() {
+        assert!(is_marker("---", "---"));
+        assert!(is_marker("--- |", "---"));
+        assert!(!is_marker("----", "---"));
+        assert!(!is_marker("---x", "---"));
+        assert!(!is_marker(" ---", "---"));
+    }
+
+    #[test]
+    fn kubectl_prefix_fast_path() {
+        let s = "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"Pod\",\n    \"metadata\": {}}";
+        assert_eq!(kubectl_prefix(s), Some(("v1", "Pod")));
+        assert_eq!(
+            kubectl_prefix("{\"kind\": \"Pod\", \"apiVersion\": \"v1\"}"),
+            None
+        );
+        assert_eq!(
+            kubectl_prefix("{\"apiVersion\": \"v\\u0031\", \"kind\": \"Pod\"}"),
+            None
+        );
+        assert_eq!(
+            kubectl_prefix("{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}"),
+            Some(("v1", "Pod"))
+        );
+    }
+
+    #[test]
+    fn line_col_of_offsets() {
+        let t = "ab\ncdé\nf";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 3), (2, 1));
+        assert_eq!(line_col(t, 8), (3, 1));
+        assert_eq!(line_col(t, 100), (3, 2));
+    }
+
+    #[test]
+    fn utf16_with_bom_is_decoded() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "kind: Pod".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        assert_eq!(bytes_to_text(&bytes, "f").unwrap(), "kind: Pod");
+        assert!(matches!(
+            bytes_to_text(&[b'a', 0xC3, 0x28], "f"),
+            Err(SnapshotError::NotText { offset: 1, .. })
+        ));
+    }
+}
