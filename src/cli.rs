@@ -258,7 +258,21 @@ pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
     let path = args.snapshot.as_deref().context(
         "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
     )?;
-    load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))
+    let snapshot =
+        load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))?;
+    report_load(&snapshot.report);
+    Ok(snapshot)
+}
+
+/// Say on stderr what a directory load read, and every warning (stdout stays the
+/// answer, for scripts).
+fn report_load(report: &crate::source::LoadReport) {
+    if report.from_directory {
+        eprintln!("{}", terminal_safe(&report.to_string()));
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {}", terminal_safe(w));
+    }
 }
 
 /// `snapshot save`: list the live cluster (or read `--from`) and write it.

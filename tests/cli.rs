@@ -245,3 +245,25 @@ fn negative_request_is_refused_in_every_format() {
         );
     }
 }
+
+#[test]
+fn a_snapshot_directory_says_what_it_read_and_left_out_on_stderr() {
+    let dir = root().join("tests/fixtures/dir");
+    let o = run(&["pods", "--snapshot", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("read 5 files (") && err.contains("2 Node, 3 Pod, 1 PriorityClass"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: left out 2 files holding no Kubernetes objects:")
+            && err.contains("notes.yaml (no Kubernetes objects)"),
+        "{err}"
+    );
+    // The answer stays alone on stdout.
+    assert!(stdout(&o).starts_with("POD "), "{}", stdout(&o));
+    // A single file is read without a summary.
+    let o = run(&["pods", "--snapshot", s(&demo())]);
+    assert_eq!(stderr(&o), "");
+}

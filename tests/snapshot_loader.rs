@@ -297,7 +297,7 @@ fn large_json_list_decoded_in_parallel_keeps_order_and_first_error() {
     let snap = load_snapshot_str(&list, "big.json").unwrap();
     assert_eq!(snap.cluster.pod_count(), 1500);
     assert_eq!(snap.cluster.pod("ns/p3").unwrap().priority, 9999);
-    assert_eq!(snap.report.duplicates, 1);
+    assert_eq!(snap.report.replaced, ["Pod ns/p3"]);
 
     // Two bad items: the first in input order is reported.
     let mut bad = items.clone();
@@ -315,21 +315,62 @@ fn large_json_list_decoded_in_parallel_keeps_order_and_first_error() {
 }
 
 #[test]
-fn directory_is_read_in_name_order_non_recursively() {
+fn directory_is_read_recursively_in_path_order() {
     let snap = load_snapshot(&fixtures().join("dir")).unwrap();
     let r = &snap.report;
-    let files: Vec<_> = r
-        .files
+    let root = fixtures().join("dir");
+    let rel = |f: &String| {
+        Path::new(f)
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let files: Vec<_> = r.files.iter().map(rel).collect();
+    // A must-gather's layout: sub-directories are read, depth first in name order.
+    assert_eq!(
+        files,
+        [
+            "01-nodes.yaml",
+            "02-pods.json",
+            "03-pending.yml",
+            "nested/namespaces/shop/core/pods.yaml",
+            "nested/namespaces/shop/pods/cart/cart.yaml",
+        ]
+    );
+    // Files holding no Kubernetes objects are left out and named; `README.txt` is
+    // not a snapshot file at all.
+    let skipped: Vec<_> = r
+        .skipped_files
         .iter()
-        .map(|f| {
-            Path::new(f)
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
+        .map(|(f, why)| (rel(f), why.as_str()))
         .collect();
-    assert_eq!(files, ["01-nodes.yaml", "02-pods.json", "03-pending.yml"]);
+    assert_eq!(
+        skipped,
+        [
+            ("nested/notes.yaml".to_string(), "no Kubernetes objects"),
+            ("nested/timestamp.json".to_string(), "empty"),
+        ]
+    );
+    assert!(r.from_directory);
+    // The pod met twice unchanged is no conflict.
+    assert_eq!(r.repeated, 1);
+    assert!(r.replaced.is_empty(), "{:?}", r.replaced);
+    assert_eq!(
+        snap.cluster.pod("shop/cart").unwrap().node_name.as_deref(),
+        Some("n1")
+    );
+    assert!(
+        r.to_string().contains("1 object read twice unchanged"),
+        "{r}"
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("left out 2 files") && w.contains("nested/notes.yaml (no")),
+        "{:?}",
+        r.warnings
+    );
     let names: Vec<_> = snap
         .cluster
         .nodes()
@@ -346,9 +387,12 @@ fn directory_is_read_in_name_order_non_recursively() {
     assert_eq!(web.priority, 1000);
     // Request defaulted from the limit.
     assert_eq!(web.requests.milli_cpu, 500);
-    assert_eq!(snap.cluster.node("n1").unwrap().requested.milli_cpu, 500);
+    assert_eq!(
+        snap.cluster.node("n1").unwrap().requested.milli_cpu,
+        500 + 500
+    );
     assert_eq!(r.terminal_pods, 1);
-    assert_eq!(r.count("Pod"), 2);
+    assert_eq!(r.count("Pod"), 3);
     assert_eq!(r.count("Node"), 2);
     assert_eq!(r.count("PriorityClass"), 1);
     assert_eq!(snap.cluster.pending_pods().count(), 1);
@@ -1044,4 +1088,127 @@ fn field_lines_stay_inside_the_parent_block() {
         msg,
         "m.yaml: document 1 (line 1): Pod: field metadata.name: required field is missing"
     );
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("schedscope-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_directory_file_that_names_a_kind_but_breaks_is_an_error() {
+    // Left out only when it holds no Kubernetes objects: a truncated pods.yaml would
+    // otherwise silently drop a namespace's pods.
+    let dir = TempDir::new("broken-in-dir");
+    std::fs::create_dir_all(dir.0.join("ns/core")).unwrap();
+    std::fs::write(
+        dir.0.join("ns/core/pods.yaml"),
+        "apiVersion: v1\nkind: PodList\nitems:\n- kind: Pod\n  metadata: [name: x\n",
+    )
+    .unwrap();
+    let err = load_snapshot(&dir.0).unwrap_err();
+    assert!(matches!(err, SnapshotError::Syntax { .. }), "{err}");
+    assert!(err.to_string().contains("pods.yaml"), "{err}");
+}
+
+#[test]
+fn replaced_objects_are_named_and_identical_ones_are_not() {
+    let node = |cpu: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nstatus: {{allocatable: {{cpu: \"{cpu}\"}}}}\n"
+        )
+    };
+    let class = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: x\n";
+    let text = [node("4"), node("8"), class.to_string(), class.to_string()].join("---\n");
+    let snap = load(&text);
+    let r = &snap.report;
+    assert_eq!(r.replaced, ["Node n1"]);
+    assert_eq!(r.repeated, 1);
+    assert_eq!(
+        snap.cluster.node("n1").unwrap().node.allocatable.milli_cpu,
+        8000,
+        "the one read last is kept"
+    );
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("1 object replaced an earlier, different object of the same kind and name (the one read last is kept): Node n1"),
+        "{w}"
+    );
+}
+
+#[test]
+fn a_v1beta1_priority_class_is_read_as_v1_and_said() {
+    let text = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec:\n  priorityClassName: high\n  containers: [{name: c, image: x}]\n";
+    let snap = load(text);
+    assert_eq!(snap.cluster.pod("a/p").unwrap().priority, 1000);
+    assert_eq!(
+        snap.report.warnings,
+        [
+            "read 1 PriorityClass (scheduling.k8s.io/v1beta1) as its current version (the schema is the same)"
+        ]
+    );
+    // Other kinds keep refusing an older version whose schema differs.
+    let (e, _) = load_err(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: n}\n",
+        "s.yaml",
+    );
+    assert!(matches!(e, SnapshotError::UnsupportedApiVersion { .. }));
+}
+
+#[test]
+fn bound_pods_on_missing_nodes_and_a_single_namespace_are_warned_about() {
+    let pod = |ns: &str, name: &str, node: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  nodeName: {node}\n  containers: [{{name: c, image: x}}]\n"
+        )
+    };
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n";
+    let text = [
+        node.to_string(),
+        pod("a", "p1", "n1"),
+        pod("a", "p2", "gone"),
+    ]
+    .join("---\n");
+    let w = load(&text).report.warnings.join("\n");
+    assert!(
+        w.contains("1 pod is bound to nodes missing from the snapshot (a/p2 on gone)"),
+        "{w}"
+    );
+    assert!(
+        w.contains("every pod in the snapshot is in namespace a"),
+        "{w}"
+    );
+    let text = [node.to_string(), pod("a", "p1", "n1"), pod("b", "p2", "n1")].join("---\n");
+    assert!(load(&text).report.warnings.is_empty());
+}
+
+#[test]
+fn dra_objects_in_a_yaml_file_holding_json_are_kept() {
+    // A `.yaml` file holding JSON takes the JSON path through a trial loader; its DRA
+    // objects were once dropped when the trial was merged.
+    let text = r#"{"apiVersion": "v1", "kind": "List", "items": [
+      {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}},
+      {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s1"},
+       "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "g0"}]}},
+      {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "a"},
+       "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}
+    ]}"#;
+    let snap = load_snapshot_str(text, "dump.yaml").unwrap();
+    let r = &snap.report;
+    assert_eq!(r.count("DeviceClass"), 1, "{r}");
+    assert_eq!(r.count("ResourceSlice"), 1, "{r}");
+    assert_eq!(r.count("ResourceClaim"), 1, "{r}");
 }

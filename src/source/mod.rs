@@ -99,8 +99,8 @@ pub enum SnapshotError {
         error: std::io::Error,
     },
     #[error(
-        "{dir}: no snapshot files in this directory (expected *.yaml, *.yml or *.json; \
-         sub-directories are not read)"
+        "{dir}: no snapshot files in this directory or below it (expected *.yaml, *.yml \
+         or *.json)"
     )]
     EmptyDirectory { dir: PathBuf },
     #[error(
@@ -189,8 +189,22 @@ pub struct LoadReport {
     pub skipped_kinds: BTreeMap<String, usize>,
     /// Pods in phase Succeeded or Failed: the scheduler ignores them.
     pub terminal_pods: usize,
-    /// Objects that replaced an earlier object with the same kind and name.
-    pub duplicates: usize,
+    /// Objects that replaced an earlier, different object of the same kind and name
+    /// (the later one is kept), as `Kind namespace/name`, in the order met.
+    pub replaced: Vec<String>,
+    /// Objects read again unchanged (a must-gather holds each pod twice).
+    pub repeated: usize,
+    /// Files of a directory left out because they hold no Kubernetes objects:
+    /// `(file, why)`, in the order read.
+    pub skipped_files: Vec<(String, String)>,
+    /// Objects read at an older apiVersion whose schema equals the one read, per
+    /// `Kind (apiVersion)`.
+    pub older_versions: BTreeMap<String, usize>,
+    /// Whether a directory was read (then what was read is worth saying).
+    pub from_directory: bool,
+    /// What may make answers differ from the real scheduler's, or what was read in a
+    /// way the user may not expect; one sentence each, in a fixed order.
+    pub warnings: Vec<String>,
 }
 
 impl LoadReport {
@@ -230,14 +244,15 @@ impl fmt::Display for LoadReport {
         if !self.skipped_kinds.is_empty() {
             write!(f, "; skipped {}", list(&self.skipped_kinds))?;
         }
-        if self.duplicates > 0 {
+        if self.repeated > 0 {
             write!(
                 f,
-                "; {} duplicate object{} (the later one kept)",
-                self.duplicates,
-                if self.duplicates == 1 { "" } else { "s" }
+                "; {} object{} read twice unchanged",
+                self.repeated,
+                if self.repeated == 1 { "" } else { "s" }
             )?;
         }
+        // Replaced objects and files left out are warnings, said apart.
         Ok(())
     }
 }

@@ -91,6 +91,19 @@ pub(super) fn clamp_far_timestamps(v: &mut Value) -> bool {
 }
 
 impl Body<'_> {
+    /// The body with `apiVersion` set to `api_version` (an older version read as the
+    /// current one: the typed decoder checks the field).
+    pub(super) fn at_api_version(&self, api_version: &str) -> Body<'static> {
+        let mut v = match self {
+            Body::Json(s) => serde_json::from_str::<Value>(s).unwrap_or(Value::Null),
+            Body::Value(v) => v.clone(),
+        };
+        if let Some(o) = v.as_object_mut() {
+            o.insert("apiVersion".into(), Value::String(api_version.into()));
+        }
+        Body::Value(v)
+    }
+
     pub(super) fn decode<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
         self.decode_exact().or_else(|e| {
             // Only a timestamp past the type's range is worth a second attempt.
@@ -391,6 +404,11 @@ pub(super) fn expected_api_version(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// An older apiVersion of `kind` whose schema is the one read, so it loads as is.
+pub(super) fn older_same_schema(kind: &str, api_version: &str) -> bool {
+    kind == "PriorityClass" && api_version == "scheduling.k8s.io/v1beta1"
+}
+
 pub(super) fn namespaced(kind: &str) -> bool {
     matches!(
         kind,
@@ -435,7 +453,8 @@ pub(super) enum Decoded {
     VolumeAttachment(Box<storage::VolumeAttachment>),
     Namespace(Box<core::Namespace>),
     PodDisruptionBudget(Box<policy::PodDisruptionBudget>),
-    PriorityClass(Box<scheduling::PriorityClass>),
+    /// `true` when read at scheduling.k8s.io/v1beta1.
+    PriorityClass(Box<scheduling::PriorityClass>, bool),
     Service(Box<core::Service>),
     ReplicaSet(Box<apps::ReplicaSet>),
     StatefulSet(Box<apps::StatefulSet>),
@@ -474,8 +493,12 @@ pub(super) fn decode_object(
     let Some(expected) = expected_api_version(kind) else {
         return Ok(Decoded::Skip(kind.to_string()));
     };
+    // scheduling.k8s.io/v1beta1 PriorityClass has v1's schema (still printed by old
+    // clusters and tools); read it as v1 and say so.
+    let older = api_version.is_some_and(|av| older_same_schema(kind, av));
     if let Some(av) = api_version
         && av != expected
+        && !older
     {
         if api_group(av) != api_group(expected) {
             // Another API group's kind of the same name (a Knative Service, say).
@@ -560,10 +583,15 @@ pub(super) fn decode_object(
         }
         "PodDisruptionBudget" => plain!(PodDisruptionBudget, policy::PodDisruptionBudget),
         "PriorityClass" => {
-            let mut pc: scheduling::PriorityClass = body.decode().map_err(bad_body)?;
+            let mut pc: scheduling::PriorityClass = if older {
+                body.at_api_version(expected).decode()
+            } else {
+                body.decode()
+            }
+            .map_err(bad_body)?;
             named(&pc.metadata)?;
             convert::priority_class_defaults(&mut pc);
-            Decoded::PriorityClass(Box::new(pc))
+            Decoded::PriorityClass(Box::new(pc), older)
         }
         "Service" => plain!(Service, core::Service),
         "ReplicaSet" => plain!(ReplicaSet, apps::ReplicaSet),

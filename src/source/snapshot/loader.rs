@@ -38,6 +38,37 @@ pub(super) fn ns_key(meta: &ObjectMeta) -> String {
     )
 }
 
+/// Whether a file mentions the key every object the loader reads must have. UTF-16
+/// text holds it as wide characters, so such files are always held to the rules.
+fn mentions_kind(bytes: &[u8]) -> bool {
+    let wide = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
+    wide || bytes.windows(4).any(|w| w == b"kind")
+}
+
+/// Insert an object by key; a different object already there is replaced and named
+/// in the report, an identical one is counted as read twice.
+fn put<V: PartialEq>(
+    map: &mut BTreeMap<String, V>,
+    kind: &str,
+    key: String,
+    v: V,
+    report: &mut LoadReport,
+) {
+    match map.entry(key) {
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(v);
+        }
+        std::collections::btree_map::Entry::Occupied(mut e) => {
+            if *e.get() == v {
+                report.repeated += 1;
+            } else {
+                report.replaced.push(format!("{kind} {}", e.key()));
+                e.insert(v);
+            }
+        }
+    }
+}
+
 pub(super) fn name_key(meta: &ObjectMeta) -> String {
     meta.name.clone().unwrap_or_default()
 }
@@ -48,6 +79,41 @@ impl Loader {
         self.report.bytes += bytes.len() as u64;
         let text = bytes_to_text(bytes, file)?;
         self.add_text(&text, file)
+    }
+
+    /// A file met in a directory: read as [`Loader::add_bytes`] does, but a file that
+    /// holds no Kubernetes objects (empty, binary, or YAML/JSON without a `kind`
+    /// anywhere) is left out and listed in the report. A file that names
+    /// them is held to the usual rules: a truncated `pods.yaml` is an error, not a
+    /// silently missing namespace.
+    pub(super) fn add_directory_file(
+        &mut self,
+        bytes: &[u8],
+        file: &str,
+    ) -> Result<(), SnapshotError> {
+        let before = (
+            self.report.files.len(),
+            self.report.bytes,
+            self.report.documents,
+        );
+        let why = match self.add_bytes(bytes, file) {
+            Err(SnapshotError::EmptyFile { .. }) => "empty",
+            Err(SnapshotError::NotText { .. }) => "not text",
+            Err(
+                SnapshotError::Syntax { .. }
+                | SnapshotError::NotAnObject { .. }
+                | SnapshotError::MissingKind { .. },
+            ) if !mentions_kind(bytes) => "no Kubernetes objects",
+            r => return r,
+        };
+        // Nothing of the file was applied: every object needs a `kind`.
+        self.report.files.truncate(before.0);
+        self.report.bytes = before.1;
+        self.report.documents = before.2;
+        self.report
+            .skipped_files
+            .push((file.to_string(), why.to_string()));
+        Ok(())
     }
 
     pub(super) fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
@@ -84,7 +150,11 @@ impl Loader {
     /// Take over what a trial loader read.
     pub(super) fn merge(&mut self, other: Loader) {
         self.report.documents += other.report.documents;
-        self.report.duplicates += other.report.duplicates;
+        self.report.replaced.extend(other.report.replaced);
+        self.report.repeated += other.report.repeated;
+        for (k, v) in other.report.older_versions {
+            *self.report.older_versions.entry(k).or_default() += v;
+        }
         self.report.terminal_pods += other.report.terminal_pods;
         for (k, v) in other.report.skipped_kinds {
             *self.report.skipped_kinds.entry(k).or_default() += v;
@@ -96,29 +166,31 @@ impl Loader {
         }
         let c = other.cluster;
         macro_rules! take {
-            ($($field:ident),*) => {$(
+            ($($field:ident: $kind:literal),*) => {$(
                 for (k, v) in c.$field {
-                    if self.cluster.$field.insert(k, v).is_some() {
-                        self.report.duplicates += 1;
-                    }
+                    put(&mut self.cluster.$field, $kind, k, v, &mut self.report);
                 }
             )*};
         }
         take!(
-            persistent_volumes,
-            persistent_volume_claims,
-            storage_classes,
-            csi_nodes,
-            csi_drivers,
-            volume_attachments,
-            namespaces,
-            pod_disruption_budgets,
-            priority_classes,
-            services,
-            replica_sets,
-            stateful_sets,
-            replication_controllers,
-            pod_groups
+            persistent_volumes: "PersistentVolume",
+            persistent_volume_claims: "PersistentVolumeClaim",
+            storage_classes: "StorageClass",
+            csi_nodes: "CSINode",
+            csi_drivers: "CSIDriver",
+            volume_attachments: "VolumeAttachment",
+            namespaces: "Namespace",
+            pod_disruption_budgets: "PodDisruptionBudget",
+            priority_classes: "PriorityClass",
+            services: "Service",
+            replica_sets: "ReplicaSet",
+            stateful_sets: "StatefulSet",
+            replication_controllers: "ReplicationController",
+            pod_groups: "PodGroup",
+            device_classes: "DeviceClass",
+            resource_slices: "ResourceSlice",
+            resource_claims: "ResourceClaim",
+            resource_claim_templates: "ResourceClaimTemplate"
         );
     }
 
@@ -317,68 +389,144 @@ impl Loader {
     }
 
     pub(super) fn apply(&mut self, d: Decoded) {
-        fn put<V>(map: &mut BTreeMap<String, V>, key: String, v: V, dups: &mut usize) {
-            if map.insert(key, v).is_some() {
-                *dups += 1;
-            }
-        }
-        let dups = &mut self.report.duplicates;
+        let report = &mut self.report;
         let c = &mut self.cluster;
         match d {
             Decoded::Skip(kind) => *self.report.skipped_kinds.entry(kind).or_default() += 1,
             Decoded::TerminalPod => self.report.terminal_pods += 1,
             Decoded::Node(n) => self.nodes.push(*n),
             Decoded::Pod(p) => self.pods.push(*p),
-            Decoded::PersistentVolume(o) => {
-                put(&mut c.persistent_volumes, name_key(&o.metadata), *o, dups)
-            }
+            Decoded::PersistentVolume(o) => put(
+                &mut c.persistent_volumes,
+                "PersistentVolume",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
             Decoded::PersistentVolumeClaim(o) => put(
                 &mut c.persistent_volume_claims,
+                "PersistentVolumeClaim",
                 ns_key(&o.metadata),
                 *o,
-                dups,
+                report,
             ),
-            Decoded::StorageClass(o) => {
-                put(&mut c.storage_classes, name_key(&o.metadata), *o, dups)
+            Decoded::StorageClass(o) => put(
+                &mut c.storage_classes,
+                "StorageClass",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::CSINode(o) => put(
+                &mut c.csi_nodes,
+                "CSINode",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::CSIDriver(o) => put(
+                &mut c.csi_drivers,
+                "CSIDriver",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::VolumeAttachment(o) => put(
+                &mut c.volume_attachments,
+                "VolumeAttachment",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::Namespace(o) => put(
+                &mut c.namespaces,
+                "Namespace",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::PodDisruptionBudget(o) => put(
+                &mut c.pod_disruption_budgets,
+                "PodDisruptionBudget",
+                ns_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::PriorityClass(o, older) => {
+                if older {
+                    *report
+                        .older_versions
+                        .entry("PriorityClass (scheduling.k8s.io/v1beta1)".into())
+                        .or_default() += 1;
+                }
+                put(
+                    &mut c.priority_classes,
+                    "PriorityClass",
+                    name_key(&o.metadata),
+                    *o,
+                    report,
+                )
             }
-            Decoded::CSINode(o) => put(&mut c.csi_nodes, name_key(&o.metadata), *o, dups),
-            Decoded::CSIDriver(o) => put(&mut c.csi_drivers, name_key(&o.metadata), *o, dups),
-            Decoded::VolumeAttachment(o) => {
-                put(&mut c.volume_attachments, name_key(&o.metadata), *o, dups)
-            }
-            Decoded::Namespace(o) => put(&mut c.namespaces, name_key(&o.metadata), *o, dups),
-            Decoded::PodDisruptionBudget(o) => {
-                put(&mut c.pod_disruption_budgets, ns_key(&o.metadata), *o, dups)
-            }
-            Decoded::PriorityClass(o) => {
-                put(&mut c.priority_classes, name_key(&o.metadata), *o, dups)
-            }
-            Decoded::Service(o) => put(&mut c.services, ns_key(&o.metadata), *o, dups),
-            Decoded::ReplicaSet(o) => put(&mut c.replica_sets, ns_key(&o.metadata), *o, dups),
-            Decoded::StatefulSet(o) => put(&mut c.stateful_sets, ns_key(&o.metadata), *o, dups),
+            Decoded::Service(o) => put(&mut c.services, "Service", ns_key(&o.metadata), *o, report),
+            Decoded::ReplicaSet(o) => put(
+                &mut c.replica_sets,
+                "ReplicaSet",
+                ns_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::StatefulSet(o) => put(
+                &mut c.stateful_sets,
+                "StatefulSet",
+                ns_key(&o.metadata),
+                *o,
+                report,
+            ),
             Decoded::ReplicationController(o) => put(
                 &mut c.replication_controllers,
+                "ReplicationController",
                 ns_key(&o.metadata),
                 *o,
-                dups,
+                report,
             ),
-            Decoded::RuntimeClass(o) => {
-                put(&mut self.runtime_classes, name_key(&o.metadata), *o, dups)
-            }
+            Decoded::RuntimeClass(o) => put(
+                &mut self.runtime_classes,
+                "RuntimeClass",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
             Decoded::PodGroup(o) => {
                 let key = format!("{}/{}", o.namespace, o.name);
-                put(&mut c.pod_groups, key, *o, dups)
+                put(&mut c.pod_groups, "PodGroup", key, *o, report)
             }
-            Decoded::DeviceClass(o) => put(&mut c.device_classes, name_key(&o.metadata), *o, dups),
-            Decoded::ResourceSlice(o) => {
-                put(&mut c.resource_slices, name_key(&o.metadata), *o, dups)
-            }
-            Decoded::ResourceClaim(o) => put(&mut c.resource_claims, ns_key(&o.metadata), *o, dups),
-            Decoded::ResourceClaimTemplate(o) => put(
-                &mut c.resource_claim_templates,
+            Decoded::DeviceClass(o) => put(
+                &mut c.device_classes,
+                "DeviceClass",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::ResourceSlice(o) => put(
+                &mut c.resource_slices,
+                "ResourceSlice",
+                name_key(&o.metadata),
+                *o,
+                report,
+            ),
+            Decoded::ResourceClaim(o) => put(
+                &mut c.resource_claims,
+                "ResourceClaim",
                 ns_key(&o.metadata),
                 *o,
-                dups,
+                report,
+            ),
+            Decoded::ResourceClaimTemplate(o) => put(
+                &mut c.resource_claim_templates,
+                "ResourceClaimTemplate",
+                ns_key(&o.metadata),
+                *o,
+                report,
             ),
         }
     }
@@ -405,19 +553,26 @@ impl Loader {
         // Nodes in name order (the model keeps them sorted; inserting in order is
         // cheap), the later of two same-named nodes winning.
         let mut nodes = std::mem::take(&mut self.nodes);
-        let nodes_read = nodes.len();
         nodes.reverse();
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        nodes.dedup_by(|later, earlier| {
+        let report = &mut self.report;
+        nodes.dedup_by(|dropped, kept| {
             // `dedup_by` keeps the first of equal neighbours: after the reverse and
             // stable sort, that is the last one read.
-            later.name == earlier.name
+            if dropped.name != kept.name {
+                return false;
+            }
+            if dropped == kept {
+                report.repeated += 1;
+            } else {
+                report.replaced.push(format!("Node {}", kept.name));
+            }
+            true
         });
         let node_count = nodes.len();
         for n in nodes {
             cluster.upsert_node(n);
         }
-        self.report.duplicates += nodes_read - node_count;
 
         let classes = std::mem::take(&mut cluster.priority_classes);
         let priorities = Priorities::new(&classes);
@@ -443,11 +598,13 @@ impl Loader {
                     object: object(&pod),
                     class,
                 })?;
-            let before = cluster.pod_count();
-            cluster.upsert_pod(pod);
-            if cluster.pod_count() == before {
-                self.report.duplicates += 1; // replaced a pod with the same key
+            let key = format!("{}/{}", pod.namespace, pod.name);
+            match cluster.pod(&key) {
+                Some(old) if **old == pod => self.report.repeated += 1,
+                Some(_) => self.report.replaced.push(format!("Pod {key}")),
+                None => {}
             }
+            cluster.upsert_pod(pod);
         }
         cluster.priority_classes = classes;
 
@@ -487,9 +644,94 @@ impl Loader {
             "ResourceClaimTemplate",
             cluster.resource_claim_templates.len(),
         );
+        self.report.warnings = warnings(&self.report, &cluster);
         Ok(Snapshot {
             cluster,
             report: self.report,
         })
     }
+}
+
+/// `items` joined for a sentence, the first few named and the rest counted.
+fn some_of(items: &[String]) -> String {
+    const NAMED: usize = 3;
+    let mut s = items
+        .iter()
+        .take(NAMED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > NAMED {
+        s.push_str(&format!(" and {} more", items.len() - NAMED));
+    }
+    s
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// What the user should know about the snapshot: objects that replaced others, files
+/// left out, older apiVersions read, and gaps that make answers differ from what the
+/// real scheduler sees.
+fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
+    let mut out = Vec::new();
+    if !report.replaced.is_empty() {
+        out.push(format!(
+            "{} replaced an earlier, different object of the same kind and name (the \
+             one read last is kept): {}",
+            plural(report.replaced.len(), "object", "objects"),
+            some_of(&report.replaced)
+        ));
+    }
+    if !report.skipped_files.is_empty() {
+        let files: Vec<String> = report
+            .skipped_files
+            .iter()
+            .map(|(f, why)| format!("{f} ({why})"))
+            .collect();
+        out.push(format!(
+            "left out {} holding no Kubernetes objects: {}",
+            plural(files.len(), "file", "files"),
+            some_of(&files)
+        ));
+    }
+    for (what, n) in &report.older_versions {
+        out.push(format!(
+            "read {} {what} as its current version (the schema is the same)",
+            n
+        ));
+    }
+    let orphans: Vec<String> = cluster
+        .pods()
+        .filter_map(|p| {
+            let node = p.node_name.as_deref()?;
+            cluster
+                .node(node)
+                .is_none()
+                .then(|| format!("{}/{} on {node}", p.namespace, p.name))
+        })
+        .collect();
+    if !orphans.is_empty() {
+        out.push(format!(
+            "{} bound to nodes missing from the snapshot ({}): if those nodes exist, \
+             answers may differ from the real scheduler's; take nodes and pods in one \
+             snapshot",
+            plural(orphans.len(), "pod is", "pods are"),
+            some_of(&orphans)
+        ));
+    }
+    let mut namespaces = cluster.pods().map(|p| p.namespace.as_str());
+    if let Some(first) = namespaces.next()
+        && namespaces.all(|ns| ns == first)
+        && !cluster.nodes().is_empty()
+        && cluster.pods().any(|p| p.node_name.is_some())
+    {
+        out.push(format!(
+            "every pod in the snapshot is in namespace {first}: pods of other namespaces \
+             hold node resources and count for affinity and spread; take pods with \
+             `kubectl get pods -A`"
+        ));
+    }
+    out
 }

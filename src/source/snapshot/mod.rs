@@ -1,8 +1,8 @@
 //! Snapshot files → [`Cluster`].
 //!
 //! Input is what `kubectl get nodes,pods,pv,pvc,sc,... -A -o yaml` (or `-o json`)
-//! prints: one or more files (a directory is read non-recursively, `*.yaml`, `*.yml`,
-//! `*.json` in name order), each holding multi-document YAML, a `kind: List` (or a
+//! prints: one or more files (a directory is read with its sub-directories, `*.yaml`,
+//! `*.yml`, `*.json` in path order), each holding multi-document YAML, a `kind: List` (or a
 //! typed list such as `PodList`), a stream of JSON objects or a JSON array.
 //!
 //! Each object is peeked at for `apiVersion`/`kind` and then deserialised straight from
@@ -22,7 +22,7 @@
 //! PriorityClass may come after the pods that name it. Container requests from limits,
 //! port defaults and node allocatable are applied by the model's `from_k8s`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{LoadReport, SnapshotError};
 use crate::model::Cluster;
@@ -47,8 +47,11 @@ pub struct Snapshot {
     pub report: LoadReport,
 }
 
-/// Load a snapshot file, or every `*.yaml`/`*.yml`/`*.json` file of a directory (in
-/// file-name order, sub-directories not read).
+/// Load a snapshot file, or every `*.yaml`/`*.yml`/`*.json` file of a directory and
+/// its sub-directories (a must-gather's `namespaces/<ns>/core/pods.yaml` layout), in
+/// path order. In a directory, a file holding no Kubernetes objects (empty, not YAML
+/// or JSON, or without `kind`) is left out and listed in the report; an object that
+/// is Kubernetes but invalid is an error, as for a single file.
 pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
     let io = |e| SnapshotError::Io {
         path: path.to_path_buf(),
@@ -58,30 +61,53 @@ pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
     let mut loader = Loader::default();
     if meta.is_dir() {
         let mut files = Vec::new();
-        for entry in std::fs::read_dir(path).map_err(io)? {
-            let p = entry.map_err(io)?.path();
-            if p.is_file() && Format::from_name(&p.to_string_lossy()).is_some() {
-                files.push(p);
-            }
-        }
+        snapshot_files(path, &mut files)?;
         if files.is_empty() {
             return Err(SnapshotError::EmptyDirectory {
                 dir: path.to_path_buf(),
             });
         }
-        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        loader.report.from_directory = true;
         for f in files {
             let bytes = std::fs::read(&f).map_err(|e| SnapshotError::Io {
                 path: f.clone(),
                 error: e,
             })?;
-            loader.add_bytes(&bytes, &f.display().to_string())?;
+            loader.add_directory_file(&bytes, &f.display().to_string())?;
         }
     } else {
         let bytes = std::fs::read(path).map_err(io)?;
         loader.add_bytes(&bytes, &path.display().to_string())?;
     }
     loader.finish()
+}
+
+/// Snapshot files under `dir`, depth first, entries in name order. Symbolic links to directories are not followed, so a
+/// link cycle cannot loop; hidden entries (`.git`) are skipped.
+fn snapshot_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
+    let io = |e| SnapshotError::Io {
+        path: dir.to_path_buf(),
+        error: e,
+    };
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        entries.push(entry);
+    }
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let p = entry.path();
+        let kind = entry.file_type().map_err(io)?;
+        if kind.is_dir() {
+            snapshot_files(&p, out)?;
+        } else if p.is_file() && Format::from_name(&p.to_string_lossy()).is_some() {
+            out.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// Load a snapshot from text; `origin_name` names it in errors and, by its extension
