@@ -12,6 +12,11 @@ pub enum ExplainError {
     #[error("pod {key:?} is not in the snapshot{hint}")]
     PodNotFound { key: String, hint: String },
     #[error(
+        "pod {key} has finished (phase {phase}); the scheduler does not place pods that \
+         ran to completion"
+    )]
+    PodFinished { key: String, phase: String },
+    #[error(
         "pod {key} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})"
     )]
     NoProfile {
@@ -35,6 +40,12 @@ pub fn explain(
         format!("default/{key}")
     };
     let Some(pod) = cluster.pod(&key) else {
+        if let Some(phase) = cluster.finished_pods.get(&key) {
+            return Err(ExplainError::PodFinished {
+                key,
+                phase: phase.clone(),
+            });
+        }
         return Err(ExplainError::PodNotFound {
             hint: not_found_hint(cluster, &key),
             key,

@@ -267,3 +267,16 @@ fn a_snapshot_directory_says_what_it_read_and_left_out_on_stderr() {
     let o = run(&["pods", "--snapshot", s(&demo())]);
     assert_eq!(stderr(&o), "");
 }
+
+#[test]
+fn explaining_a_finished_pod_says_it_finished() {
+    let dir = root().join("tests/fixtures/dir");
+    let o = run(&["explain", "--snapshot", s(&dir), "default/done"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: pod default/done has finished (phase Succeeded); the scheduler does not place pods that ran to completion"),
+        "{err}"
+    );
+    assert!(!err.contains("is not in the snapshot"), "{err}");
+}

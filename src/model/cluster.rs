@@ -76,6 +76,9 @@ pub struct Cluster {
     /// The source delivers DRA objects (snapshots do; the live watchers do not yet):
     /// without them a pod's claims cannot be resolved, and DRA reports that.
     pub dra_objects_known: bool,
+    /// Pods that ran to completion (phase Succeeded or Failed), `namespace/name` →
+    /// phase: the scheduler ignores them, but a user asking about one is told so.
+    pub finished_pods: BTreeMap<String, String>,
     /// Bound pods by label.
     label_index: LabelIndex,
 }
@@ -318,6 +321,7 @@ impl Cluster {
             resource_slices,
             resource_claims,
             resource_claim_templates,
+            finished_pods,
         );
         changed
     }

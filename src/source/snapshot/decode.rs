@@ -442,7 +442,8 @@ pub(super) struct PodEntry {
 
 pub(super) enum Decoded {
     Skip(String),
-    TerminalPod,
+    /// A pod that ran to completion: `namespace/name` and its phase.
+    TerminalPod(String, String),
     Node(Box<Node>),
     Pod(Box<PodEntry>),
     PersistentVolume(Box<core::PersistentVolume>),
@@ -554,7 +555,15 @@ pub(super) fn decode_object(
             let p: core::Pod = body.decode().map_err(bad_body)?;
             named(&p.metadata)?;
             let Some(c) = convert::convert_pod(&p).map_err(|e| bad_field(&p.metadata, e))? else {
-                return Ok(Decoded::TerminalPod);
+                let (ns, name) = (
+                    p.metadata.namespace.as_deref().unwrap_or("default"),
+                    p.metadata.name.as_deref().unwrap_or_default(),
+                );
+                let phase = p.status.as_ref().and_then(|s| s.phase.clone());
+                return Ok(Decoded::TerminalPod(
+                    format!("{ns}/{name}"),
+                    phase.unwrap_or_default(),
+                ));
             };
             Decoded::Pod(Box::new(PodEntry {
                 explicit_priority: c.explicit_priority,

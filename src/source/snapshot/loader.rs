@@ -393,7 +393,10 @@ impl Loader {
         let c = &mut self.cluster;
         match d {
             Decoded::Skip(kind) => *self.report.skipped_kinds.entry(kind).or_default() += 1,
-            Decoded::TerminalPod => self.report.terminal_pods += 1,
+            Decoded::TerminalPod(key, phase) => {
+                self.report.terminal_pods += 1;
+                c.finished_pods.insert(key, phase);
+            }
             Decoded::Node(n) => self.nodes.push(*n),
             Decoded::Pod(p) => self.pods.push(*p),
             Decoded::PersistentVolume(o) => put(
