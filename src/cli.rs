@@ -91,13 +91,23 @@ pub struct SourceArgs {
     /// Live cluster: kubeconfig context (default: the current context).
     #[arg(long, global = true, value_name = "NAME", conflicts_with = "snapshot")]
     pub context: Option<String>,
-    /// Live cluster: list only this namespace's pods (nodes and cluster-wide objects
-    /// are always read whole).
+    /// The namespace of a pod named without one (`explain web`) and of the pods
+    /// `pods` lists. Live, only this namespace's pods are read (nodes and
+    /// cluster-wide objects are always read whole); a snapshot is read whole.
     #[arg(long, short = 'n', global = true, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 }
 
 impl SourceArgs {
+    /// `pod` as `namespace/name`: a bare name is in `--namespace`, else `default`.
+    pub fn pod_key(&self, pod: &str) -> String {
+        if pod.contains('/') {
+            pod.to_string()
+        } else {
+            format!("{}/{pod}", self.namespace.as_deref().unwrap_or("default"))
+        }
+    }
+
     pub fn live_options(&self) -> LiveOptions {
         LiveOptions {
             kubeconfig: self.kubeconfig.clone(),
@@ -367,7 +377,7 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
         all_filters: args.all_filters || args.output != Format::Table,
         now: now(),
     };
-    let trace = explain(&loaded.cluster, &config, &args.pod, &opts)?;
+    let trace = explain(&loaded.cluster, &config, &source.pod_key(&args.pod), &opts)?;
     // Live: the real scheduler's word beside the replay.
     let word = loaded.live.as_ref().and_then(|events| {
         let pod = loaded.cluster.pod(&trace.pod)?;
@@ -449,7 +459,16 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
     // here as in every other command.
     load_config(source.config.as_deref())?;
     let snapshot = load_cluster(source)?;
-    let mut pending: Vec<_> = snapshot.cluster.pending_pods().collect();
+    let mut pending: Vec<_> = snapshot
+        .cluster
+        .pending_pods()
+        .filter(|p| {
+            source
+                .namespace
+                .as_deref()
+                .is_none_or(|ns| p.namespace == ns)
+        })
+        .collect();
     // QueueSort (PrioritySort): higher priority first, then the older pod.
     pending.sort_by(|a, b| {
         b.priority
@@ -457,9 +476,22 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
             .then_with(|| a.creation_timestamp.cmp(&b.creation_timestamp))
             .then_with(|| a.key().cmp(&b.key()))
     });
+    // Columns as wide as their longest entry, so long names keep the table aligned.
+    let pod_w = pending
+        .iter()
+        .map(|p| terminal_safe(&p.key()).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(48);
+    let sched_w = pending
+        .iter()
+        .map(|p| terminal_safe(&p.scheduler_name).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     writeln!(
         out,
-        "{:<48} {:>11}  {:<20} STATE",
+        "{:<pod_w$} {:>11}  {:<sched_w$} STATE",
         "POD", "PRIORITY", "SCHEDULER"
     )?;
     for p in pending {
@@ -472,7 +504,7 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
         };
         writeln!(
             out,
-            "{:<48} {:>11}  {:<20} {}",
+            "{:<pod_w$} {:>11}  {:<sched_w$} {}",
             terminal_safe(&p.key()),
             p.priority,
             terminal_safe(&p.scheduler_name),

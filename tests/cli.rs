@@ -280,3 +280,60 @@ fn explaining_a_finished_pod_says_it_finished() {
     );
     assert!(!err.contains("is not in the snapshot"), "{err}");
 }
+
+#[test]
+fn namespace_flag_scopes_pods_and_bare_names_with_a_snapshot() {
+    let o = run(&["pods", "-s", s(&demo()), "-n", "shop"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert!(!rows.is_empty(), "{out}");
+    assert!(rows.iter().all(|r| r.starts_with("shop/")), "{out}");
+    // A bare name is looked up in -n's namespace, as kubectl does.
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "-n",
+        "batch",
+        "quarterly-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("batch/quarterly-report"),
+        "{}",
+        stdout(&o)
+    );
+    // A full key ignores -n.
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "-n",
+        "shop",
+        "batch/quarterly-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn pods_table_stays_aligned_with_long_names() {
+    let name = "a-very-long-pod-name-generated-by-a-controller-0123456789abcdef";
+    let snap = tmp_file(
+        "long-names.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default}}\nspec: {{containers: [{{name: c, image: x}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: short, namespace: default}}\nspec: {{containers: [{{name: c, image: x}}]}}\n"
+        ),
+    );
+    let o = run(&["pods", "-s", s(&snap)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let ends: Vec<usize> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.find("  default-scheduler").unwrap())
+        .collect();
+    assert_eq!(ends.len(), 2, "{out}");
+    assert_eq!(ends[0], ends[1], "{out}");
+    assert!(out.contains(&format!("default/{name} ")), "{out}");
+}
