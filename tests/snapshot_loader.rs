@@ -1212,3 +1212,26 @@ fn dra_objects_in_a_yaml_file_holding_json_are_kept() {
     assert_eq!(r.count("ResourceSlice"), 1, "{r}");
     assert_eq!(r.count("ResourceClaim"), 1, "{r}");
 }
+
+#[test]
+fn a_bare_json_array_is_not_called_a_list_and_a_non_string_kind_is_named() {
+    let (_, msg) = load_err(
+        r#"[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": 5}}]"#,
+        "arr.json",
+    );
+    assert!(msg.contains("document 1, array element 0 ("), "{msg}");
+    assert!(!msg.contains("items[0]"), "{msg}");
+    for (text, found) in [
+        ("apiVersion: v1\nkind: null\nmetadata: {name: a}\n", "null"),
+        ("apiVersion: v1\nkind: 5\nmetadata: {name: a}\n", "5"),
+    ] {
+        let (_, msg) = load_err(text, "k.yaml");
+        assert!(
+            msg.ends_with(&format!(
+                "(line 2): object a: field kind: expected the object's kind as a string (such as Pod), found {found}"
+            )),
+            "{msg}"
+        );
+        assert!(!msg.contains("quote the value"), "{msg}");
+    }
+}

@@ -66,6 +66,8 @@ pub struct Origin {
     pub file: String,
     pub document: Option<usize>,
     pub item: Option<usize>,
+    /// The item is an element of a bare JSON array (`[...]`), not of a List's `items`.
+    pub array: bool,
     pub line: Option<u64>,
     pub column: Option<u64>,
 }
@@ -76,8 +78,10 @@ impl fmt::Display for Origin {
         if let Some(d) = self.document {
             write!(f, ": document {d}")?;
         }
-        if let Some(i) = self.item {
-            write!(f, ", items[{i}]")?;
+        match (self.item, self.array) {
+            (Some(i), false) => write!(f, ", items[{i}]")?,
+            (Some(i), true) => write!(f, ", array element {i}")?,
+            (None, _) => {}
         }
         match (self.line, self.column) {
             (Some(l), Some(c)) => write!(f, " (line {l}, column {c})"),

@@ -28,6 +28,23 @@ pub(super) fn decode_any(
 ) -> Result<Decoded, SnapshotError> {
     let Some(kind) = kind.filter(|k| !k.is_empty()) else {
         let (ns, name) = body.name();
+        // `kind: null` or `kind: 5` is there but not a kind: say what was found.
+        let found = match body {
+            Body::Value(v) => v.get("kind").cloned(),
+            Body::Json(s) => serde_json::from_str::<Value>(s)
+                .ok()
+                .and_then(|v| v.get("kind").cloned()),
+        };
+        if let Some(found) = found.filter(|v| !v.is_string()) {
+            return Err(SnapshotError::InvalidObject {
+                at: loc.field_origin("kind"),
+                object: object_name("object", ns.as_deref(), name.as_deref()),
+                field: Some("kind".into()),
+                message: format!(
+                    "expected the object's kind as a string (such as Pod), found {found}"
+                ),
+            });
+        }
         return Err(SnapshotError::MissingKind {
             at: loc.origin(),
             name: name.map(|n| match ns {
@@ -207,6 +224,8 @@ pub(super) struct Loc<'a> {
     pub(super) text: &'a str,
     pub(super) document: usize,
     pub(super) item: Option<usize>,
+    /// Items are elements of a bare JSON array.
+    pub(super) array: bool,
     pub(super) start: Start,
 }
 
@@ -230,6 +249,7 @@ impl Loc<'_> {
             file: self.file.to_string(),
             document: Some(self.document),
             item: self.item,
+            array: self.array,
             line,
             column,
         })
@@ -270,6 +290,7 @@ impl Loc<'_> {
             file: file_idx as u32,
             document: self.document as u32,
             item: self.item.map(|i| i as u32),
+            array: self.array,
         }
     }
 }
@@ -366,6 +387,7 @@ pub(super) struct CompactLoc {
     pub(super) file: u32,
     pub(super) document: u32,
     pub(super) item: Option<u32>,
+    pub(super) array: bool,
 }
 
 pub(super) fn object_name(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {

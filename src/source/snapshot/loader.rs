@@ -206,6 +206,7 @@ impl Loader {
                 file: file.to_string(),
                 document,
                 item: None,
+                array: false,
                 line: Some(e.line() as u64),
                 column: Some(e.column() as u64),
             }),
@@ -224,6 +225,7 @@ impl Loader {
                 text,
                 document,
                 item: None,
+                array: false,
                 start: Start::Offset(s.as_ptr() as usize - base),
             };
             match s.as_bytes().first() {
@@ -231,6 +233,7 @@ impl Loader {
                 Some(b'[') => {
                     let items: Vec<&RawValue> =
                         serde_json::from_str(s).map_err(|e| syntax(e, Some(document)))?;
+                    let loc = Loc { array: true, ..loc };
                     self.json_items(&items, None, None, &loc, file_idx)?;
                     continue;
                 }
@@ -544,6 +547,7 @@ impl Loader {
                 .unwrap_or_default(),
             document: Some(loc.document as usize),
             item: loc.item.map(|i| i as usize),
+            array: loc.array,
             line: None,
             column: None,
         })

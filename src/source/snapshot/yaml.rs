@@ -502,6 +502,7 @@ impl YamlCtx<'_> {
             text: self.text,
             document: unit.document,
             item: None,
+            array: false,
             start: Start::Line(None),
         };
         let syntax = |e: serde_saphyr::Error| {
@@ -511,6 +512,7 @@ impl YamlCtx<'_> {
                     file: self.file.to_string(),
                     document: Some(unit.document),
                     item: None,
+                    array: false,
                     line: at.map(|l| (unit.start_line + l.line()).saturating_sub(1)),
                     column: at.map(|l| l.column()),
                 }),
