@@ -36,10 +36,82 @@ pub struct Cli {
     pub source: SourceArgs,
     /// Colour theme for the inspector: a shipped name (dark, light, mono, colorblind) or a
     /// path to a theme YAML file.
-    #[arg(long, global = true, value_name = "NAME|PATH")]
+    #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
     #[command(flatten)]
     pub tui: TuiArgs,
+}
+
+/// `schedscope tui`: the inspector's options, also accepted before the subcommand.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TuiCommand {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Colour theme for the inspector: a shipped name (dark, light, mono, colorblind) or a
+    /// path to a theme YAML file.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+/// What the inspector runs with, from the top-level flags and `tui`'s own.
+#[derive(Debug, Clone, Default)]
+pub struct Inspector {
+    pub source: SourceArgs,
+    pub theme: Option<String>,
+    pub tui: TuiArgs,
+}
+
+impl Cli {
+    /// The inspector's options: `tui`'s own flags, else those given before it.
+    pub fn inspector(&self) -> Result<Inspector> {
+        let (source, theme, tui) = match &self.command {
+            Some(Command::Tui(t)) => (
+                t.source.clone().or(&self.source),
+                t.theme.clone().or_else(|| self.theme.clone()),
+                TuiArgs {
+                    simulate: t.tui.simulate || self.tui.simulate,
+                    act: t.tui.act || self.tui.act,
+                    headless: t.tui.headless || self.tui.headless,
+                    ..t.tui.clone()
+                },
+            ),
+            _ => (self.source.clone(), self.theme.clone(), self.tui.clone()),
+        };
+        source.check()?;
+        if tui.act && source.snapshot.is_some() {
+            anyhow::bail!(
+                "--act schedules on a live cluster (it writes bindings through the API); \
+                 drop --snapshot"
+            );
+        }
+        Ok(Inspector { source, theme, tui })
+    }
+
+    /// Where `snapshot save` lists from: its own flags, else those before it. A
+    /// `--snapshot` there is a mistake (`--from FILE` rewrites a file).
+    pub fn save_source(&self, args: &SaveArgs) -> Result<LiveArgs> {
+        if self.source.snapshot.is_some() {
+            anyhow::bail!(
+                "snapshot save reads a live cluster, or a file given with --from FILE; \
+                 drop --snapshot"
+            );
+        }
+        let own = SourceArgs {
+            live: args.live.clone(),
+            ..SourceArgs::default()
+        };
+        Ok(own.or(&self.source).live)
+    }
+
+    /// The cluster source of a subcommand: its own flags, else those given before it
+    /// (`schedscope -s demo.yaml explain web` works as `explain -s demo.yaml web`).
+    pub fn source_for(&self, own: &SourceArgs) -> Result<SourceArgs> {
+        let s = own.clone().or(&self.source);
+        s.check()?;
+        Ok(s)
+    }
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -69,10 +141,11 @@ pub struct TuiArgs {
     pub lease_namespace: String,
 }
 
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Default)]
 pub struct SourceArgs {
-    /// Snapshot file or directory (`kubectl get ... -o yaml|json`, multi-document or List).
-    #[arg(long, short = 's', global = true, value_name = "PATH")]
+    /// Snapshot file or directory (`kubectl get ... -o yaml|json`, multi-document or
+    /// List; a directory is read with its sub-directories, as a must-gather).
+    #[arg(long, short = 's', value_name = "PATH")]
     pub snapshot: Option<PathBuf>,
     /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); default: the
     /// v1.35 default profile.
@@ -80,40 +153,112 @@ pub struct SourceArgs {
         long,
         short = 'c',
         visible_alias = "scheduler-config",
-        global = true,
         value_name = "FILE"
     )]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+/// Where a live cluster is, and which namespace is meant.
+#[derive(Debug, Args, Clone, Default)]
+pub struct LiveArgs {
     /// Live cluster: kubeconfig file (default: KUBECONFIG, ~/.kube/config, then the
-    /// in-cluster service account). Used when no --snapshot is given.
-    #[arg(long, global = true, value_name = "FILE", conflicts_with = "snapshot")]
+    /// in-cluster service account).
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Live cluster: kubeconfig context (default: the current context).
-    #[arg(long, global = true, value_name = "NAME", conflicts_with = "snapshot")]
+    #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
-    /// The namespace of a pod named without one (`explain web`) and of the pods
-    /// `pods` lists. Live, only this namespace's pods are read (nodes and
-    /// cluster-wide objects are always read whole); a snapshot is read whole.
-    #[arg(long, short = 'n', global = true, value_name = "NAMESPACE")]
+    /// The namespace meant: where a bare pod name is looked up and whose pods are
+    /// listed. Live, only its pods are read (nodes and cluster-wide objects always
+    /// whole); a snapshot is read whole.
+    #[arg(long, short = 'n', value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 }
 
-impl SourceArgs {
-    /// `pod` as `namespace/name`: a bare name is in `--namespace`, else `default`.
-    pub fn pod_key(&self, pod: &str) -> String {
-        if pod.contains('/') {
-            pod.to_string()
-        } else {
-            format!("{}/{pod}", self.namespace.as_deref().unwrap_or("default"))
-        }
-    }
-
+impl LiveArgs {
     pub fn live_options(&self) -> LiveOptions {
         LiveOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
         }
+    }
+}
+
+impl SourceArgs {
+    /// Each flag from `self`, else from `outer` (the flags before the subcommand).
+    pub fn or(self, outer: &SourceArgs) -> SourceArgs {
+        SourceArgs {
+            snapshot: self.snapshot.or_else(|| outer.snapshot.clone()),
+            config: self.config.or_else(|| outer.config.clone()),
+            live: LiveArgs {
+                kubeconfig: self
+                    .live
+                    .kubeconfig
+                    .or_else(|| outer.live.kubeconfig.clone()),
+                context: self.live.context.or_else(|| outer.live.context.clone()),
+                namespace: self.live.namespace.or_else(|| outer.live.namespace.clone()),
+            },
+        }
+    }
+
+    /// `schedscope SUBCOMMAND` with these source flags, for hints that must work as
+    /// printed.
+    pub fn command_line(&self, subcommand: &str) -> String {
+        let mut words = vec!["schedscope".to_string(), subcommand.to_string()];
+        let quote = |s: &str| {
+            if s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./:=@".contains(c))
+            {
+                s.to_string()
+            } else {
+                format!("'{}'", s.replace('\'', r"'\''"))
+            }
+        };
+        let mut flag = |name: &str, v: Option<String>| {
+            if let Some(v) = v {
+                words.push(format!("{name} {}", quote(&v)));
+            }
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        flag("--snapshot", path(&self.snapshot));
+        flag("--kubeconfig", path(&self.live.kubeconfig));
+        flag("--context", self.live.context.clone());
+        flag("-n", self.live.namespace.clone());
+        words.join(" ")
+    }
+
+    /// A snapshot and a live cluster's address together are a contradiction.
+    pub fn check(&self) -> Result<()> {
+        if self.snapshot.is_some() {
+            if self.live.kubeconfig.is_some() {
+                anyhow::bail!(
+                    "--kubeconfig is for a live cluster; give it or --snapshot, not both"
+                );
+            }
+            if self.live.context.is_some() {
+                anyhow::bail!("--context is for a live cluster; give it or --snapshot, not both");
+            }
+        }
+        Ok(())
+    }
+
+    /// `pod` as `namespace/name`: a bare name is in `--namespace`, else `default`.
+    pub fn pod_key(&self, pod: &str) -> String {
+        if pod.contains('/') {
+            pod.to_string()
+        } else {
+            format!(
+                "{}/{pod}",
+                self.live.namespace.as_deref().unwrap_or("default")
+            )
+        }
+    }
+
+    pub fn live_options(&self) -> LiveOptions {
+        self.live.live_options()
     }
 
     /// Which scheduler configuration is in use, in words.
@@ -128,21 +273,40 @@ impl SourceArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the terminal inspector (the default).
-    Tui(TuiArgs),
+    Tui(TuiCommand),
     /// Explain one pod's scheduling: filter verdicts, scores, FitError, preemption.
     Explain(ExplainArgs),
     /// List pending pods in scheduling-queue order (priority, then age).
-    Pods,
+    Pods(PodsArgs),
     /// Run the scheduler loop over every pending pod until the queue settles: a
     /// timeline of attempts, waits at Permit, bindings and preemptions.
     Simulate(SimulateArgs),
     /// Snapshots of a live cluster.
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: `schedscope man > schedscope.1`.
+    Man,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PodsArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 #[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args, Clone)]
 pub struct SimulateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Output format: a text timeline or JSON events.
     #[arg(long, short = 'o', value_enum, default_value_t = SimFormat::Text)]
     pub output: SimFormat,
@@ -170,8 +334,10 @@ pub enum SnapshotCommand {
     Save(SaveArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct SaveArgs {
+    #[command(flatten)]
+    pub live: LiveArgs,
     /// Output file (`.json` for a JSON List, otherwise YAML; `-` for YAML on stdout).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
@@ -196,9 +362,11 @@ pub struct SaveArgs {
     pub redact_key: Option<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct ExplainArgs {
-    /// The pod, as NAMESPACE/NAME (a bare NAME means namespace `default`).
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The pod, as NAMESPACE/NAME (a bare NAME is in --namespace, else `default`).
     #[arg(value_name = "NAMESPACE/POD")]
     pub pod: String,
     /// Output format.
@@ -286,10 +454,7 @@ fn report_load(report: &crate::source::LoadReport) {
 }
 
 /// `snapshot save`: list the live cluster (or read `--from`) and write it.
-pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Write) -> Result<()> {
-    if source.snapshot.is_some() {
-        anyhow::bail!("snapshot save reads a live cluster or --from FILE; drop --snapshot");
-    }
+pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) -> Result<()> {
     let redact = args.redact || args.redact_names;
     let (mut objects, report) = match &args.from {
         Some(from) => {
@@ -309,7 +474,7 @@ pub fn run_snapshot_save(source: &SourceArgs, args: &SaveArgs, out: &mut dyn Wri
             (objects, report)
         }
         None => {
-            let opts = source.live_options();
+            let opts = live.live_options();
             let rt = runtime()?;
             rt.block_on(async {
                 let client = live::connect(&opts).await?;
@@ -370,14 +535,25 @@ pub fn now() -> k8s_openapi::jiff::Timestamp {
         .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
 }
 
-pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
+    let source = &args.source;
     let loaded = load_cluster(source)?;
     let config = load_config(source.config.as_deref())?;
     let opts = CycleOptions {
         all_filters: args.all_filters || args.output != Format::Table,
         now: now(),
     };
-    let trace = explain(&loaded.cluster, &config, &source.pod_key(&args.pod), &opts)?;
+    let trace = explain(&loaded.cluster, &config, &source.pod_key(&args.pod), &opts).map_err(
+        |e| match e {
+            // Name the command that lists them, with this run's own source flags.
+            crate::explain::ExplainError::PodNotFound { .. } => {
+                let mut all = source.clone();
+                all.live.namespace = None;
+                anyhow::anyhow!("{e}; `{}` lists them", all.command_line("pods"))
+            }
+            e => e.into(),
+        },
+    )?;
     // Live: the real scheduler's word beside the replay.
     let word = loaded.live.as_ref().and_then(|events| {
         let pod = loaded.cluster.pod(&trace.pod)?;
@@ -429,7 +605,8 @@ pub fn run_explain(source: &SourceArgs, args: &ExplainArgs, out: &mut dyn Write)
     Ok(())
 }
 
-pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
+    let source = &args.source;
     use crate::engine::scheduler::{SimOptions, simulate};
     use crate::render::simulation;
     let snapshot = load_source(source)?;
@@ -454,7 +631,8 @@ pub fn run_simulate(source: &SourceArgs, args: &SimulateArgs, out: &mut dyn Writ
     Ok(())
 }
 
-pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
+    let source = &args.source;
     // The list does not depend on the configuration, but a bad --config is an error
     // here as in every other command.
     load_config(source.config.as_deref())?;
@@ -464,6 +642,7 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
         .pending_pods()
         .filter(|p| {
             source
+                .live
                 .namespace
                 .as_deref()
                 .is_none_or(|ns| p.namespace == ns)
@@ -514,29 +693,43 @@ pub fn run_pods(source: &SourceArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// `completions SHELL`: the completion script for every subcommand and flag.
+pub fn run_completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<()> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let name = cmd.get_name().to_string();
+    clap_complete::generate(shell, &mut cmd, name, out);
+    Ok(())
+}
+
+/// `man`: the manual page (options and the list of subcommands), generated from the
+/// same definitions as `--help`.
+pub fn run_man(out: &mut dyn Write) -> Result<()> {
+    use clap::CommandFactory;
+    clap_mangen::Man::new(Cli::command()).render(out)?;
+    Ok(())
+}
+
 /// Opens the inspector on the snapshot, or on the live cluster.
 pub fn run_tui(cli: &Cli) -> Result<()> {
-    let act = match &cli.command {
-        Some(Command::Tui(a)) if a.act => Some(a),
-        _ => cli.tui.act.then_some(&cli.tui),
-    };
-    if let Some(a) = act {
-        return run_act(cli, a);
+    let ins = cli.inspector()?;
+    if ins.tui.act {
+        return run_act(&ins);
     }
-    if cli.source.snapshot.is_none() {
-        return run_live_tui(cli);
+    if ins.source.snapshot.is_none() {
+        return run_live_tui(&ins);
     }
-    let snapshot = load_source(&cli.source)?;
-    let config = load_config(cli.source.config.as_deref())?;
+    let snapshot = load_source(&ins.source)?;
+    let config = load_config(ins.source.config.as_deref())?;
     let source = format!(
         "snapshot {}",
-        cli.source
+        ins.source
             .snapshot
             .as_deref()
             .map(|p| p.display().to_string())
             .unwrap_or_default()
     );
-    let simulate = cli.tui.simulate || matches!(&cli.command, Some(Command::Tui(a)) if a.simulate);
+    let simulate = ins.tui.simulate;
     let simulation = simulate.then(|| {
         use crate::engine::scheduler::{SimOptions, Simulator};
         let sim = Simulator::new(
@@ -559,16 +752,17 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
         None => source,
     };
     let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
-    opts.theme = cli.theme.clone();
+    opts.theme = ins.theme.clone();
     opts.simulation = simulation;
     crate::tui::run(opts)
 }
 
 /// `--act`: the acting scheduler on the live cluster, in the inspector or headless.
-fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
+fn run_act(ins: &Inspector) -> Result<()> {
     use crate::source::act::{self, ActOptions};
-    let config = load_config(cli.source.config.as_deref())?;
-    let live_opts = cli.source.live_options();
+    let args = &ins.tui;
+    let config = load_config(ins.source.config.as_deref())?;
+    let live_opts = ins.source.live_options();
     let opts = ActOptions::new(&args.scheduler_name, &args.lease_namespace);
     act::check_profile(&config, &opts)?;
     let rt = runtime()?;
@@ -606,7 +800,7 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
         "act as {} · {} · {}",
         opts.scheduler_name,
         live::describe(&client_config, &live_opts),
-        cli.source.config_label()
+        ins.source.config_label()
     );
     // The client's buffer task needs the runtime it will run on.
     let client = rt
@@ -659,7 +853,7 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
         })
         .context("starting the acting session")?;
     let mut tui = crate::tui::TuiOptions::new(Cluster::new(), profiles, label);
-    tui.theme = cli.theme.clone();
+    tui.theme = ins.theme.clone();
     tui.updates = Some(rx);
     tui.waiting = Some(Box::new(crate::tui::acting::ActWaiting::new(handle)));
     let shown = crate::tui::run(tui);
@@ -675,18 +869,18 @@ fn run_act(cli: &Cli, args: &TuiArgs) -> Result<()> {
 }
 
 /// The inspector on a live cluster: watchers on their own thread send updates.
-fn run_live_tui(cli: &Cli) -> Result<()> {
-    let config = load_config(cli.source.config.as_deref())?;
-    let opts = cli.source.live_options();
+fn run_live_tui(ins: &Inspector) -> Result<()> {
+    let config = load_config(ins.source.config.as_deref())?;
+    let opts = ins.source.live_options();
     let client_config = runtime()?.block_on(live::client_config(&opts))?;
     let label = format!(
         "{} · {}",
         live::describe(&client_config, &opts),
-        cli.source.config_label()
+        ins.source.config_label()
     );
     let (updates, control) = live::spawn(opts, client_config)?;
     let mut tui = crate::tui::TuiOptions::new(Cluster::new(), config.profiles, label);
-    tui.theme = cli.theme.clone();
+    tui.theme = ins.theme.clone();
     tui.updates = Some(updates);
     tui.live = Some(control);
     crate::tui::run(tui)
@@ -701,7 +895,10 @@ mod tests {
         let c = Cli::try_parse_from(["schedscope", "tui", "--simulate"]).expect("parses");
         assert!(matches!(
             c.command,
-            Some(Command::Tui(TuiArgs { simulate: true, .. }))
+            Some(Command::Tui(TuiCommand {
+                tui: TuiArgs { simulate: true, .. },
+                ..
+            }))
         ));
         let c = Cli::try_parse_from(["schedscope", "--simulate"]).expect("parses");
         assert!(c.tui.simulate && c.command.is_none());
@@ -722,7 +919,70 @@ mod tests {
         assert_eq!(c.tui.scheduler_name, "gang");
         // Without --act nothing acts: its options alone are refused.
         assert!(Cli::try_parse_from(["schedscope", "--scheduler-name", "gang"]).is_err());
-        // A snapshot has no API server to write to.
+        // A snapshot has no API server to write to, whichever side of `tui` it is on.
         assert!(Cli::try_parse_from(["schedscope", "--act", "--snapshot", "x.yaml"]).is_err());
+        let c = Cli::try_parse_from(["schedscope", "-s", "x.yaml", "tui", "--act"]).unwrap();
+        assert!(
+            c.inspector()
+                .unwrap_err()
+                .to_string()
+                .contains("drop --snapshot")
+        );
+    }
+
+    #[test]
+    fn source_flags_before_or_after_the_subcommand() {
+        let c = Cli::try_parse_from(["schedscope", "-s", "a.yaml", "-n", "shop", "explain", "web"])
+            .unwrap();
+        let Some(Command::Explain(args)) = &c.command else {
+            panic!("explain")
+        };
+        let s = c.source_for(&args.source).unwrap();
+        assert_eq!(s.snapshot.as_deref(), Some(Path::new("a.yaml")));
+        assert_eq!(s.pod_key(&args.pod), "shop/web");
+        // The subcommand's own flag wins.
+        let c =
+            Cli::try_parse_from(["schedscope", "-s", "a.yaml", "pods", "-s", "b.yaml"]).unwrap();
+        let Some(Command::Pods(args)) = &c.command else {
+            panic!("pods")
+        };
+        let s = c.source_for(&args.source).unwrap();
+        assert_eq!(s.snapshot.as_deref(), Some(Path::new("b.yaml")));
+        // A snapshot and a kubeconfig together are refused.
+        let c = Cli::try_parse_from(["schedscope", "--kubeconfig", "k", "pods", "-s", "b.yaml"])
+            .unwrap();
+        let Some(Command::Pods(args)) = &c.command else {
+            panic!("pods")
+        };
+        assert!(c.source_for(&args.source).is_err());
+    }
+
+    /// Flags appear only where they mean something.
+    #[test]
+    fn help_lists_only_the_flags_that_apply() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let flags = |path: &[&str]| -> Vec<String> {
+            let mut c = &cmd;
+            for p in path {
+                c = c.find_subcommand(p).unwrap();
+            }
+            c.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        };
+        for sub in [
+            &["explain"][..],
+            &["pods"],
+            &["simulate"],
+            &["snapshot", "save"],
+        ] {
+            assert!(!flags(sub).contains(&"theme".to_string()), "{sub:?}");
+        }
+        assert!(flags(&["tui"]).contains(&"theme".to_string()));
+        assert!(!flags(&["snapshot", "save"]).contains(&"snapshot".to_string()));
+        assert!(!flags(&["snapshot", "save"]).contains(&"config".to_string()));
+        assert!(flags(&["explain"]).contains(&"snapshot".to_string()));
+        cmd.debug_assert();
     }
 }

@@ -91,9 +91,6 @@ fn not_found_hint(cluster: &Cluster, key: &str) -> String {
     if pending.is_empty() {
         "; the snapshot has no pending pods".into()
     } else {
-        format!(
-            "; pending pods include {} (run `schedscope pods` to list them)",
-            pending.join(", ")
-        )
+        format!("; pending pods include {}", pending.join(", "))
     }
 }

@@ -337,3 +337,78 @@ fn pods_table_stays_aligned_with_long_names() {
     assert_eq!(ends[0], ends[1], "{out}");
     assert!(out.contains(&format!("default/{name} ")), "{out}");
 }
+
+#[test]
+fn the_missing_pod_hint_is_a_command_that_works() {
+    let o = run(&["explain", "-s", s(&demo()), "-n", "shop", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    let hint = err
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no command in: {err}"));
+    let words: Vec<&str> = hint.split(' ').collect();
+    assert_eq!(words[..2], ["schedscope", "pods"], "{err}");
+    let o = run(&words[1..]);
+    assert!(o.status.success(), "{hint}: {}", stderr(&o));
+    assert!(
+        stdout(&o).contains("batch/quarterly-report"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", shell]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("explain") && out.contains("--snapshot"),
+            "{shell}: {out}"
+        );
+    }
+    let o = run(&["man"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(".ie \\n(.g .ds Aq") || out.contains(".TH schedscope"),
+        "{out}"
+    );
+    assert!(out.contains("explain"), "{out}");
+}
+
+/// The commands the example files tell the reader to run, run as written.
+#[test]
+fn commands_in_example_headers_work() {
+    let mut ran = 0;
+    let mut files: Vec<_> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for line in text.lines() {
+            // Commands are indented under the `#` (`#   schedscope ...`); prose is not.
+            let Some(cmd) = line
+                .strip_prefix("#  ")
+                .map(str::trim_start)
+                .and_then(|l| l.strip_prefix("schedscope "))
+            else {
+                continue;
+            };
+            let args: Vec<&str> = cmd.split_whitespace().collect();
+            let o = bin().current_dir(root()).args(&args).output().unwrap();
+            assert!(
+                o.status.success(),
+                "{}: `schedscope {cmd}`: {}",
+                f.display(),
+                stderr(&o)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 2, "commands found: {ran}");
+}

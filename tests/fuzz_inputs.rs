@@ -218,15 +218,13 @@ fn run_in_process(
     let source = SourceArgs {
         snapshot: Some(snapshot.to_path_buf()),
         config: config.map(Path::to_path_buf),
-        kubeconfig: None,
-        context: None,
-        namespace: None,
+        ..SourceArgs::default()
     };
     let mut out = Vec::new();
     let result = catch_unwind(AssertUnwindSafe(|| match run {
         Run::Explain(format) => schedscope::cli::run_explain(
-            &source,
             &ExplainArgs {
+                source: source.clone(),
                 pod: pod.to_string(),
                 output: *format,
                 all_filters: false,
@@ -235,8 +233,8 @@ fn run_in_process(
             &mut out,
         ),
         Run::Simulate => schedscope::cli::run_simulate(
-            &source,
             &SimulateArgs {
+                source: source.clone(),
                 output: SimFormat::Text,
                 traces: false,
                 max_attempts: Some(50),
