@@ -509,6 +509,9 @@ pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) 
             _ => "",
         }
     )?;
+    for kind in &report.left_out {
+        writeln!(summary, "not saved: {}", terminal_safe(kind))?;
+    }
     // The summary goes to stderr when the snapshot itself is on stdout.
     if to_stdout {
         std::io::stderr().write_all(&summary)?;

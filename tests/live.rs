@@ -138,10 +138,13 @@ async fn converged(
 
 /// `schedscope explain POD --kubeconfig KC` run as a user would, off the runtime's
 /// worker threads (the test API server answers on them).
-async fn explain_live(kc: std::path::PathBuf, pod: &'static str) -> std::process::Output {
+async fn explain_live(kc: std::path::PathBuf, pod: &str, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<String> = vec!["explain".into(), pod.into()];
+    args.extend(extra.iter().map(|s| s.to_string()));
     tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
-            .args(["explain", pod, "--kubeconfig"])
+            .args(&args)
+            .arg("--kubeconfig")
             .arg(&kc)
             .env_remove("KUBECONFIG")
             .output()
@@ -578,7 +581,7 @@ async fn explain_live_sets_the_real_scheduler_beside_the_replay() {
     api.apply("pods", big);
     let dir = std::env::temp_dir().join(format!("schedscope-kc-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
-    let out = explain_live(kc, "default/big").await;
+    let out = explain_live(kc, "default/big", &[]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -817,7 +820,7 @@ async fn forbidden_optional_kind_degrades_and_marks_its_plugin() {
 
     let dir = std::env::temp_dir().join(format!("schedscope-kc403-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
-    let out = explain_live(kc, "default/p1").await;
+    let out = explain_live(kc, "default/p1", &[]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -840,7 +843,7 @@ async fn unreachable_api_server_is_an_error_at_once() {
     let dir = std::env::temp_dir().join(format!("schedscope-kcdown-{}", std::process::id()));
     let kc = api.write_kubeconfig(&dir);
     api.go_down().await;
-    let out = explain_live(kc, "default/p1").await;
+    let out = explain_live(kc, "default/p1", &[]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -891,4 +894,121 @@ async fn inspector_says_why_it_cannot_connect_and_retries_on_r() {
         assert!(s.wait_exit().success());
     });
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `explain -o json` of `pod` against the fake API server.
+async fn explain_live_json(api: &FakeApi, pod: &str, tag: &str) -> Value {
+    let dir = std::env::temp_dir().join(format!("schedscope-{tag}-{}", std::process::id()));
+    let kc = api.write_kubeconfig(&dir);
+    let out = explain_live(kc, pod, &["-o", "json"]).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The DRA kinds are watched: a pod with a claim is explained live with the verdict
+/// a snapshot of the same objects gives; with a DRA kind unreadable it is not
+/// modelled, and the reason is said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_with_claims_explained_live_as_from_a_snapshot() {
+    for scenario in ["d01-single-gpu-fits", "d02-no-matching-devices"] {
+        let snap = format!(
+            "{}/tests/fidelity/{scenario}/snapshot.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let api = FakeApi::start().await;
+        for o in yaml_objects(&snap) {
+            let kind = o["kind"].as_str().unwrap().to_string();
+            api.apply(plural_of(&kind), o);
+        }
+        let mut live_json = explain_live_json(&api, "default/pending", "dra").await;
+        // Only a live source has the real scheduler's word to set beside the replay.
+        assert_eq!(
+            live_json.as_object_mut().unwrap().remove("realScheduler"),
+            Some(Value::Null)
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "-s", &snap, "default/pending", "-o", "json"])
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{scenario}");
+        let snap_json: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(live_json, snap_json, "{scenario}");
+        assert_eq!(live_json["not_modelled"], json!([]), "{scenario}");
+
+        // `snapshot save` keeps the DRA objects: the saved file explains the same.
+        let (objects, report) = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+            .await
+            .expect("fetch");
+        assert_eq!(report.objects["ResourceClaim"], 1, "{scenario}");
+        let saved = std::env::temp_dir().join(format!(
+            "schedscope-dra-{scenario}-{}.yaml",
+            std::process::id()
+        ));
+        save::write_objects(&objects, &saved).expect("write");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args(["explain", "default/pending", "-o", "json", "-s"])
+            .arg(&saved)
+            .output()
+            .expect("run");
+        let _ = std::fs::remove_file(&saved);
+        let saved_json: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(saved_json, snap_json, "{scenario}: saved");
+
+        // Without ResourceClaims the claims cannot be resolved: not modelled.
+        api.forbid("resourceclaims", true);
+        // And a role without them still saves the rest.
+        let (_, report) = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+            .await
+            .expect("fetch without resourceclaims");
+        assert!(!report.objects.contains_key("ResourceClaim"), "{scenario}");
+        assert!(report.objects.contains_key("ResourceSlice"), "{scenario}");
+        let v = explain_live_json(&api, "default/pending", "dra403").await;
+        let nm = v["not_modelled"].to_string();
+        assert!(
+            nm.contains("DynamicResources")
+                && nm.contains("claims resolved without ResourceClaims (not readable: cannot list resourceclaims.resource.k8s.io: forbidden"),
+            "{scenario}: {nm}"
+        );
+        assert_eq!(
+            v["prefilter"]["plugin"], "DynamicResources",
+            "{scenario}: {v}"
+        );
+        assert!(
+            v["prefilter"]["reasons"]
+                .to_string()
+                .contains("dynamic resource allocation is not modelled for this source"),
+            "{scenario}: {v}"
+        );
+    }
+}
+
+/// `snapshot save` leaves out an optional kind it may not list (or that the cluster
+/// does not serve) and says which; a required kind refused is still an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_leaves_out_forbidden_optional_kinds_and_names_them() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    api.forbid("volumeattachments", true);
+    let (objects, report) = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+        .await
+        .expect("an optional kind does not fail the save");
+    assert_eq!(report.objects["Pod"], 10);
+    assert_eq!(objects.iter().filter(|o| o["kind"] == "Pod").count(), 10);
+    // (The test API server has no Coscheduling CRD: a missing CRD is no news.)
+    assert_eq!(
+        report.left_out,
+        [
+            "volumeattachments.storage.k8s.io: forbidden (list); grant get, list and watch on it to save it"
+        ]
+    );
+    api.forbid("nodes", true);
+    let err = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+        .await
+        .expect_err("nodes are required");
+    assert!(err.to_string().contains("Node"), "{err}");
 }

@@ -1235,3 +1235,77 @@ fn a_bare_json_array_is_not_called_a_list_and_a_non_string_kind_is_named() {
         assert!(!msg.contains("quote the value"), "{msg}");
     }
 }
+
+#[test]
+fn csi_storage_capacities_load_and_decide_volume_binding() {
+    // Only zone b has capacity for the `cap` class: the pod's claim fits there only.
+    let text = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: za, labels: {topology.kubernetes.io/zone: a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: zb, labels: {topology.kubernetes.io/zone: b}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: cap}
+provisioner: cap.csi
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: cap.csi}
+spec: {storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-b, namespace: kube-system}
+storageClassName: cap
+capacity: 100Gi
+nodeTopology: {matchLabels: {topology.kubernetes.io/zone: b}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec: {storageClassName: cap, accessModes: [ReadWriteOnce], resources: {requests: {storage: 5Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: default}
+spec:
+  containers: [{name: c, image: x}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+"#;
+    let snap = load(text);
+    assert_eq!(
+        snap.report.count("CSIStorageCapacity"),
+        1,
+        "{}",
+        snap.report
+    );
+    assert!(
+        snap.cluster
+            .csi_storage_capacities
+            .contains_key("kube-system/cap-b")
+    );
+    let trace = schedscope::explain::explain(
+        &snap.cluster,
+        &schedscope::config::SchedulerConfig::defaults(),
+        "default/db",
+        &schedscope::engine::cycle::CycleOptions {
+            all_filters: false,
+            now: "2026-01-01T00:00:00Z".parse().unwrap(),
+        },
+    )
+    .unwrap();
+    let json = schedscope::render::json::to_json(&trace);
+    assert_eq!(json["best_nodes"], serde_json::json!(["zb"]), "{json}");
+    assert!(
+        json.to_string().contains(r#""za":{"code":"UnschedulableAndUnresolvable","feasible":false,"plugin":"VolumeBinding","reasons":["node(s) did not have enough free storage"]}"#),
+        "{json}"
+    );
+}

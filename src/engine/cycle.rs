@@ -346,6 +346,26 @@ const OPTIONAL_KIND_READERS: &[(&str, &str, &str)] = &[
         "storage capacity checked without CSIStorageCapacities",
     ),
     ("PodGroup", "Coscheduling", "gangs formed without PodGroups"),
+    (
+        "DeviceClass",
+        "DynamicResources",
+        "claims allocated without DeviceClasses",
+    ),
+    (
+        "ResourceSlice",
+        "DynamicResources",
+        "claims allocated without ResourceSlices",
+    ),
+    (
+        "ResourceClaim",
+        "DynamicResources",
+        "claims resolved without ResourceClaims",
+    ),
+    (
+        "ResourceClaimTemplate",
+        "DynamicResources",
+        "claims resolved without ResourceClaimTemplates",
+    ),
 ];
 
 fn not_modelled(fw: &Framework, cluster: &Cluster, pod: &Pod) -> Vec<NotModelled> {

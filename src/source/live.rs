@@ -24,6 +24,7 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1 as policy;
+use k8s_openapi::api::resource::v1 as resource;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::jiff::Timestamp;
@@ -38,6 +39,7 @@ use super::DataUpdate;
 use super::convert::{self, Priorities};
 use super::{SchedulingEvent, SchedulingEvents, SourceStatus};
 use crate::model::Cluster;
+use crate::model::dra;
 
 /// How long changes are collected before one update is published.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -350,11 +352,13 @@ pub struct LiveState {
     changed: bool,
     /// A kind's phase changed since the last publish.
     phases_changed: bool,
+    /// The DRA kinds are among those watched (all of them or none).
+    dra_watched: bool,
 }
 
 impl LiveState {
     fn new(specs: impl IntoIterator<Item = KindSpec>, now: Timestamp) -> Self {
-        let kinds = specs
+        let kinds: BTreeMap<&'static str, KindEntry> = specs
             .into_iter()
             .map(|s| {
                 let health = KindHealth {
@@ -376,8 +380,11 @@ impl LiveState {
                 (s.kind, entry)
             })
             .collect();
+        let dra_watched = DRA_KINDS.iter().all(|k| kinds.contains_key(k));
+        let mut cluster = Cluster::new();
+        cluster.dra_objects_known = dra_watched;
         LiveState {
-            cluster: Cluster::new(),
+            cluster,
             events: BTreeMap::new(),
             event_pods: BTreeMap::new(),
             unadmitted: BTreeMap::new(),
@@ -386,6 +393,7 @@ impl LiveState {
             outage_since: None,
             changed: false,
             phases_changed: true,
+            dra_watched,
         }
     }
 
@@ -400,6 +408,9 @@ impl LiveState {
         let optional = e.health.optional;
         let unreadable = match &phase {
             KindPhase::Forbidden { error, .. } if optional => Some(Some(error.clone())),
+            KindPhase::NotServed { error } if DRA_KINDS.contains(&kind) => {
+                Some(Some(error.clone()))
+            }
             KindPhase::Synced { .. } | KindPhase::NotServed { .. } => Some(None),
             _ => None,
         };
@@ -417,6 +428,10 @@ impl LiveState {
             }
             _ => {}
         }
+        self.cluster.dra_objects_known = self.dra_watched
+            && !DRA_KINDS
+                .iter()
+                .any(|k| self.cluster.unreadable_kinds.contains_key(*k));
     }
 
     /// Every kind has listed since its last failure (optional kinds may be
@@ -645,6 +660,66 @@ map_kind!(
     core::ReplicationController,
     "ReplicationController",
     replication_controllers
+);
+
+/// The DRA kinds: optional (a cluster without `resource.k8s.io/v1`, or RBAC
+/// without it), and unlike the other optional kinds a 404 is unreadable too: the
+/// claims of a pod exist whatever the API server serves, so without these objects
+/// DynamicResources cannot be replayed.
+const DRA_KINDS: [&str; 4] = [
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+];
+
+/// A DRA kind entering the model as the snapshot loader takes it: defaulted and
+/// checked; an object the allocator could not read is left out (the old version
+/// too) rather than stopping the watch.
+macro_rules! dra_kind {
+    ($ty:ty, $kind:literal, $field:ident, $fix:expr) => {
+        impl Watched for $ty {
+            const KIND: &'static str = $kind;
+            fn keys(st: &LiveState) -> Vec<String> {
+                st.cluster.$field.keys().cloned().collect()
+            }
+            fn upsert(mut self, st: &mut LiveState) {
+                self.metadata.managed_fields = None;
+                let key = self.model_key();
+                let fix: fn(&mut $ty) -> Result<(), crate::model::pod::FieldError> = $fix;
+                match fix(&mut self) {
+                    Ok(()) => st.cluster.$field.insert(key, self),
+                    Err(_) => st.cluster.$field.remove(&key),
+                };
+            }
+            fn remove(key: &str, st: &mut LiveState) {
+                st.cluster.$field.remove(key);
+            }
+        }
+    };
+}
+
+dra_kind!(resource::DeviceClass, "DeviceClass", device_classes, |c| {
+    dra::device_class_defaults(c);
+    Ok(())
+});
+dra_kind!(
+    resource::ResourceSlice,
+    "ResourceSlice",
+    resource_slices,
+    dra::resource_slice_check
+);
+dra_kind!(
+    resource::ResourceClaim,
+    "ResourceClaim",
+    resource_claims,
+    dra::resource_claim_check
+);
+dra_kind!(
+    resource::ResourceClaimTemplate,
+    "ResourceClaimTemplate",
+    resource_claim_templates,
+    dra::resource_claim_template_check
 );
 
 impl Watched for core::Node {
@@ -1148,6 +1223,11 @@ fn start_watchers(
     watch!(Api::<apps::ReplicaSet>::all(c()));
     watch!(Api::<apps::StatefulSet>::all(c()));
     watch!(Api::<core::ReplicationController>::all(c()));
+    // Read by DynamicResources only, which says so when they cannot be read.
+    watch!(Api::<resource::DeviceClass>::all(c()), optional);
+    watch!(Api::<resource::ResourceSlice>::all(c()), optional);
+    watch!(Api::<resource::ResourceClaim>::all(c()), optional);
+    watch!(Api::<resource::ResourceClaimTemplate>::all(c()), optional);
     // The coscheduling CRD: a 404 when it is not installed.
     let api: Api<DynamicObject> = Api::all_with(c(), &pod_group_resource());
     let resource = "podgroups.scheduling.x-k8s.io".to_string();
@@ -1405,6 +1485,34 @@ mod tests {
             st.list_done("Pod", at(56));
         });
         assert_eq!(st.status(), SourceStatus::Connected);
+    }
+
+    /// A DRA kind is unreadable when forbidden and when not served (a 404): either
+    /// way pods with claims cannot be replayed. A state without DRA watchers never
+    /// claims to know the DRA objects.
+    #[test]
+    fn dra_kinds_not_served_are_unreadable() {
+        assert!(!state().cluster.dra_objects_known);
+        let spec = |kind| KindSpec {
+            kind,
+            resource: format!("{}s.resource.k8s.io", kind.to_lowercase()),
+            optional: true,
+        };
+        let mut st = LiveState::new(DRA_KINDS.map(spec), at(0));
+        assert!(st.cluster.dra_objects_known);
+        for k in DRA_KINDS {
+            listed(&mut st, k, at(1));
+        }
+        assert!(st.cluster.dra_objects_known && st.cluster.unreadable_kinds.is_empty());
+        let error = "the server could not find the requested resource".to_string();
+        step(&mut st, at(2), |st| {
+            st.failed("ResourceSlice", Failure::NotServed(error.clone()), at(2))
+        });
+        assert_eq!(st.status(), SourceStatus::Connected);
+        assert!(!st.cluster.dra_objects_known);
+        assert_eq!(st.cluster.unreadable_kinds["ResourceSlice"], error);
+        listed(&mut st, "ResourceSlice", at(3));
+        assert!(st.cluster.dra_objects_known && st.cluster.unreadable_kinds.is_empty());
     }
 
     /// A 403 of an optional kind leaves it out and names it in the model; of a

@@ -268,6 +268,16 @@ fn kind_paths(kind: &str) -> Option<Vec<String>> {
                 "nodeAllocatableUpdatePeriodSeconds",
             ],
         ),
+        // VolumeBinding's capacity check for drivers that track storage capacity.
+        "CSIStorageCapacity" => with(
+            "",
+            &[
+                "storageClassName",
+                "nodeTopology",
+                "capacity",
+                "maximumVolumeSize",
+            ],
+        ),
         "VolumeAttachment" => {
             let mut v = with(
                 "spec.",
@@ -461,6 +471,7 @@ pub const KINDS: &[&str] = &[
     "CSINode",
     "CSIDriver",
     "VolumeAttachment",
+    "CSIStorageCapacity",
     "Namespace",
     "PodDisruptionBudget",
     "PriorityClass",
@@ -823,6 +834,10 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
         "PersistentVolumeClaim" => with("spec.", PVC),
         "StorageClass" => with("", &[("allowedTopologies", Selectors)]),
         "CSINode" => with("spec.drivers.", &[("nodeID", Name)]),
+        "CSIStorageCapacity" => with(
+            "",
+            &[("storageClassName", ClassName), ("nodeTopology", Selectors)],
+        ),
         "VolumeAttachment" => {
             let mut v = with(
                 "spec.",
@@ -944,6 +959,7 @@ pub fn hash_names(objects: &mut [Value], hasher: &mut NameHasher) {
         const NAMESPACED: &[&str] = &[
             "Pod",
             "PersistentVolumeClaim",
+            "CSIStorageCapacity",
             "PodDisruptionBudget",
             "Service",
             "ReplicaSet",

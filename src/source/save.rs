@@ -11,6 +11,7 @@ use std::path::Path;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1 as policy;
+use k8s_openapi::api::resource::v1 as resource;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -23,10 +24,13 @@ use super::live::{LiveError, LiveOptions};
 
 const PAGE: u32 = 500;
 
-/// What a save wrote, per kind.
+/// What a save wrote, per kind, and the optional kinds it could not list.
 #[derive(Debug, Default)]
 pub struct SaveReport {
     pub objects: BTreeMap<String, usize>,
+    /// Optional kinds left out, each with why (`volumeattachments.storage.k8s.io:
+    /// forbidden (list)`), in the order tried.
+    pub left_out: Vec<String>,
 }
 
 impl std::fmt::Display for SaveReport {
@@ -79,6 +83,42 @@ fn to_values<K: Serialize>(
     }
 }
 
+/// `plural.group` of a kind, as RBAC and API errors name it.
+fn resource_name<K: Resource<DynamicType = ()>>() -> String {
+    let group = K::group(&());
+    if group.is_empty() {
+        K::plural(&()).into_owned()
+    } else {
+        format!("{}.{group}", K::plural(&()))
+    }
+}
+
+/// The items of an optional kind, or `None` when the server forbids listing it
+/// (403) or does not serve it (404): then the kind is named in the report. Other
+/// failures are errors, as for any kind.
+fn optional_kind<K>(
+    listed: Result<Vec<K>, LiveError>,
+    resource: &str,
+    report: &mut SaveReport,
+) -> Result<Option<Vec<K>>, LiveError> {
+    match listed {
+        Ok(items) => Ok(Some(items)),
+        Err(LiveError::Api {
+            source: kube::Error::Api(e),
+            ..
+        }) if e.code == 403 || e.code == 404 => {
+            let why = if e.code == 403 {
+                "forbidden (list); grant get, list and watch on it to save it"
+            } else {
+                "not served by this cluster"
+            };
+            report.left_out.push(format!("{resource}: {why}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// List every kind the engine reads. Pods (only) follow `--namespace`.
 pub async fn fetch_objects(
     client: &Client,
@@ -106,7 +146,6 @@ pub async fn fetch_objects(
     all!(storage::StorageClass, "StorageClass");
     all!(storage::CSINode, "CSINode");
     all!(storage::CSIDriver, "CSIDriver");
-    all!(storage::VolumeAttachment, "VolumeAttachment");
     all!(core::PersistentVolume, "PersistentVolume");
     all!(core::PersistentVolumeClaim, "PersistentVolumeClaim");
     all!(policy::PodDisruptionBudget, "PodDisruptionBudget");
@@ -125,14 +164,31 @@ pub async fn fetch_objects(
         &mut out,
         &mut report,
     );
+    // Optional kinds: a role without them, or a cluster that does not serve them,
+    // still saves the rest; what is left out is said (the plugins that read them are
+    // then marked "not modelled" when the snapshot is explained).
+    macro_rules! optional {
+        ($ty:ty, $kind:literal) => {
+            let listed = list_all(Api::<$ty>::all(c()), $kind).await;
+            if let Some(items) = optional_kind(listed, &resource_name::<$ty>(), &mut report)? {
+                to_values(items, $kind, redact, &mut out, &mut report);
+            }
+        };
+    }
+    optional!(storage::VolumeAttachment, "VolumeAttachment");
+    optional!(storage::CSIStorageCapacity, "CSIStorageCapacity");
+    optional!(resource::DeviceClass, "DeviceClass");
+    optional!(resource::ResourceSlice, "ResourceSlice");
+    optional!(resource::ResourceClaim, "ResourceClaim");
+    optional!(resource::ResourceClaimTemplate, "ResourceClaimTemplate");
     let pg = super::live::pod_group_resource();
     let api: Api<DynamicObject> = Api::all_with(c(), &pg);
-    if api
-        .list_metadata(&ListParams::default().limit(1))
-        .await
-        .is_ok()
-    {
-        let groups = list_all(api, "PodGroup").await?;
+    let listed = list_all(api, "PodGroup").await;
+    let name = format!("{}.{}", pg.plural, pg.group);
+    // Most clusters do not install the Coscheduling CRD: its absence is no news.
+    let crd_missing =
+        matches!(&listed, Err(LiveError::Api { source: kube::Error::Api(e), .. }) if e.code == 404);
+    if !crd_missing && let Some(groups) = optional_kind(listed, &name, &mut report)? {
         let n = groups.len();
         for g in groups {
             if let Ok(mut v) = serde_json::to_value(&g) {

@@ -413,7 +413,9 @@ pub(super) fn expected_api_version(kind: &str) -> Option<&'static str> {
         | "Namespace"
         | "Service"
         | "ReplicationController" => "v1",
-        "StorageClass" | "CSINode" | "CSIDriver" | "VolumeAttachment" => "storage.k8s.io/v1",
+        "StorageClass" | "CSINode" | "CSIDriver" | "VolumeAttachment" | "CSIStorageCapacity" => {
+            "storage.k8s.io/v1"
+        }
         "PodDisruptionBudget" => "policy/v1",
         "PriorityClass" => "scheduling.k8s.io/v1",
         "ReplicaSet" | "StatefulSet" => "apps/v1",
@@ -436,6 +438,7 @@ pub(super) fn namespaced(kind: &str) -> bool {
         kind,
         "Pod"
             | "PersistentVolumeClaim"
+            | "CSIStorageCapacity"
             | "PodDisruptionBudget"
             | "Service"
             | "ReplicaSet"
@@ -474,6 +477,7 @@ pub(super) enum Decoded {
     CSINode(Box<storage::CSINode>),
     CSIDriver(Box<storage::CSIDriver>),
     VolumeAttachment(Box<storage::VolumeAttachment>),
+    CSIStorageCapacity(Box<storage::CSIStorageCapacity>),
     Namespace(Box<core::Namespace>),
     PodDisruptionBudget(Box<policy::PodDisruptionBudget>),
     /// `true` when read at scheduling.k8s.io/v1beta1.
@@ -606,6 +610,7 @@ pub(super) fn decode_object(
         "CSINode" => plain!(CSINode, storage::CSINode),
         "CSIDriver" => plain!(CSIDriver, storage::CSIDriver),
         "VolumeAttachment" => plain!(VolumeAttachment, storage::VolumeAttachment),
+        "CSIStorageCapacity" => plain!(CSIStorageCapacity, storage::CSIStorageCapacity),
         "Namespace" => {
             let mut ns: core::Namespace = body.decode().map_err(bad_body)?;
             named(&ns.metadata)?;

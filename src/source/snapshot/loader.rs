@@ -179,6 +179,7 @@ impl Loader {
             csi_nodes: "CSINode",
             csi_drivers: "CSIDriver",
             volume_attachments: "VolumeAttachment",
+            csi_storage_capacities: "CSIStorageCapacity",
             namespaces: "Namespace",
             pod_disruption_budgets: "PodDisruptionBudget",
             priority_classes: "PriorityClass",
@@ -437,6 +438,13 @@ impl Loader {
                 *o,
                 report,
             ),
+            Decoded::CSIStorageCapacity(o) => put(
+                &mut c.csi_storage_capacities,
+                "CSIStorageCapacity",
+                ns_key(&o.metadata),
+                *o,
+                report,
+            ),
             Decoded::VolumeAttachment(o) => put(
                 &mut c.volume_attachments,
                 "VolumeAttachment",
@@ -632,6 +640,7 @@ impl Loader {
         count("CSINode", cluster.csi_nodes.len());
         count("CSIDriver", cluster.csi_drivers.len());
         count("VolumeAttachment", cluster.volume_attachments.len());
+        count("CSIStorageCapacity", cluster.csi_storage_capacities.len());
         count("Namespace", cluster.namespaces.len());
         count("PodDisruptionBudget", cluster.pod_disruption_budgets.len());
         count("PriorityClass", cluster.priority_classes.len());
