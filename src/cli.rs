@@ -183,6 +183,7 @@ impl LiveArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            first_answer: None,
         }
     }
 }

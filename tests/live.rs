@@ -1012,3 +1012,53 @@ async fn save_leaves_out_forbidden_optional_kinds_and_names_them() {
         .expect_err("nodes are required");
     assert!(err.to_string().contains("Node"), "{err}");
 }
+
+/// A server that accepts the connection and never answers is called that within
+/// the first-answer bound, by `explain`'s one-shot load and by the inspector's live
+/// source, instead of a silent wait of minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_is_an_error_within_the_first_answer_bound() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            open.push(stream); // held open, never written to
+        }
+    });
+    let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
+    let opts = LiveOptions {
+        first_answer: Some(Duration::from_millis(500)),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let Err(err) = live::load_once(client.clone(), &opts, WAIT).await else {
+        panic!("a silent server loaded");
+    };
+    assert!(
+        err.to_string()
+            .starts_with("the API server did not answer within 500ms: no connection, or a connection that stays silent"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < WAIT,
+        "it gave up at the first-answer bound"
+    );
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let task = tokio::spawn(live::run_with(
+        client,
+        opts,
+        tx,
+        live::LiveControl::default(),
+    ));
+    let mut last = None;
+    let u = wait_for(&rx, &mut last, "the silent-server status", |u| {
+        matches!(&u.status, Some(SourceStatus::Connecting { error: Some(e) })
+            if e.contains("did not answer within 500ms"))
+    })
+    .await;
+    assert_eq!(u.cluster.pod_count(), 0);
+    task.abort();
+    held.abort();
+}

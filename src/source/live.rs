@@ -58,6 +58,49 @@ pub struct LiveOptions {
     /// `--namespace`: list only this namespace's pods (and their scheduling events).
     /// Nodes and cluster objects are always read whole.
     pub namespace: Option<String>,
+    /// How long a server that accepted the connection may stay silent before it is
+    /// called unresponsive; `None` is [`FIRST_ANSWER`].
+    pub first_answer: Option<Duration>,
+}
+
+/// How long the API server may take to answer its first request. Go's clients give a
+/// TLS handshake 10 s; a server past that is not going to answer a list either.
+pub const FIRST_ANSWER: Duration = Duration::from_secs(10);
+
+impl LiveOptions {
+    fn first_answer(&self) -> Duration {
+        self.first_answer.unwrap_or(FIRST_ANSWER)
+    }
+}
+
+/// Ask the server for its version, bounded: a server that accepted the connection
+/// but never answers (a wrong port, a stuck proxy) is an error after `within`
+/// instead of a silent wait for the watchers' 5-minute read timeout, and one that
+/// cannot be reached is said once, plainly. An answer, even a refusal, is left to
+/// the watchers, which name the kind and the verb.
+pub async fn probe(client: &Client, within: Duration) -> Result<(), LiveError> {
+    match tokio::time::timeout(within, client.apiserver_version()).await {
+        Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(()),
+        Ok(Err(e @ (kube::Error::HyperError(_) | kube::Error::Service(_)))) => {
+            // The connect timeout covers the TLS handshake: a listener that accepts
+            // and stays silent ends here, not in the timeout above.
+            let timed_out =
+                std::iter::successors(Some(&e as &dyn std::error::Error), |c| c.source()).any(
+                    |c| {
+                        c.downcast_ref::<std::io::Error>()
+                            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+                            || c.to_string() == "deadline has elapsed"
+                    },
+                );
+            Err(if timed_out {
+                LiveError::Silent(CONNECT_TIMEOUT)
+            } else {
+                LiveError::Unreachable(chain(&e))
+            })
+        }
+        Ok(Err(_)) => Ok(()),
+        Err(_) => Err(LiveError::Silent(within)),
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +130,13 @@ pub enum LiveError {
     Read { kind: &'static str, message: String },
     #[error("the cluster did not answer the initial lists within {0:?}: {1}")]
     Timeout(Duration, String),
+    #[error(
+        "the API server did not answer within {0:?}: no connection, or a connection \
+         that stays silent (check the server address and any proxy in between)"
+    )]
+    Silent(Duration),
+    #[error("cannot reach the API server: {0}")]
+    Unreachable(String),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -1260,6 +1310,25 @@ pub async fn run_with(
     out: std::sync::mpsc::Sender<DataUpdate>,
     control: LiveControl,
 ) {
+    // A server that never answers would leave every kind "listing" with no error to
+    // show: say so, and ask again until it answers.
+    let mut wait = BACKOFF_FIRST;
+    while let Err(e) = probe(&client, opts.first_answer()).await {
+        let update = DataUpdate {
+            cluster: Arc::new(Cluster::new()),
+            source: None,
+            status: Some(SourceStatus::Connecting {
+                error: Some(e.to_string()),
+            }),
+            events: None,
+            notice: None,
+        };
+        if out.send(update).is_err() {
+            return;
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(BACKOFF_CAP);
+    }
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let (specs, tasks) = start_watchers(&client, &opts, &tx, &control.subscribe());
     drop(tx);
@@ -1370,6 +1439,7 @@ pub async fn load_once(
     opts: &LiveOptions,
     timeout: Duration,
 ) -> Result<LiveState, LiveError> {
+    probe(&client, opts.first_answer()).await?;
     let control = LiveControl::default();
     let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
     let (specs, tasks) = start_watchers(&client, opts, &tx, &control.subscribe());
