@@ -351,10 +351,10 @@ pub struct SaveArgs {
     /// every object of a kind the scheduler never reads.
     #[arg(long)]
     pub redact: bool,
-    /// Also replace names and label values (namespaces, pods, nodes, volumes, claims,
-    /// owners, classes, images, taint values) with a keyed hash, the same one
-    /// everywhere so references and selectors still match; implies --redact.
-    /// Topology label values and integer label values are kept.
+    /// Also replace names, label keys and values (namespaces, pods, nodes, volumes,
+    /// claims, owners, classes, images, taints, extended resources) with a keyed hash,
+    /// the same one everywhere so references and selectors still match; implies
+    /// --redact. Keys Kubernetes defines and integer label values are kept.
     #[arg(long)]
     pub redact_names: bool,
     /// The key of the --redact-names hash (HMAC-SHA256): the same key maps a name

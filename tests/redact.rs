@@ -526,10 +526,10 @@ fn the_same_key_hashes_the_same_way_and_names_stay_dns_labels() {
     );
 }
 
-/// Under --redact-names no planted marker survives, but in what is software or
-/// geography rather than the cluster's own names: the scheduler's name (profiles
-/// are chosen by it), CSI driver and provisioner names (CSI translation and volume
-/// limits read them), topology keys and values (VolumeZone splits zone values).
+/// Under --redact-names no planted marker survives, but in what is software rather
+/// than the cluster's own names: the scheduler's name (profiles are chosen by it),
+/// CSI driver and provisioner names (CSI translation and volume limits read them),
+/// and topology keys (Kubernetes' own).
 #[test]
 fn planted_names_do_not_survive_hashing() {
     let mut objects = planted();
@@ -553,8 +553,9 @@ fn planted_names_do_not_survive_hashing() {
             .iter()
             .any(|s| path.ends_with(s))
                 || (what == "CSIDriver" && path == ".metadata.name");
-            let topology = path.contains("topology")
-                || path.ends_with("allowedTopologies[0].matchLabelExpressions[0].values[0]");
+            // Topology keys are Kubernetes' own (`topology.kubernetes.io/zone`);
+            // their values are hashed like every other label value.
+            let topology = path.ends_with(".topologyKey") || path.contains(".topologyKeys");
             // DRA CEL selectors compare device attributes with string literals
             // (`device.attributes["d"].model == "a100"`); rewriting CEL is not
             // safe, so both the expressions and the attribute values they compare
@@ -598,4 +599,292 @@ fn save_redact_names_from_file_with_a_key_is_stable() {
         assert_eq!(name.starts_with('x'), !keeps, "{d}");
     }
     load_snapshot_str(&first, "hashed.yaml").expect("loads");
+}
+
+/// The generated fixture: one object of every kind read, a marker in every string
+/// field its OpenAPI schema has (scripts/gen-redact-planted.py).
+fn generated() -> (String, Vec<Value>) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redact-planted-generated.yaml");
+    let text = std::fs::read_to_string(path).expect("generated fixture");
+    load_snapshot_str(&text, "generated.yaml").expect("the generated objects load");
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
+    (text, docs)
+}
+
+/// A survivor's path with list indexes and planted map keys made generic, so it
+/// reads as a field of the schema (`.spec.containers[].resources.requests.{}`).
+fn field_of(found: &str) -> String {
+    let path = found
+        .split(" = ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" (key)");
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(i) = rest.find(['[', '.']) {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        if let Some(r) = rest.strip_prefix('[') {
+            out.push_str("[]");
+            rest = &r[r.find(']').map_or(r.len(), |j| j + 1)..];
+        } else {
+            let r = &rest[1..];
+            let end = r.find(['[', '.']).unwrap_or(r.len());
+            let seg = &r[..end];
+            out.push('.');
+            out.push_str(if seg.contains(MARK) { "{}" } else { seg });
+            rest = &r[end..];
+        }
+    }
+    out.push_str(rest);
+    if found.ends_with(" (key)") {
+        out.push_str(" (key)");
+    }
+    out
+}
+
+#[test]
+fn the_generated_fixture_covers_every_kind_and_string_field() {
+    let (text, docs) = generated();
+    let header = |name: &str| -> usize {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# markers{name}: ")))
+            .unwrap_or_else(|| panic!("header line for {name:?}"))
+            .parse()
+            .unwrap()
+    };
+    let mut total = 0;
+    let mut kinds = Vec::new();
+    for d in &docs {
+        let kind = d["kind"].as_str().unwrap().to_string();
+        let mut found = Vec::new();
+        markers(d, "", &mut found);
+        assert_eq!(found.len(), header(&format!(" {kind}")), "{kind}");
+        total += found.len();
+        kinds.push(kind);
+    }
+    assert_eq!(total, header(""));
+    assert!(total > 2900, "{total} markers");
+    kinds.sort();
+    let mut read: Vec<&str> = schedscope::source::redact::KINDS.to_vec();
+    read.sort();
+    assert_eq!(kinds, read, "one object of every kind redaction knows");
+}
+
+/// Under `--redact` a marker survives only where the scheduler reads it. That is
+/// more than the label values, taint values, images and CSI handles the issue
+/// names: the scheduler also matches names and references, label and selector
+/// keys, resource names, and device attributes. Each category says who reads it.
+fn allowed_under_redact_generated(field: &str) -> bool {
+    const READ: &[&str] = &[
+        // NodeResourcesFit, NodeResourcesBalancedAllocation: resource names.
+        ".resources.requests.{} (key)",
+        ".resources.limits.{} (key)",
+        ".allocatedResources.{} (key)",
+        ".status.allocatable.{} (key)",
+        ".status.capacity.{} (key)",
+        ".spec.capacity.{} (key)",
+        ".capacity.{} (key)",
+        ".overhead.{} (key)",
+        ".podFixed.{} (key)",
+        ".minResources.{} (key)",
+        // Label and selector keys (NodeAffinity, InterPodAffinity, PodTopologySpread,
+        // VolumeBinding, DefaultPreemption's PDBs).
+        ".labels.{} (key)",
+        ".matchLabels.{} (key)",
+        ".nodeSelector.{} (key)",
+        ".selector.{} (key)",
+        // Classes and claim templates a pod names; the claim a volume attachment serves.
+        ".runtimeClassName",
+        ".resourceClaimTemplateName",
+        ".source.persistentVolumeName",
+        // Conditions: PodScheduled and node readiness.
+        ".conditions[].type",
+        ".conditions[].status",
+        // NodePorts: the host IP a port binds.
+        ".ports[].hostIP",
+        // Sidecars: an init container's restartPolicy.
+        ".initContainers[].restartPolicy",
+        // Volume plugins: filesystem, volume class and driver policy.
+        ".fsType",
+        ".volumeAttributesClassName",
+        ".spec.fsGroupPolicy",
+        ".spec.volumeLifecycleModes[]",
+        ".dataSource.apiGroup",
+        ".dataSource.name",
+        ".dataSourceRef.apiGroup",
+        ".dataSourceRef.name",
+        ".dataSourceRef.namespace",
+        ".azureFile.secretName",
+        ".azureFile.secretNamespace",
+        ".azureFile.shareName",
+        ".azureDisk.diskName",
+        ".azureDisk.diskURI",
+        ".awsElasticBlockStore.volumeID",
+        ".gcePersistentDisk.pdName",
+        ".cinder.volumeID",
+        ".vsphereVolume.volumePath",
+        ".portworxVolume.volumeID",
+        ".local.path",
+        ".volumes[].name",
+        ".disruptedPods.{} (key)",
+        // DynamicResources: drivers, pools, devices, counters, claims' requests.
+        ".spec.driver",
+        ".spec.pool.name",
+        ".spec.extendedResourceName",
+        ".bindingConditions[]",
+        ".bindingFailureConditions[]",
+        ".consumesCounters[].counterSet",
+        ".counters.{} (key)",
+        ".sharedCounters[].name",
+        ".capacity.requests.{} (key)",
+        ".consumedCapacity.{} (key)",
+        ".distinctAttribute",
+        ".matchAttribute",
+        ".constraints[].requests[]",
+        ".results[].driver",
+        ".results[].shareID",
+        ".reservedFor[].apiGroup",
+        ".reservedFor[].resource",
+        ".devices.requests[].name",
+        ".resources.claims[].request",
+        ".spec.metadata.labels.{} (key)",
+    ];
+    // VolumeBinding: a CSIStorageCapacity's topology, a node selector.
+    READ.iter().any(|a| field.ends_with(a))
+        || field.starts_with(".nodeTopology.")
+        || allowed_under_redact(&field.replace("[]", "[0]"))
+}
+
+#[test]
+fn generated_markers_survive_redact_only_where_the_scheduler_reads() {
+    let (_, docs) = generated();
+    let mut planted = 0;
+    let mut kept = 0;
+    let mut leaks = std::collections::BTreeSet::new();
+    for mut o in docs {
+        let kind = o["kind"].as_str().unwrap().to_string();
+        let mut before = Vec::new();
+        markers(&o, "", &mut before);
+        planted += before.len();
+        assert!(save::clean(&mut o, true), "{kind} is kept");
+        let mut found = Vec::new();
+        markers(&o, "", &mut found);
+        kept += found.len();
+        for f in found {
+            let field = field_of(&f);
+            if !allowed_under_redact_generated(&field) {
+                leaks.insert(format!("{kind} {field}"));
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "kept by --redact but not read by the scheduler:\n{}",
+        leaks.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    // Figures for the closing note: `cargo nextest run --test redact -- --nocapture`.
+    println!("--redact: {planted} markers planted, {kept} kept in fields the scheduler reads");
+    assert!(kept < planted / 2, "{kept} of {planted}");
+}
+
+/// Under `--redact-names` what remains is not the cluster's own naming: fixed
+/// vocabularies the schema leaves as free strings (operators, condition types,
+/// filesystem types, policies), software names (the scheduler's name, CSI and DRA
+/// drivers, API groups), and what DRA's CEL selectors read (a selector compares
+/// attribute values with string literals in its expression; rewriting CEL would
+/// change what it selects). Integer label values stay too (node affinity Gt/Lt), but
+/// a marker is never an integer.
+fn allowed_under_redact_names(field: &str) -> bool {
+    const VOCABULARY: &[&str] = &[
+        ".operator",
+        // A node field selector's key: only `metadata.name` exists.
+        ".matchFields[].key",
+        ".conditions[].type",
+        ".conditions[].status",
+        ".initContainers[].restartPolicy",
+        ".fsType",
+        ".spec.fsGroupPolicy",
+        ".spec.volumeLifecycleModes[]",
+    ];
+    const SOFTWARE: &[&str] = &[
+        ".spec.schedulerName",
+        ".csi.driver",
+        ".provisioner",
+        ".spec.attacher",
+        ".drivers[].name",
+        ".apiGroup",
+        ".reservedFor[].resource",
+        ".spec.driver",
+        ".results[].driver",
+        ".spec.extendedResourceName",
+        ".bindingConditions[]",
+        ".bindingFailureConditions[]",
+    ];
+    const CEL_READS: &[&str] = &[
+        ".cel.expression",
+        ".attributes.{} (key)",
+        ".attributes.{}.string",
+        ".devices[].capacity.{} (key)",
+        ".capacity.requests.{} (key)",
+        ".consumedCapacity.{} (key)",
+        ".counters.{} (key)",
+        ".consumesCounters[].counterSet",
+        ".sharedCounters[].name",
+        ".distinctAttribute",
+        ".matchAttribute",
+    ];
+    let csi_driver_name = field == ".metadata.name (CSIDriver)";
+    csi_driver_name
+        || VOCABULARY
+            .iter()
+            .chain(SOFTWARE)
+            .chain(CEL_READS)
+            .any(|a| field.ends_with(a))
+}
+
+#[test]
+fn generated_markers_do_not_survive_hashing_but_in_vocabulary_software_and_cel() {
+    let (_, mut docs) = generated();
+    docs.retain_mut(|v| save::clean(v, true));
+    hash_names(&mut docs, &mut NameHasher::new(b"k"));
+    let mut leaks = std::collections::BTreeSet::new();
+    let mut by_category = std::collections::BTreeMap::<&str, usize>::new();
+    for o in &docs {
+        let kind = o["kind"].as_str().unwrap();
+        let mut found = Vec::new();
+        markers(o, "", &mut found);
+        for f in found {
+            let mut field = field_of(&f);
+            if kind == "CSIDriver" && field == ".metadata.name" {
+                field.push_str(" (CSIDriver)");
+            }
+            if allowed_under_redact_names(&field) {
+                let category = if field.contains("cel")
+                    || field.contains("attribute")
+                    || field.contains("apacity")
+                    || field.contains("ounter")
+                {
+                    "DRA CEL reads"
+                } else if [".operator", ".type", ".status", "Policy", "fsType", "Modes"]
+                    .iter()
+                    .any(|s| field.contains(s))
+                {
+                    "vocabulary"
+                } else {
+                    "software"
+                };
+                *by_category.entry(category).or_default() += 1;
+            } else {
+                leaks.insert(format!("{kind} {field}"));
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "survive --redact-names:\n{}",
+        leaks.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    println!("--redact-names survivors by category: {by_category:?}");
 }

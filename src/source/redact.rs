@@ -601,6 +601,42 @@ impl NameHasher {
         out
     }
 
+    /// A label, taint or extended-resource key the cluster chose, hashed part by part
+    /// so a prefixed key stays prefixed; well-known keys stay.
+    fn key(&mut self, key: &str) -> String {
+        if well_known_key(key) {
+            return key.to_string();
+        }
+        let parts: Vec<String> = key.split('/').map(|p| self.hash(p)).collect();
+        parts.join("/")
+    }
+
+    /// A resource name: the native ones (`cpu`, `hugepages-2Mi`, ...) and those of a
+    /// `kubernetes.io/` prefix stay; any other, an extended resource, is hashed (a
+    /// prefixed one keeps its prefix, so it stays extended).
+    fn resource_key(&mut self, name: &str) -> String {
+        const NATIVE: &[&str] = &["cpu", "memory", "ephemeral-storage", "pods", "storage"];
+        let native = NATIVE.contains(&name)
+            || name.starts_with("hugepages-")
+            || name.starts_with("attachable-volumes-");
+        if native {
+            name.to_string()
+        } else {
+            self.key(name)
+        }
+    }
+
+    /// A label value, hashed; integers stay (node affinity `Gt`/`Lt` compare them as
+    /// numbers), and multi-zone values (`a__b`, which VolumeZone splits) are hashed
+    /// zone by zone, so they still hold the zones a node's label names.
+    fn label_value(&mut self, value: &str) -> String {
+        if value.parse::<i64>().is_ok() {
+            return value.to_string();
+        }
+        let parts: Vec<String> = value.split("__").map(|p| self.hash(p)).collect();
+        parts.join("__")
+    }
+
     fn value(&mut self, v: &mut Value, how: How) {
         match (how, v) {
             (_, Value::Array(items)) => {
@@ -625,19 +661,39 @@ impl NameHasher {
                 *s = parts.join("/");
             }
             (How::Labels, Value::Object(map)) => {
-                for (k, val) in map.iter_mut() {
-                    if let Value::String(s) = val
-                        && hashed_label(k, s)
-                    {
-                        *s = self.hash(s);
+                let labels = std::mem::take(map);
+                for (k, mut val) in labels {
+                    if let Value::String(s) = &mut val {
+                        *s = self.label_value(s);
                     }
+                    map.insert(self.key(&k), val);
                 }
             }
             (How::Selectors, v @ Value::Object(_)) => self.selectors(v),
             (How::Taints, Value::Object(t)) => {
+                if let Some(Value::String(s)) = t.get_mut("key") {
+                    *s = self.key(s);
+                }
                 if let Some(Value::String(s)) = t.get_mut("value") {
                     *s = self.hash(s);
                 }
+            }
+            (How::LabelKey, Value::String(s)) => *s = self.key(s),
+            (How::Resources, Value::Object(map)) => {
+                let resources = std::mem::take(map);
+                for (k, val) in resources {
+                    map.insert(self.resource_key(&k), val);
+                }
+            }
+            (How::NameKeys, Value::Object(map)) => {
+                let named = std::mem::take(map);
+                for (k, val) in named {
+                    map.insert(self.hash(&k), val);
+                }
+            }
+            // The wildcard addresses mean "every address" to NodePorts: they stay.
+            (How::Address, Value::String(s)) if !matches!(s.as_str(), "" | "0.0.0.0" | "::") => {
+                *s = self.hash(s)
             }
             _ => {}
         }
@@ -653,20 +709,25 @@ impl NameHasher {
                         "matchLabels" => self.value(child, How::Labels),
                         "matchExpressions" | "matchLabelExpressions" => {
                             for e in child.as_array_mut().into_iter().flatten() {
-                                let key = e["key"].as_str().unwrap_or_default().to_string();
                                 for val in e
                                     .get_mut("values")
                                     .and_then(Value::as_array_mut)
                                     .into_iter()
                                     .flatten()
                                 {
-                                    if let Value::String(s) = val
-                                        && hashed_label(&key, s)
-                                    {
-                                        *s = self.hash(s);
+                                    if let Value::String(s) = val {
+                                        *s = self.label_value(s);
                                     }
                                 }
+                                if let Some(Value::String(k)) = e.get_mut("key") {
+                                    *k = self.key(k);
+                                }
                             }
+                        }
+                        // Label keys named on their own: the domain a term or
+                        // constraint spreads over, and keys whose values are copied.
+                        "topologyKey" | "matchLabelKeys" | "mismatchLabelKeys" => {
+                            self.value(child, How::LabelKey)
                         }
                         // Node fields: metadata.name, the node's name.
                         "matchFields" => {
@@ -686,13 +747,19 @@ impl NameHasher {
     }
 }
 
-/// Label values that stay: topology values (VolumeZone splits multi-zone values on
-/// `__` and CSI translation reads zones) and integers (node affinity `Gt`/`Lt`
-/// compare them as numbers). Everything else, including `kubernetes.io/hostname`
-/// (hashed like the node name it holds), is hashed.
-fn hashed_label(key: &str, value: &str) -> bool {
-    let topology = key.contains("topology") || key.starts_with("failure-domain.");
-    !(topology || value.parse::<i64>().is_ok())
+/// Keys Kubernetes itself defines (`kubernetes.io/hostname`,
+/// `topology.kubernetes.io/zone`, `node.kubernetes.io/unschedulable`,
+/// `scheduling.x-k8s.io/pod-group`, ...): the scheduler reads them by name, and they
+/// say nothing about the cluster.
+fn well_known_key(key: &str) -> bool {
+    let Some((prefix, _)) = key.rsplit_once('/') else {
+        return false;
+    };
+    prefix == "kubernetes.io"
+        || prefix == "k8s.io"
+        || prefix.ends_with(".kubernetes.io")
+        || prefix.ends_with(".k8s.io")
+        || prefix.ends_with("x-k8s.io")
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -704,6 +771,15 @@ enum How {
     Labels,
     Selectors,
     Taints,
+    /// A label key (or a list of them), standing alone.
+    LabelKey,
+    /// A map of resource names: extended resources (`example.com/gpu`) are hashed,
+    /// native ones (`cpu`, `hugepages-2Mi`) stay.
+    Resources,
+    /// A map keyed by names (a PodDisruptionBudget's `disruptedPods`).
+    NameKeys,
+    /// An IP address a host port binds.
+    Address,
     /// A DRA request reference, `request` or `request/subrequest`: each part
     /// hashed, so a subrequest still names its parent.
     Request,
@@ -737,6 +813,9 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
     ];
     const PVC: &[(&str, How)] = &[
         ("storageClassName", ClassName),
+        ("volumeAttributesClassName", ClassName),
+        ("resources.requests", Resources),
+        ("resources.limits", Resources),
         ("volumeName", Name),
         ("selector", Selectors),
         ("dataSource.name", Name),
@@ -750,6 +829,8 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
         ("constraints.requests", Request),
         ("requests.exactly.deviceClassName", ClassName),
         ("requests.firstAvailable.deviceClassName", ClassName),
+        ("requests.exactly.tolerations", Taints),
+        ("requests.firstAvailable.tolerations", Taints),
     ];
     let pod_template = |prefix: &str| -> Vec<(String, How)> {
         let mut v = with(&format!("{prefix}metadata."), &[("labels", Labels)]);
@@ -773,10 +854,17 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("containers.image", Image),
                 ("containers.resources.claims.name", Name),
                 ("containers.resources.claims.request", Name),
+                ("containers.resources.requests", Resources),
+                ("containers.resources.limits", Resources),
+                ("containers.ports.hostIP", Address),
                 ("initContainers.name", Name),
                 ("initContainers.image", Image),
                 ("initContainers.resources.claims.name", Name),
                 ("initContainers.resources.claims.request", Name),
+                ("initContainers.resources.requests", Resources),
+                ("initContainers.resources.limits", Resources),
+                ("initContainers.ports.hostIP", Address),
+                ("overhead", Resources),
                 ("volumes.name", Name),
                 ("volumes.persistentVolumeClaim.claimName", Name),
                 (
@@ -803,6 +891,8 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("csi.volumeHandle", Name),
                 ("local.path", Name),
                 ("nodeAffinity", Selectors),
+                ("capacity", Resources),
+                ("volumeAttributesClassName", ClassName),
             ],
         );
         v.extend(with(prefix, VOLUME_IDS));
@@ -811,7 +901,14 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
     let statuses = |prefix: &str| -> Vec<(String, How)> {
         with(
             prefix,
-            &[("name", Name), ("image", Name), ("imageID", Name)],
+            &[
+                ("name", Name),
+                ("image", Name),
+                ("imageID", Name),
+                ("allocatedResources", Resources),
+                ("resources.requests", Resources),
+                ("resources.limits", Resources),
+            ],
         )
     };
     let mut paths = match kind {
@@ -828,12 +925,27 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
         }
         "Node" => with(
             "",
-            &[("spec.taints", Taints), ("status.images.names", NodeImage)],
+            &[
+                ("spec.taints", Taints),
+                ("status.images.names", NodeImage),
+                ("status.allocatable", Resources),
+                ("status.capacity", Resources),
+            ],
         ),
         "PersistentVolume" => pv_spec("spec."),
-        "PersistentVolumeClaim" => with("spec.", PVC),
+        "PersistentVolumeClaim" => {
+            let mut v = with("spec.", PVC);
+            v.extend(with(
+                "status.",
+                &[("allocatedResources", Resources), ("capacity", Resources)],
+            ));
+            v
+        }
         "StorageClass" => with("", &[("allowedTopologies", Selectors)]),
-        "CSINode" => with("spec.drivers.", &[("nodeID", Name)]),
+        "CSINode" => with(
+            "spec.drivers.",
+            &[("nodeID", Name), ("topologyKeys", LabelKey)],
+        ),
         "CSIStorageCapacity" => with(
             "",
             &[("storageClassName", ClassName), ("nodeTopology", Selectors)],
@@ -846,7 +958,13 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
             v.extend(pv_spec("spec.source.inlineVolumeSpec."));
             v
         }
-        "PodDisruptionBudget" => with("spec.", &[("selector", Selectors)]),
+        "PodDisruptionBudget" => with(
+            "",
+            &[
+                ("spec.selector", Selectors),
+                ("status.disruptedPods", NameKeys),
+            ],
+        ),
         "Service" => with("spec.", &[("selector", Labels)]),
         "ReplicationController" => {
             let mut v = with("spec.", &[("selector", Labels)]);
@@ -869,6 +987,7 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("handler", Name),
                 ("scheduling.nodeSelector", Labels),
                 ("scheduling.tolerations", Taints),
+                ("overhead.podFixed", Resources),
             ],
         ),
         "ResourceSlice" => with(
@@ -880,6 +999,7 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                 ("devices.name", Name),
                 ("devices.nodeName", Name),
                 ("devices.nodeSelector", Selectors),
+                ("devices.taints", Taints),
             ],
         ),
         "ResourceClaim" => {
@@ -891,6 +1011,8 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
                     ("allocation.devices.results.request", Request),
                     ("allocation.devices.results.pool", Name),
                     ("allocation.devices.results.device", Name),
+                    ("allocation.devices.results.shareID", Name),
+                    ("allocation.devices.results.tolerations", Taints),
                     ("reservedFor.name", Name),
                     ("reservedFor.uid", Name),
                 ],
@@ -902,6 +1024,7 @@ fn name_paths(kind: &str) -> Vec<(String, How)> {
             v.push(("spec.metadata.labels".into(), Labels));
             v
         }
+        "PodGroup" => with("spec.", &[("minResources", Resources)]),
         _ => Vec::new(),
     };
     // Names of classes and drivers are what other objects call them by; a CSI
