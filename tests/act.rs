@@ -103,7 +103,7 @@ async fn actor(api: &FakeApi) -> (Actor, ActOptions) {
 fn binds(ws: &[Write]) -> Vec<(String, String)> {
     ws.iter()
         .filter_map(|w| match w {
-            Write::Bind { pod, node } => Some((pod.name.clone(), node.clone())),
+            Write::Bind { pod, node, .. } => Some((pod.name.clone(), node.clone())),
             _ => None,
         })
         .collect()
@@ -1144,6 +1144,7 @@ async fn a_failed_event_does_not_fail_the_binding() {
             &Write::Bind {
                 pod: w0,
                 node: "n1".into(),
+                claims: vec![],
             },
             t0(),
         )
@@ -1324,4 +1325,88 @@ async fn explain_json_carries_the_events_count_and_age() {
     let _ = std::fs::remove_dir_all(&dir);
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert!(v["realScheduler"].is_null(), "{}", v["realScheduler"]);
+}
+
+/// DynamicResources' PreBind under `--act`: the claim the engine allocated gets the
+/// delete-protection finalizer, then its allocation and the pod in `reservedFor`,
+/// before the binding, as kube-scheduler writes them.
+#[tokio::test]
+async fn a_pod_with_a_claim_gets_its_allocation_written_before_the_binding() {
+    let api = FakeApi::start().await;
+    api.apply("namespaces", json!({"metadata": {"name": "default"}}));
+    api.apply("nodes", node("n1"));
+    api.apply(
+        "deviceclasses",
+        json!({"metadata": {"name": "gpu"},
+               "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
+    );
+    api.apply(
+        "resourceslices",
+        json!({"metadata": {"name": "n1-gpus"},
+               "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}}),
+    );
+    api.apply(
+        "resourceclaims",
+        json!({"metadata": {"name": "c1", "namespace": "default", "uid": "uid-c1"},
+               "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"}}]}}}),
+    );
+    let mut p = pod("p", "schedscope", None);
+    p["spec"]["resourceClaims"] = json!([{"name": "g", "resourceClaimName": "c1"}]);
+    api.apply("pods", p);
+    let (mut actor, opts) = actor(&api).await;
+    let ws = actor.step(t0());
+    let bind = ws
+        .iter()
+        .find(|w| matches!(w, Write::Bind { .. }))
+        .unwrap_or_else(|| panic!("no binding: {ws:?}"));
+    let Write::Bind { claims, node, .. } = bind else {
+        unreachable!()
+    };
+    assert_eq!(node, "n1");
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    assert_eq!(
+        claims[0].finalizers.as_deref(),
+        Some(&[act::CLAIM_FINALIZER.to_string()][..])
+    );
+    assert!(
+        act::describe(bind).contains("claims c1 allocated and reserved"),
+        "{}",
+        act::describe(bind)
+    );
+    let mut writer = Writer::new(api.client(), opts);
+    writer.perform(bind, t0()).await.expect("written");
+    let claim = &api.objects("resourceclaims")["default/c1"];
+    assert_eq!(
+        claim["metadata"]["finalizers"],
+        json!([act::CLAIM_FINALIZER]),
+        "{claim}"
+    );
+    let result = &claim["status"]["allocation"]["devices"]["results"][0];
+    assert_eq!(result["driver"], "gpu.example.com", "{claim}");
+    assert_eq!(result["pool"], "n1");
+    assert_eq!(
+        result["device"], "gpu-0",
+        "the first device, as the allocator picks"
+    );
+    assert_eq!(result["request"], "g");
+    assert_eq!(
+        claim["status"]["reservedFor"],
+        json!([{"resource": "pods", "name": "p", "uid": "uid-p"}])
+    );
+    assert_eq!(api.objects("pods")["default/p"]["spec"]["nodeName"], "n1");
+    // Claim writes come before the binding.
+    let order: Vec<String> = api
+        .writes()
+        .into_iter()
+        .map(|(m, p)| format!("{m} {p}"))
+        .collect();
+    let claim_at = order
+        .iter()
+        .position(|w| w.contains("resourceclaims/c1/status"))
+        .unwrap();
+    let bind_at = order.iter().position(|w| w.ends_with("/binding")).unwrap();
+    assert!(claim_at < bind_at, "{order:?}");
+    assert_writes_granted(&api);
 }

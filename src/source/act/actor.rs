@@ -15,7 +15,7 @@ use crate::engine::scheduler::{SimEventKind, SimOptions, Simulator};
 use crate::engine::waiting::WaitingPodView;
 use crate::model::{Cluster, Pod};
 
-use super::writes::{PodRef, Write};
+use super::writes::{CLAIM_FINALIZER, ClaimWrite, PodRef, Write};
 use super::{ActError, ActOptions};
 
 /// What the engine did that the live model does not show yet.
@@ -259,6 +259,54 @@ impl Actor {
         Some(c)
     }
 
+    /// The claim writes of a pod the engine bound: each claim whose status the
+    /// engine changed (allocated, or the pod added to `reservedFor`), against the
+    /// claim as the server last showed it.
+    fn claim_writes(&self, pod: &Pod) -> Vec<ClaimWrite> {
+        use crate::engine::plugins::dynamic_resources::pod_claims;
+        let Ok(claims) = pod_claims(self.sim.cluster(), pod) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for claim in claims {
+            let namespace = claim.metadata.namespace.clone().unwrap_or_default();
+            let name = claim.metadata.name.clone().unwrap_or_default();
+            let live = self.live.resource_claim(&namespace, &name);
+            let old_status = live.and_then(|c| c.status.as_ref());
+            if old_status == claim.status.as_ref() {
+                continue;
+            }
+            let allocated_now = old_status.is_none_or(|s| s.allocation.is_none())
+                && claim
+                    .status
+                    .as_ref()
+                    .is_some_and(|s| s.allocation.is_some());
+            let finalizers = allocated_now.then(|| {
+                let mut f = live
+                    .and_then(|c| c.metadata.finalizers.clone())
+                    .unwrap_or_default();
+                if !f.iter().any(|x| x == CLAIM_FINALIZER) {
+                    f.push(CLAIM_FINALIZER.to_string());
+                }
+                f
+            });
+            let status = claim.status.as_ref().map_or(serde_json::Value::Null, |s| {
+                serde_json::json!({
+                    "allocation": s.allocation,
+                    "reservedFor": s.reserved_for,
+                })
+            });
+            out.push(ClaimWrite {
+                namespace,
+                name,
+                resource_version: live.and_then(|c| c.metadata.resource_version.clone()),
+                finalizers,
+                status,
+            });
+        }
+        out
+    }
+
     fn drain(&mut self) -> Vec<Write> {
         let events = self.sim.take_events();
         let mut out = Vec::new();
@@ -278,7 +326,12 @@ impl Actor {
                 SimEventKind::Bound { node } => {
                     self.expect
                         .insert(e.pod.clone(), Expect::Bound(node.clone()));
-                    out.push(Write::Bind { pod: r, node });
+                    let claims = self.claim_writes(&pod);
+                    out.push(Write::Bind {
+                        pod: r,
+                        node,
+                        claims,
+                    });
                 }
                 SimEventKind::Failed { message, .. } => out.push(Write::Unschedulable {
                     pod: r,

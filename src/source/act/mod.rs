@@ -29,7 +29,7 @@ mod writes;
 
 pub use actor::Actor;
 pub use session::{ActHandle, Command, Report, run, run_session};
-pub use writes::{PodRef, Write, Writer, describe};
+pub use writes::{CLAIM_FINALIZER, ClaimWrite, PodRef, Write, Writer, describe};
 
 use std::time::Duration;
 

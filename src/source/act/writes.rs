@@ -64,12 +64,34 @@ impl PodRef {
     }
 }
 
+/// What DynamicResources' PreBind writes for one of the pod's claims before the
+/// binding, as kube-scheduler's `bindClaim` does: a claim allocated in this cycle
+/// first gets the delete-protection finalizer, then its status gets the allocation;
+/// every claim gets the pod in `reservedFor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimWrite {
+    pub namespace: String,
+    pub name: String,
+    /// The claim's version as last seen: a claim changed meanwhile is not written
+    /// over (the binding then fails and the pod is retried, as upstream).
+    pub resource_version: Option<String>,
+    /// The finalizers to set, when the claim is allocated now.
+    pub finalizers: Option<Vec<String>>,
+    /// `status.allocation` and `status.reservedFor`, whole.
+    pub status: Value,
+}
+
+/// The finalizer that keeps an allocated claim from being deleted while in use.
+pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
+
 /// One write the acting scheduler owes the API server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
+    /// PreBind's claim writes, then the binding; a failed claim write stops it.
     Bind {
         pod: PodRef,
         node: String,
+        claims: Vec<ClaimWrite>,
     },
     /// A failed attempt: `PodScheduled=False` (and the nominated node, after
     /// preemption) plus a `FailedScheduling` Event.
@@ -86,9 +108,7 @@ pub enum Write {
         scheduler_name: String,
     },
     /// A lower-priority pod's nomination on a node a preemptor took.
-    ClearNomination {
-        pod: PodRef,
-    },
+    ClearNomination { pod: PodRef },
 }
 
 impl Write {
@@ -105,7 +125,17 @@ impl Write {
 /// One line for the log.
 pub fn describe(w: &Write) -> String {
     match w {
-        Write::Bind { pod, node } => format!("bound {} to {node}", pod.key()),
+        Write::Bind { pod, node, claims } if claims.is_empty() => {
+            format!("bound {} to {node}", pod.key())
+        }
+        Write::Bind { pod, node, claims } => {
+            let names: Vec<&str> = claims.iter().map(|c| c.name.as_str()).collect();
+            format!(
+                "bound {} to {node} (claims {} allocated and reserved)",
+                pod.key(),
+                names.join(", ")
+            )
+        }
         Write::Unschedulable {
             pod,
             message,
@@ -219,7 +249,10 @@ impl Writer {
     /// Send one write; `now` stamps conditions and events.
     pub async fn perform(&mut self, w: &Write, now: Timestamp) -> Result<(), kube::Error> {
         match w {
-            Write::Bind { pod, node } => {
+            Write::Bind { pod, node, claims } => {
+                for c in claims {
+                    self.write_claim(c).await?;
+                }
                 let api: Api<core::Pod> = Api::namespaced(self.client.clone(), &pod.namespace);
                 let binding = core::Binding {
                     metadata: ObjectMeta {
@@ -313,6 +346,24 @@ impl Writer {
                     .await
             }
         }
+    }
+
+    /// One claim's PreBind write: the finalizer (for a new allocation), then status.
+    async fn write_claim(&self, c: &ClaimWrite) -> Result<(), kube::Error> {
+        use k8s_openapi::api::resource::v1::ResourceClaim;
+        let api: Api<ResourceClaim> = Api::namespaced(self.client.clone(), &c.namespace);
+        let mut version = c.resource_version.clone();
+        if let Some(finalizers) = &c.finalizers {
+            let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": version}});
+            let updated = api
+                .patch(&c.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            version = updated.metadata.resource_version;
+        }
+        let patch = json!({"metadata": {"resourceVersion": version}, "status": c.status});
+        api.patch_status(&c.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
     }
 
     async fn patch_status(&self, pod: &PodRef, patch: Value) -> Result<(), kube::Error> {
