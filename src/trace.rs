@@ -145,6 +145,38 @@ pub struct Trace {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream_behaviour: Vec<NotModelled>,
     pub outcome: Outcome,
+    /// The pod's ResourceClaims, and why DynamicResources rejected each node it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ClaimTrace>,
+}
+
+/// One of the pod's ResourceClaims as DynamicResources sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimTrace {
+    /// The pod's name for it (`spec.resourceClaims[].name`).
+    pub name: String,
+    /// The claim, `namespace/name`.
+    pub claim: String,
+    /// The template it was made from, if any.
+    pub template: Option<String>,
+    /// Each request in words: `gpu: 2 devices of class gpu.example.com where `...``.
+    pub requests: Vec<String>,
+    pub constraints: Vec<String>,
+    /// `request: driver/pool/device` of an allocated claim.
+    pub allocation: Vec<String>,
+    /// Consumers in `status.reservedFor`, `resource/name`.
+    pub reserved_for: Vec<String>,
+    /// Rejected nodes with why, in node order (the first ones).
+    pub nodes: Vec<ClaimNodeTrace>,
+    /// Rejected nodes past those diagnosed.
+    pub nodes_not_diagnosed: usize,
+}
+
+/// Why a claim cannot be allocated on one node: one line per short request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimNodeTrace {
+    pub node: String,
+    pub reasons: Vec<String>,
 }
 
 impl Trace {

@@ -418,6 +418,17 @@ fn unhash(v: &Value, seen: &std::collections::BTreeMap<String, String>) -> Value
 /// `best_nodes` is compared as a set and a pick among them as "one of them".
 fn ties_as_sets(v: &mut Value) {
     for answer in v.as_object_mut().unwrap().values_mut() {
+        // A claim's rejected nodes come in node-name order, which hashing changes.
+        for claim in answer
+            .get_mut("claims")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(nodes) = claim.get_mut("nodes").and_then(Value::as_array_mut) {
+                nodes.sort_by(|a, b| a["node"].as_str().cmp(&b["node"].as_str()));
+            }
+        }
         let Some(best) = answer.get_mut("best_nodes").and_then(Value::as_array_mut) else {
             continue;
         };

@@ -66,6 +66,9 @@ pub fn run_cycle_with_state(
     {
         out.trace.fit_error = Some(message.clone());
     }
+    out.trace.claims = crate::engine::plugins::dynamic_resources::diagnose::claims_report(
+        cluster, pod, &out.trace,
+    );
     out
 }
 
@@ -120,6 +123,7 @@ pub fn run_scheduling_cycle(
         outcome: Outcome::Unschedulable {
             nominated_node: None,
         },
+        claims: Vec::new(),
     };
 
     // PreEnqueue: a rejected pod never reaches the active queue.

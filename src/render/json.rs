@@ -82,7 +82,7 @@ pub fn to_json(t: &Trace) -> Value {
             "plugins": p.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
         })
     });
-    json!({
+    let mut v = json!({
         "pod": t.pod,
         "nodes_total": t.nodes_total,
         "prefilter": prefilter,
@@ -108,7 +108,12 @@ pub fn to_json(t: &Trace) -> Value {
         })).collect::<Vec<_>>(),
         "not_modelled": t.not_modelled,
         "upstream_behaviour": t.upstream_behaviour,
-    })
+    });
+    // Only a pod with claims gets the key: every other answer keeps its shape.
+    if !t.claims.is_empty() {
+        v["claims"] = json!(t.claims);
+    }
+    v
 }
 
 fn code_reasons(r: &PluginResult) -> Value {

@@ -120,6 +120,8 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         }
     }
 
+    claims_section(o, t, opts);
+
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
     // verdict line already carries its message.
     if !t.feasible.is_empty() && !t.scores.is_empty() && t.totals.len() == t.feasible.len() {
@@ -258,6 +260,56 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
     out
 }
 
+/// The pod's ResourceClaims: what each asks for, its allocation, and why the nodes
+/// DynamicResources rejected fall short (the first `opts.top` of them).
+fn claims_section(o: &mut String, t: &Trace, opts: &TableOptions) {
+    for c in &t.claims {
+        let from = c
+            .template
+            .as_ref()
+            .map(|tpl| format!(", from template {tpl}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "
+Claim      {} ({}{from})",
+            c.name, c.claim
+        );
+        for r in &c.requests {
+            let _ = writeln!(o, "  request    {r}");
+        }
+        for k in &c.constraints {
+            let _ = writeln!(o, "  constraint {k}");
+        }
+        if !c.allocation.is_empty() {
+            let _ = writeln!(o, "  allocated  {}", c.allocation.join(", "));
+        }
+        if !c.reserved_for.is_empty() {
+            let _ = writeln!(o, "  reserved   for {}", c.reserved_for.join(", "));
+        }
+        let shown = c.nodes.len().min(opts.top);
+        for n in &c.nodes[..shown] {
+            let width = c.nodes[..shown]
+                .iter()
+                .map(|n| n.node.chars().count())
+                .max()
+                .unwrap_or(0);
+            for (i, reason) in n.reasons.iter().enumerate() {
+                let node = if i == 0 { n.node.as_str() } else { "" };
+                let _ = writeln!(o, "  {node:<width$}  {reason}");
+            }
+        }
+        let more = c.nodes.len() - shown + c.nodes_not_diagnosed;
+        if more > 0 {
+            let _ = writeln!(
+                o,
+                "  ... and {more} more rejected node{} (all in -o json)",
+                if more == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
 fn verdict_line(t: &Trace) -> String {
     match &t.outcome {
         Outcome::Gated { plugin, message } => {
@@ -371,6 +423,7 @@ mod tests {
             outcome: Outcome::Error {
                 message: message.into(),
             },
+            claims: vec![],
         }
     }
 

@@ -121,6 +121,7 @@ fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
         outcome: crate::trace::Outcome::Error {
             message: format!("profile #{} does not exist", key.profile),
         },
+        claims: Vec::new(),
     }
 }
 

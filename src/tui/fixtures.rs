@@ -325,6 +325,7 @@ fn base(pod: &str, priority: i32) -> Trace {
         outcome: Outcome::Error {
             message: "unset".into(),
         },
+        claims: vec![],
     }
 }
 

@@ -111,13 +111,14 @@ impl Inventory {
 }
 
 /// A device visible from the node, with where it came from.
-struct Candidate<'a> {
-    driver: &'a str,
-    pool: &'a str,
+pub(super) struct Candidate<'a> {
+    pub(super) driver: &'a str,
+    pub(super) pool: &'a str,
     slice: &'a ResourceSlice,
-    name: &'a str,
-    attributes: Option<&'a BTreeMap<String, DeviceAttribute>>,
-    capacity: Option<&'a BTreeMap<String, k8s_openapi::api::resource::v1::DeviceCapacity>>,
+    pub(super) name: &'a str,
+    pub(super) attributes: Option<&'a BTreeMap<String, DeviceAttribute>>,
+    pub(super) capacity:
+        Option<&'a BTreeMap<String, k8s_openapi::api::resource::v1::DeviceCapacity>>,
 }
 
 #[derive(Default)]
@@ -126,14 +127,14 @@ struct PoolState<'a> {
     slices: Vec<&'a ResourceSlice>,
 }
 
-enum PoolStatus {
+pub(super) enum PoolStatus {
     Usable,
     Incomplete,
     Invalid,
 }
 
-struct Pools<'a> {
-    devices: Vec<Candidate<'a>>,
+pub(super) struct Pools<'a> {
+    pub(super) devices: Vec<Candidate<'a>>,
     /// (driver, pool) of unusable pools and why.
     bad: Vec<(String, String, PoolStatus)>,
 }
@@ -153,7 +154,7 @@ fn slice_matches(slice: &ResourceSlice, node: &str, labels: &Labels) -> bool {
 }
 
 /// `GatherPools`: the newest generation of each pool with a slice for this node.
-fn gather_pools<'a>(
+pub(super) fn gather_pools<'a>(
     cluster: &'a Cluster,
     inventory: &Inventory,
     node: &str,
@@ -283,7 +284,7 @@ thread_local! {
 }
 
 /// The compiled selector, shared by every node (and cycle) on this thread.
-fn compiled_selector(expr: &str) -> Compiled {
+pub(super) fn compiled_selector(expr: &str) -> Compiled {
     COMPILED.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some(c) = cache.get(expr) {

@@ -34,6 +34,7 @@ use crate::model::{Cluster, NodeInfo, Pod};
 
 pub mod allocator;
 pub mod cel;
+pub mod diagnose;
 
 use allocator::{AllocError, Allocator, ClaimAllocation, Inventory};
 
