@@ -1279,3 +1279,41 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     assert!(app.waiting.is_empty());
     assert!(!app.needs_tick());
 }
+
+/// DRA in the Node tab: the node's devices (attributes, capacity, which claim holds
+/// each) and why the pod's claim does not fit there, in numbers.
+#[test]
+fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fidelity/d08-devices-in-use/snapshot.yaml"
+    );
+    let cluster = crate::source::load_snapshot(std::path::Path::new(path))
+        .expect("d08")
+        .cluster;
+    // The real engine, not the fixtures' canned traces.
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut init = app_init(cluster, "dark", clock.clone());
+    init.runner = crate::tui::engine::engine_runner();
+    init.profiles = crate::config::SchedulerConfig::defaults().profiles;
+    let mut f = Fixture {
+        app: App::new(init),
+        clock,
+    };
+    f.settle();
+    open_pod(&mut f, "default/pending");
+    f.app.node = Some("n1".into());
+    keys(&mut f, "4");
+    let s = screen(&mut f.app, 200, 30);
+    assert!(s.contains("Devices (2, 0 free)"), "{s}");
+    assert!(
+        s.contains("rejected by DynamicResources: cannot allocate all claims"),
+        "{s}"
+    );
+    assert!(s.contains("→ default/train-a-gpu"), "{s}");
+    assert!(
+        s.contains("gpu: request gpu: needs 1 of class gpu.example.com: 2 match on the"),
+        "{s}"
+    );
+    assert_snapshot!("node_dra_devices", s);
+}

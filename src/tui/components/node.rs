@@ -10,6 +10,7 @@ use super::super::format;
 use super::super::view::Mark;
 use super::super::widgets::{centered_note, scroll_text};
 use super::{mark_span, mark_style, traced_pod};
+use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::theme::Theme;
 
@@ -42,6 +43,11 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         super::super::app::TraceStatus::NoProfile(s) => super::no_profile_note(app, s),
         _ => "no replay for the selected pod (only pending pods are replayed)".into(),
     };
+    let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
+        &app.cluster,
+        &name,
+        &info.node.labels,
+    );
     let (left, right) = node_lines(
         &t,
         info,
@@ -49,6 +55,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
         cur.as_ref(),
         &no_replay,
         area.width,
+        &devices,
     );
     app.hits.push((area, Hit::DetailPane));
     if area.width >= 100 {
@@ -200,6 +207,7 @@ fn node_lines(
     cur: Option<&Current>,
     no_replay: &str,
     width: u16,
+    devices: &[NodeDevice],
 ) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let node = &info.node;
     let mut left = Vec::new();
@@ -276,6 +284,30 @@ fn node_lines(
                 ),
             ]));
         }
+        // Why the pod's claims cannot be allocated here, when DynamicResources said so.
+        let claims: Vec<(&str, &[String])> = c
+            .trace
+            .claims
+            .iter()
+            .flat_map(|cl| {
+                cl.nodes
+                    .iter()
+                    .filter(|n| n.node == node.name)
+                    .map(move |n| (cl.name.as_str(), n.reasons.as_slice()))
+            })
+            .collect();
+        if !claims.is_empty() {
+            left.push(Line::default());
+            left.push(header(t, "Claims that do not fit here".into()));
+            for (claim, reasons) in claims {
+                for r in reasons {
+                    left.push(Line::from(vec![
+                        Span::styled(format!("  {claim}: "), t.text),
+                        Span::styled(r.clone(), t.warning),
+                    ]));
+                }
+            }
+        }
         if let Some(&fi) = c.view.feasible_of.get(&node.name) {
             left.push(Line::default());
             left.push(header(t, "Score plugins: raw → normalized × weight".into()));
@@ -306,6 +338,29 @@ fn node_lines(
     }
 
     let mut right = Vec::new();
+    if !devices.is_empty() {
+        let free = devices.iter().filter(|d| d.allocated_to.is_none()).count();
+        right.push(header(
+            t,
+            format!("Devices ({}, {free} free)", devices.len()),
+        ));
+        for d in devices {
+            let mut spans = vec![Span::styled(format!("  {}/{} ", d.pool, d.name), t.text)];
+            let props: Vec<&str> = d
+                .attributes
+                .iter()
+                .chain(&d.capacity)
+                .map(String::as_str)
+                .collect();
+            spans.push(Span::styled(props.join(" "), t.dim));
+            match &d.allocated_to {
+                Some(c) => spans.push(Span::styled(format!("  → {c}"), t.warning)),
+                None => spans.push(Span::styled("  free".to_string(), t.text)),
+            }
+            right.push(Line::from(spans));
+        }
+        right.push(Line::default());
+    }
     right.push(header(t, format!("Taints ({})", node.taints.len())));
     if node.taints.is_empty() {
         right.push(Line::from(Span::styled("  none", t.dim)));

@@ -437,3 +437,63 @@ pub fn claims_report(cluster: &Cluster, pod: &Pod, trace: &Trace) -> Vec<ClaimTr
     }
     out
 }
+
+/// A device a node can use, for the node's detail view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeDevice {
+    pub driver: String,
+    pub pool: String,
+    pub name: String,
+    /// `name=value`, in attribute name order.
+    pub attributes: Vec<String>,
+    /// `name=quantity`, in capacity name order.
+    pub capacity: Vec<String>,
+    /// The claim it is allocated to, `namespace/name`.
+    pub allocated_to: Option<String>,
+}
+
+/// The devices of the pools the allocator would gather for `node`, in pool order.
+pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeDevice> {
+    if cluster.resource_slices.is_empty() {
+        return Vec::new();
+    }
+    let inventory = Inventory::new(cluster);
+    let owners = device_owners(cluster);
+    let pools = gather_pools(cluster, &inventory, node, labels);
+    pools
+        .devices
+        .iter()
+        .map(|d| {
+            let attributes = d
+                .attributes
+                .into_iter()
+                .flatten()
+                .map(|(k, a)| {
+                    let v = a
+                        .string
+                        .clone()
+                        .or_else(|| a.version.clone())
+                        .or_else(|| a.int.map(|i| i.to_string()))
+                        .or_else(|| a.bool.map(|b| b.to_string()))
+                        .unwrap_or_default();
+                    format!("{k}={v}")
+                })
+                .collect();
+            let capacity = d
+                .capacity
+                .into_iter()
+                .flatten()
+                .map(|(k, c)| format!("{k}={}", c.value.0))
+                .collect();
+            let id = (d.driver.to_string(), d.pool.to_string(), d.name.to_string());
+            NodeDevice {
+                driver: d.driver.to_string(),
+                pool: d.pool.to_string(),
+                name: d.name.to_string(),
+                attributes,
+                capacity,
+                allocated_to: owners.get(&id).cloned(),
+            }
+        })
+        .collect()
+}
