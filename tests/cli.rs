@@ -412,3 +412,27 @@ fn commands_in_example_headers_work() {
     }
     assert!(ran >= 2, "commands found: {ran}");
 }
+
+/// Every `$ schedscope explain ...` sample in the README is what the binary prints.
+#[test]
+fn readme_explain_samples_are_current() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut checked = 0;
+    let mut rest = readme.as_str();
+    while let Some(i) = rest.find("\n$ schedscope explain ") {
+        let block = &rest[i + 3..];
+        let end = block.find("\n```").expect("the sample block ends");
+        let (cmd, shown) = block[..end].split_once('\n').unwrap();
+        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+        let o = bin().current_dir(root()).args(&args).output().unwrap();
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        assert_eq!(
+            stdout(&o).trim_end(),
+            shown.trim_end(),
+            "README sample of `{cmd}`"
+        );
+        checked += 1;
+        rest = &block[end..];
+    }
+    assert!(checked >= 2, "samples checked: {checked}");
+}
