@@ -32,14 +32,9 @@ use std::time::Duration;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The inspector's flags, which source flags given before a subcommand share.
     #[command(flatten)]
-    pub source: SourceArgs,
-    /// Colour theme for the inspector: a shipped name (dark, light, mono, colorblind) or a
-    /// path to a theme YAML file.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub theme: Option<String>,
-    #[command(flatten)]
-    pub tui: TuiArgs,
+    pub top: TuiCommand,
 }
 
 /// `schedscope tui`: the inspector's options, also accepted before the subcommand.
@@ -68,16 +63,20 @@ impl Cli {
     pub fn inspector(&self) -> Result<Inspector> {
         let (source, theme, tui) = match &self.command {
             Some(Command::Tui(t)) => (
-                t.source.clone().or(&self.source),
-                t.theme.clone().or_else(|| self.theme.clone()),
+                t.source.clone().or(&self.top.source),
+                t.theme.clone().or_else(|| self.top.theme.clone()),
                 TuiArgs {
-                    simulate: t.tui.simulate || self.tui.simulate,
-                    act: t.tui.act || self.tui.act,
-                    headless: t.tui.headless || self.tui.headless,
+                    simulate: t.tui.simulate || self.top.tui.simulate,
+                    act: t.tui.act || self.top.tui.act,
+                    headless: t.tui.headless || self.top.tui.headless,
                     ..t.tui.clone()
                 },
             ),
-            _ => (self.source.clone(), self.theme.clone(), self.tui.clone()),
+            _ => (
+                self.top.source.clone(),
+                self.top.theme.clone(),
+                self.top.tui.clone(),
+            ),
         };
         source.check()?;
         if tui.act && source.snapshot.is_some() {
@@ -92,7 +91,7 @@ impl Cli {
     /// Where `snapshot save` lists from: its own flags, else those before it. A
     /// `--snapshot` there is a mistake (`--from FILE` rewrites a file).
     pub fn save_source(&self, args: &SaveArgs) -> Result<LiveArgs> {
-        if self.source.snapshot.is_some() {
+        if self.top.source.snapshot.is_some() {
             anyhow::bail!(
                 "snapshot save reads a live cluster, or a file given with --from FILE; \
                  drop --snapshot"
@@ -102,13 +101,13 @@ impl Cli {
             live: args.live.clone(),
             ..SourceArgs::default()
         };
-        Ok(own.or(&self.source).live)
+        Ok(own.or(&self.top.source).live)
     }
 
     /// The cluster source of a subcommand: its own flags, else those given before it
     /// (`schedscope -s demo.yaml explain web` works as `explain -s demo.yaml web`).
     pub fn source_for(&self, own: &SourceArgs) -> Result<SourceArgs> {
-        let s = own.clone().or(&self.source);
+        let s = own.clone().or(&self.top.source);
         s.check()?;
         Ok(s)
     }
@@ -460,8 +459,6 @@ pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) 
     let (mut objects, report) = match &args.from {
         Some(from) => {
             // The loader reports bad input with file, document and field.
-            load_snapshot(from)
-                .with_context(|| format!("cannot load snapshot {}", from.display()))?;
             let mut objects = save::read_objects(from)?;
             let mut report = save::SaveReport::default();
             objects.retain_mut(|v| {
@@ -905,9 +902,9 @@ mod tests {
             }))
         ));
         let c = Cli::try_parse_from(["schedscope", "--simulate"]).expect("parses");
-        assert!(c.tui.simulate && c.command.is_none());
+        assert!(c.top.tui.simulate && c.command.is_none());
         let c = Cli::try_parse_from(["schedscope"]).expect("parses");
-        assert!(!c.tui.simulate);
+        assert!(!c.top.tui.simulate);
         // Not a flag of the other subcommands.
         assert!(Cli::try_parse_from(["schedscope", "pods", "--simulate"]).is_err());
     }
@@ -915,12 +912,12 @@ mod tests {
     #[test]
     fn act_flags() {
         let c = Cli::try_parse_from(["schedscope", "--act"]).expect("parses");
-        assert!(c.tui.act);
-        assert_eq!(c.tui.scheduler_name, "schedscope");
-        assert_eq!(c.tui.lease_namespace, "kube-system");
+        assert!(c.top.tui.act);
+        assert_eq!(c.top.tui.scheduler_name, "schedscope");
+        assert_eq!(c.top.tui.lease_namespace, "kube-system");
         let c = Cli::try_parse_from(["schedscope", "--act", "--scheduler-name", "gang"])
             .expect("parses");
-        assert_eq!(c.tui.scheduler_name, "gang");
+        assert_eq!(c.top.tui.scheduler_name, "gang");
         // Without --act nothing acts: its options alone are refused.
         assert!(Cli::try_parse_from(["schedscope", "--scheduler-name", "gang"]).is_err());
         // A snapshot has no API server to write to, whichever side of `tui` it is on.

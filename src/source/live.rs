@@ -1146,7 +1146,8 @@ async fn pump<K, S>(
     }
 }
 
-fn resource_name<K: Resource<DynamicType = ()>>() -> String {
+/// `plural.group` of a kind, as RBAC and API errors name it.
+pub(super) fn resource_name<K: Resource<DynamicType = ()>>() -> String {
     let group = K::group(&());
     if group.is_empty() {
         K::plural(&()).into_owned()

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::live::{LiveError, LiveOptions};
+use super::live::{LiveError, LiveOptions, resource_name};
 
 const PAGE: u32 = 500;
 
@@ -80,16 +80,6 @@ fn to_values<K: Serialize>(
     }
     if n > 0 {
         *report.objects.entry(kind.to_string()).or_default() += n;
-    }
-}
-
-/// `plural.group` of a kind, as RBAC and API errors name it.
-fn resource_name<K: Resource<DynamicType = ()>>() -> String {
-    let group = K::group(&());
-    if group.is_empty() {
-        K::plural(&()).into_owned()
-    } else {
-        format!("{}.{group}", K::plural(&()))
     }
 }
 
@@ -277,29 +267,26 @@ pub fn write_objects(objects: &[Value], path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The objects of a snapshot file (or of every `*.yaml`/`*.yml`/`*.json` file of a
-/// directory, in name order), as JSON values, with `List`s flattened: what
-/// `snapshot save --from` rewrites. The caller loads the snapshot first, so bad
-/// input is reported by the loader with file, document and field.
+/// The objects of a snapshot file (or of the files of a directory `--snapshot` reads:
+/// recursively, those holding Kubernetes objects), as JSON values, with `List`s
+/// flattened: what `snapshot save --from` rewrites. The snapshot is loaded first, so
+/// bad input is reported by the loader with file, document and field.
 pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
     use anyhow::Context;
-    let mut files = Vec::new();
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path)? {
-            let p = entry?.path();
-            let name = p.to_string_lossy().to_ascii_lowercase();
-            if p.is_file() && [".json", ".yaml", ".yml"].iter().any(|e| name.ends_with(e)) {
-                files.push(p);
-            }
-        }
-        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    } else {
-        files.push(path.to_path_buf());
-    }
+    // The loader checks every object and decides which files of a directory hold
+    // any (recursively, as `--snapshot` reads it); those files are read again here.
+    let snapshot = super::load_snapshot(path)
+        .with_context(|| format!("cannot load snapshot {}", path.display()))?;
+    let files: Vec<std::path::PathBuf> = snapshot
+        .report
+        .files
+        .iter()
+        .map(std::path::PathBuf::from)
+        .collect();
     let mut out = Vec::new();
     for f in files {
         let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
-        let text = decode_text(&bytes).with_context(|| format!("{} is not text", f.display()))?;
+        let text = super::snapshot::bytes_to_text(&bytes, &f.display().to_string())?;
         let trimmed = text.trim_start();
         let docs: Vec<Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
             serde_json::Deserializer::from_str(trimmed)
@@ -315,30 +302,6 @@ pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
         }
     }
     Ok(out)
-}
-
-/// UTF-8 (with or without BOM), or UTF-16 with a BOM.
-fn decode_text(bytes: &[u8]) -> anyhow::Result<String> {
-    let utf16 = |rest: &[u8], be: bool| {
-        let units: Vec<u16> = rest
-            .chunks(2)
-            .map(|c| {
-                let pair = [c[0], *c.get(1).unwrap_or(&0)];
-                if be {
-                    u16::from_be_bytes(pair)
-                } else {
-                    u16::from_le_bytes(pair)
-                }
-            })
-            .collect();
-        String::from_utf16(&units).map_err(anyhow::Error::from)
-    };
-    match bytes {
-        [0xEF, 0xBB, 0xBF, rest @ ..] => Ok(std::str::from_utf8(rest)?.to_string()),
-        [0xFF, 0xFE, rest @ ..] => utf16(rest, false),
-        [0xFE, 0xFF, rest @ ..] => utf16(rest, true),
-        _ => Ok(std::str::from_utf8(bytes)?.to_string()),
-    }
 }
 
 /// Push the objects of one document: itself, or a list's items (a typed list such

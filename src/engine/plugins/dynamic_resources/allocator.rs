@@ -50,23 +50,34 @@ pub struct ClaimAllocation {
     pub node_selector: Option<core::NodeSelector>,
 }
 
-/// Devices allocated to any claim in the cluster (admin-access results excluded).
-pub fn allocated_devices(cluster: &Cluster) -> BTreeSet<DeviceId> {
-    let mut out = BTreeSet::new();
-    for claim in cluster.resource_claims.values() {
-        let results = claim
+/// Every allocated device result in the cluster, with its claim's key.
+pub fn allocation_results(
+    cluster: &Cluster,
+) -> impl Iterator<
+    Item = (
+        &String,
+        &k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
+    ),
+> {
+    cluster.resource_claims.iter().flat_map(|(key, claim)| {
+        claim
             .status
             .as_ref()
             .and_then(|s| s.allocation.as_ref())
             .and_then(|a| a.devices.as_ref())
-            .and_then(|d| d.results.as_ref());
-        for r in results.into_iter().flatten() {
-            if r.admin_access != Some(true) {
-                out.insert((r.driver.clone(), r.pool.clone(), r.device.clone()));
-            }
-        }
-    }
-    out
+            .and_then(|d| d.results.as_ref())
+            .into_iter()
+            .flatten()
+            .map(move |r| (key, r))
+    })
+}
+
+/// Devices allocated to any claim in the cluster (admin-access results excluded).
+pub fn allocated_devices(cluster: &Cluster) -> BTreeSet<DeviceId> {
+    allocation_results(cluster)
+        .filter(|(_, r)| r.admin_access != Some(true))
+        .map(|(_, r)| (r.driver.clone(), r.pool.clone(), r.device.clone()))
+        .collect()
 }
 
 /// What every node's allocation reads, built once per cycle: devices in use and the

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::resource::v1 as r;
 
-use super::allocator::{DeviceId, Inventory, compiled_selector, gather_pools};
+use super::allocator::{DeviceId, Inventory, allocation_results, compiled_selector, gather_pools};
 use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
 use crate::engine::status::Code;
@@ -26,22 +26,12 @@ pub const NODES_DIAGNOSED: usize = 50;
 
 /// The claim holding each allocated device, as `namespace/name`.
 pub fn device_owners(cluster: &Cluster) -> BTreeMap<DeviceId, String> {
-    let mut out = BTreeMap::new();
-    for (key, claim) in &cluster.resource_claims {
-        let results = claim
-            .status
-            .as_ref()
-            .and_then(|s| s.allocation.as_ref())
-            .and_then(|a| a.devices.as_ref())
-            .and_then(|d| d.results.as_ref());
-        for res in results.into_iter().flatten() {
-            out.insert(
-                (res.driver.clone(), res.pool.clone(), res.device.clone()),
-                key.clone(),
-            );
-        }
-    }
-    out
+    allocation_results(cluster)
+        .map(|(key, r)| {
+            let id = (r.driver.clone(), r.pool.clone(), r.device.clone());
+            (id, key.clone())
+        })
+        .collect()
 }
 
 /// One way to satisfy a request: the request itself or one `firstAvailable` entry.
