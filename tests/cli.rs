@@ -436,3 +436,15 @@ fn readme_explain_samples_are_current() {
     }
     assert!(checked >= 2, "samples checked: {checked}");
 }
+
+#[test]
+fn snapshot_save_from_a_directory_reads_what_snapshot_reads() {
+    let dir = root().join("tests/fixtures/dir");
+    let o = run(&["snapshot", "save", "--from", s(&dir), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The nested must-gather pod is read (twice, as the files hold it twice); the
+    // file without Kubernetes objects is not an error.
+    assert_eq!(out.matches("name: cart").count(), 2, "{out}");
+    assert!(!out.contains("team-a"), "{out}");
+}
