@@ -67,7 +67,7 @@ pub fn run_cycle_with_state(
         out.trace.fit_error = Some(message.clone());
     }
     out.trace.claims = crate::engine::plugins::dynamic_resources::diagnose::claims_report(
-        cluster, pod, &out.trace,
+        cluster, pod, &out.trace, &out.state,
     );
     out
 }

@@ -4,7 +4,7 @@
 //! devices in slice order: upstream's pool order is Go map order, so only *which*
 //! devices are picked can differ, never whether a node fits.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::resource::v1::{
@@ -73,18 +73,51 @@ pub fn allocation_results(
 }
 
 /// Devices allocated to any claim in the cluster (admin-access results excluded).
-pub fn allocated_devices(cluster: &Cluster) -> BTreeSet<DeviceId> {
-    allocation_results(cluster)
-        .filter(|(_, r)| r.admin_access != Some(true))
-        .map(|(_, r)| (r.driver.clone(), r.pool.clone(), r.device.clone()))
-        .collect()
+/// Names are interned: a cluster's 20,000 allocations name a few thousand pools and
+/// a handful of device names, and a device is looked up without building its id.
+#[derive(Clone, Debug, Default)]
+pub struct DevicesInUse {
+    names: HashMap<String, u32>,
+    set: HashSet<(u32, u32, u32)>,
+}
+
+impl DevicesInUse {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.names.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.insert(s.to_string(), i);
+        i
+    }
+
+    pub fn contains(&self, driver: &str, pool: &str, device: &str) -> bool {
+        let id = |s: &str| self.names.get(s).copied();
+        match (id(driver), id(pool), id(device)) {
+            (Some(d), Some(p), Some(n)) => self.set.contains(&(d, p, n)),
+            _ => false,
+        }
+    }
+}
+
+pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
+    let mut out = DevicesInUse::default();
+    for (_, r) in allocation_results(cluster).filter(|(_, r)| r.admin_access != Some(true)) {
+        let id = (
+            out.intern(&r.driver),
+            out.intern(&r.pool),
+            out.intern(&r.device),
+        );
+        out.set.insert(id);
+    }
+    out
 }
 
 /// What every node's allocation reads, built once per cycle: devices in use and the
 /// slices indexed by node, so that a node's pools are found without a scan of all.
 #[derive(Clone, Debug, Default)]
 pub struct Inventory {
-    pub in_use: BTreeSet<DeviceId>,
+    in_use: DevicesInUse,
     /// Names of `nodeName` slices, by node.
     by_node: HashMap<String, Vec<String>>,
     /// Names of `nodeSelector` and `allNodes` slices.
@@ -94,6 +127,11 @@ pub struct Inventory {
 }
 
 impl Inventory {
+    /// Whether another claim holds the device.
+    pub fn in_use(&self, driver: &str, pool: &str, device: &str) -> bool {
+        self.in_use.contains(driver, pool, device)
+    }
+
     pub fn new(cluster: &Cluster) -> Self {
         let mut inv = Inventory {
             in_use: allocated_devices(cluster),
@@ -525,7 +563,7 @@ impl<'a> Search<'a, '_> {
             .unwrap_or_default();
         let mut ok = true;
         for (i, sel) in class_selectors.iter().enumerate() {
-            let what = format!("class {}: selector #{i}", alt.class);
+            let what = || format!("class {}: selector #{i}", alt.class);
             if !self.eval(&what, sel, &view)? {
                 ok = false;
                 break;
@@ -533,7 +571,7 @@ impl<'a> Search<'a, '_> {
         }
         if ok {
             for (i, sel) in alt.selectors.iter().enumerate() {
-                let what = format!("claim {claim_key}: selector #{i}");
+                let what = || format!("claim {claim_key}: selector #{i}");
                 if !self.eval(&what, sel, &view)? {
                     ok = false;
                     break;
@@ -544,24 +582,32 @@ impl<'a> Search<'a, '_> {
         Ok(ok)
     }
 
+    /// `what` names the selector in an error (built only then: this runs for every
+    /// device of every node).
     fn eval(
         &mut self,
-        what: &str,
+        what: &dyn Fn() -> String,
         sel: &DeviceSelector,
         view: &DeviceView<'_>,
     ) -> Result<bool, AllocError> {
         let Some(expr) = sel.cel.as_ref().map(|c| c.expression.as_str()) else {
             return Err(AllocError::Fatal(format!(
-                "{what}: CEL expression empty (unsupported selector type?)"
+                "{}: CEL expression empty (unsupported selector type?)",
+                what()
             )));
         };
         let compiled = compiled_selector(expr);
         let compiled = match compiled.as_ref() {
             Ok(c) => c,
-            Err(e) => return Err(AllocError::Fatal(format!("{what}: CEL compile error: {e}"))),
+            Err(e) => {
+                return Err(AllocError::Fatal(format!(
+                    "{}: CEL compile error: {e}",
+                    what()
+                )));
+            }
         };
         cel::evaluate(compiled, view)
-            .map_err(|e| AllocError::Fatal(format!("{what}: CEL runtime error: {e}")))
+            .map_err(|e| AllocError::Fatal(format!("{}: CEL runtime error: {e}", what())))
     }
 
     fn claim(&mut self, ci: usize) -> Result<bool, AllocError> {
@@ -642,22 +688,22 @@ impl<'a> Search<'a, '_> {
             return self.request(ci, ri + 1);
         }
         let admin = self.plans[ci].requests[ri].alternatives[ai].admin_access;
+        // Matching needs `&mut self`: copy what it reads of the alternative, once.
+        let key = self.plans[ci].key.clone();
+        let alt = &self.plans[ci].requests[ri].alternatives[ai];
+        let alt_copy = Alternative {
+            name: alt.name.clone(),
+            class: alt.class,
+            selectors: alt.selectors,
+            all: alt.all,
+            count: alt.count,
+            admin_access: alt.admin_access,
+            all_devices: Vec::new(),
+        };
         for d in from..self.devices.len() {
             if self.unavailable(ci, d, admin) {
                 continue;
             }
-            let key = self.plans[ci].key.clone();
-            let alt = &self.plans[ci].requests[ri].alternatives[ai];
-            // Matching needs `&mut self`: copy what it reads of the alternative.
-            let alt_copy = Alternative {
-                name: alt.name.clone(),
-                class: alt.class,
-                selectors: alt.selectors,
-                all: alt.all,
-                count: alt.count,
-                admin_access: alt.admin_access,
-                all_devices: Vec::new(),
-            };
             if !self.device_matches(ci, &key, &alt_copy, (ri, ai), d)? {
                 continue;
             }
@@ -685,11 +731,7 @@ impl<'a> Search<'a, '_> {
             return true;
         }
         let dev = &self.devices[d];
-        self.alloc.inventory.in_use.contains(&(
-            dev.driver.to_string(),
-            dev.pool.to_string(),
-            dev.name.to_string(),
-        ))
+        self.alloc.inventory.in_use(dev.driver, dev.pool, dev.name)
     }
 
     /// Adds the device if the claim's constraints allow it.

@@ -28,6 +28,84 @@ pub struct Selector {
     /// String literals of the expression: a domain named by one that the device
     /// lacks must read as an empty map, not as a missing key.
     literals: Vec<String>,
+    /// The two forms most selectors take, answered without building the device's
+    /// CEL value (the interpreter's cost dominates allocation on large pools).
+    fast: Option<Fast>,
+}
+
+/// `device.driver == "x"` or `device.attributes["domain"].name == "x"`.
+#[derive(Debug, PartialEq, Eq)]
+enum Fast {
+    Driver(String),
+    Attribute {
+        domain: String,
+        name: String,
+        value: String,
+    },
+}
+
+/// A plain string literal (`"..."` without escapes) at the start of `s`: the
+/// literal and the rest.
+fn plain_literal(s: &str) -> Option<(&str, &str)> {
+    let s = s.strip_prefix('"')?;
+    let end = s.find(['"', '\\'])?;
+    (s.as_bytes()[end] == b'"').then(|| (&s[..end], &s[end + 1..]))
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Fast {
+    /// Recognizes the two forms exactly (any spacing around `==`); anything else,
+    /// or a literal with escapes, goes to the interpreter.
+    fn parse(expr: &str) -> Option<Fast> {
+        let (lhs, rhs) = expr.split_once("==")?;
+        let (lhs, rhs) = (lhs.trim(), rhs.trim());
+        let (value, rest) = plain_literal(rhs)?;
+        if !rest.is_empty() {
+            return None;
+        }
+        if lhs == "device.driver" {
+            return Some(Fast::Driver(value.to_string()));
+        }
+        let inner = lhs.strip_prefix("device.attributes[")?;
+        let (domain, rest) = plain_literal(inner)?;
+        let name = rest.strip_prefix("].")?;
+        is_identifier(name).then(|| Fast::Attribute {
+            domain: domain.to_string(),
+            name: name.to_string(),
+            value: value.to_string(),
+        })
+    }
+
+    /// The answer, or `None` where the interpreter must give it (a missing
+    /// attribute is a runtime error; a value of another type compares by CEL's
+    /// rules).
+    fn eval(&self, dev: &DeviceView<'_>) -> Option<bool> {
+        match self {
+            Fast::Driver(d) => Some(dev.driver == d),
+            Fast::Attribute {
+                domain,
+                name,
+                value,
+            } => {
+                let attr = dev
+                    .attributes?
+                    .iter()
+                    .find(|(k, _)| split_name(k, dev.driver) == (domain.as_str(), name.as_str()))?
+                    .1;
+                let s = attr.string.as_deref()?;
+                let other_types =
+                    attr.bool.is_some() || attr.int.is_some() || attr.version.is_some();
+                (!other_types).then(|| s == value)
+            }
+        }
+    }
 }
 
 /// Compiles `expr`; the error is the detail after `CEL compile error: `.
@@ -52,6 +130,7 @@ pub fn compile(expr: &str) -> Result<Selector, String> {
     Ok(Selector {
         program,
         literals: string_literals(expr),
+        fast: Fast::parse(expr),
     })
 }
 
@@ -123,6 +202,9 @@ fn device_value(dev: &DeviceView<'_>, literals: &[String]) -> Value {
 /// Evaluates the selector on a device: `Ok(bool)` or the runtime error text (after
 /// `CEL runtime error: `).
 pub fn evaluate(sel: &Selector, dev: &DeviceView<'_>) -> Result<bool, String> {
+    if let Some(answer) = sel.fast.as_ref().and_then(|f| f.eval(dev)) {
+        return Ok(answer);
+    }
     let device = device_value(dev, &sel.literals);
     let run = || -> Result<Value, String> {
         BASE_CONTEXT.with(|base| {
@@ -488,6 +570,66 @@ fn base_context() -> Result<Context<'static, 'static>, String> {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+
+    /// The fast path answers exactly as the interpreter, and leaves to it what it
+    /// cannot answer the same way (missing attributes, other types, other forms).
+    #[test]
+    fn fast_path_agrees_with_the_interpreter() {
+        let attr = |s: Option<&str>, i: Option<i64>| DeviceAttribute {
+            string: s.map(str::to_string),
+            int: i,
+            ..Default::default()
+        };
+        let mut devices: Vec<(String, BTreeMap<String, DeviceAttribute>)> = Vec::new();
+        for driver in ["gpu.example.com", "nic.example.com"] {
+            let mut m = BTreeMap::new();
+            m.insert("model".to_string(), attr(Some("a100"), None));
+            m.insert(
+                "gpu.example.com/family".to_string(),
+                attr(Some("ampere"), None),
+            );
+            m.insert("index".to_string(), attr(None, Some(3)));
+            devices.push((driver.to_string(), m));
+            devices.push((driver.to_string(), BTreeMap::new()));
+        }
+        let exprs = [
+            r#"device.driver == "gpu.example.com""#,
+            r#"device.driver=="nic.example.com""#,
+            r#"device.attributes["gpu.example.com"].model == "a100""#,
+            r#"device.attributes["gpu.example.com"].model == "t4""#,
+            r#"device.attributes["gpu.example.com"].family == "ampere""#,
+            r#"device.attributes["nic.example.com"].model == "a100""#,
+            r#"device.attributes["gpu.example.com"].index == "3""#,
+            r#"device.attributes["gpu.example.com"].missing == "x""#,
+            r#"device.driver == "a\"b""#,
+        ];
+        let mut fast_answers = 0;
+        for e in exprs {
+            let fast = compile(e).unwrap();
+            let mut slow = compile(e).unwrap();
+            slow.fast = None;
+            for (driver, attributes) in &devices {
+                let view = DeviceView {
+                    driver,
+                    attributes: Some(attributes),
+                    capacity: None,
+                };
+                assert_eq!(
+                    evaluate(&fast, &view),
+                    evaluate(&slow, &view),
+                    "{e} on {driver} {attributes:?}"
+                );
+                fast_answers +=
+                    usize::from(fast.fast.as_ref().and_then(|f| f.eval(&view)).is_some());
+            }
+        }
+        assert!(
+            fast_answers > 10,
+            "the fast path answered {fast_answers} times"
+        );
+        assert_eq!(Fast::parse(r#"device.driver == "x" && true"#), None);
+        assert_eq!(Fast::parse(r#"device.attributes["d"].a.b == "x""#), None);
+    }
 
     fn attrs() -> BTreeMap<String, DeviceAttribute> {
         let mut m = BTreeMap::new();

@@ -7,13 +7,14 @@
 //! every request has enough free devices on its own it says the requests do not
 //! fit together (a constraint, or devices two requests both need).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use k8s_openapi::api::resource::v1 as r;
 
-use super::allocator::{DeviceId, Inventory, allocation_results, compiled_selector, gather_pools};
+use super::allocator::{Inventory, allocation_results, compiled_selector, gather_pools};
 use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
+use crate::engine::framework::CycleState;
 use crate::engine::status::Code;
 use crate::model::dra::ResourceClaim;
 use crate::model::labels::{Labels, NodeSelector};
@@ -24,12 +25,15 @@ use crate::trace::{ClaimNodeTrace, ClaimTrace, Trace};
 /// fewer; the rest are counted).
 pub const NODES_DIAGNOSED: usize = 50;
 
+/// `(driver, pool, device)`, borrowed from the cluster.
+type DeviceRef<'a> = (&'a str, &'a str, &'a str);
+
 /// The claim holding each allocated device, as `namespace/name`.
-pub fn device_owners(cluster: &Cluster) -> BTreeMap<DeviceId, String> {
+pub fn device_owners(cluster: &Cluster) -> HashMap<DeviceRef<'_>, &str> {
     allocation_results(cluster)
         .map(|(key, r)| {
-            let id = (r.driver.clone(), r.pool.clone(), r.device.clone());
-            (id, key.clone())
+            let id = (r.driver.as_str(), r.pool.as_str(), r.device.as_str());
+            (id, key.as_str())
         })
         .collect()
 }
@@ -96,7 +100,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 fn way_shortfall(
     cluster: &Cluster,
     inventory: &Inventory,
-    owners: &BTreeMap<DeviceId, String>,
+    owners: &HashMap<DeviceRef<'_>, &str>,
     devices: &[super::allocator::Candidate<'_>],
     way: &Way<'_>,
 ) -> Option<String> {
@@ -139,9 +143,11 @@ fn way_shortfall(
             continue;
         }
         matching += 1;
-        let id = (d.driver.to_string(), d.pool.to_string(), d.name.to_string());
-        if inventory.in_use.contains(&id) {
-            let by = owners.get(&id).map_or("another claim", String::as_str);
+        if inventory.in_use(d.driver, d.pool, d.name) {
+            let by = owners
+                .get(&(d.driver, d.pool, d.name))
+                .copied()
+                .unwrap_or("another claim");
             held.push(format!("{}/{} by {by}", d.pool, d.name));
         } else {
             free.push(d.name);
@@ -215,7 +221,7 @@ fn way_shortfall(
 pub fn node_reasons(
     cluster: &Cluster,
     inventory: &Inventory,
-    owners: &BTreeMap<DeviceId, String>,
+    owners: &HashMap<DeviceRef<'_>, &str>,
     node: &str,
     labels: &Labels,
     claim: &ResourceClaim,
@@ -311,7 +317,12 @@ fn describe_request(req: &r::DeviceRequest) -> String {
 
 /// The pod's claims as the trace shows them: requests, constraints, allocation and,
 /// for the nodes DynamicResources rejected, why.
-pub fn claims_report(cluster: &Cluster, pod: &Pod, trace: &Trace) -> Vec<ClaimTrace> {
+pub fn claims_report(
+    cluster: &Cluster,
+    pod: &Pod,
+    trace: &Trace,
+    state: &CycleState,
+) -> Vec<ClaimTrace> {
     if pod.resource_claims.is_empty() {
         return Vec::new();
     }
@@ -336,8 +347,16 @@ pub fn claims_report(cluster: &Cluster, pod: &Pod, trace: &Trace) -> Vec<ClaimTr
             .map(|v| v.node.as_str())
             .collect(),
     };
-    let inventory = Inventory::new(cluster);
-    let owners = device_owners(cluster);
+    // PreFilter's inventory when it ran (the same cluster), else a fresh one.
+    let inventory = state
+        .read::<super::StateData>(super::STATE_KEY)
+        .map(|s| s.inventory.clone())
+        .unwrap_or_else(|| std::sync::Arc::new(Inventory::new(cluster)));
+    let owners = if rejected.is_empty() {
+        HashMap::new()
+    } else {
+        device_owners(cluster)
+    };
     let mut out = Vec::new();
     for (pc, claim) in pod
         .resource_claims
@@ -475,14 +494,14 @@ pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeD
                 .flatten()
                 .map(|(k, c)| format!("{k}={}", c.value.0))
                 .collect();
-            let id = (d.driver.to_string(), d.pool.to_string(), d.name.to_string());
+            let id = (d.driver, d.pool, d.name);
             NodeDevice {
                 driver: d.driver.to_string(),
                 pool: d.pool.to_string(),
                 name: d.name.to_string(),
                 attributes,
                 capacity,
-                allocated_to: owners.get(&id).cloned(),
+                allocated_to: owners.get(&id).map(|c| c.to_string()),
             }
         })
         .collect()
