@@ -448,3 +448,62 @@ fn snapshot_save_from_a_directory_reads_what_snapshot_reads() {
     assert_eq!(out.matches("name: cart").count(), 2, "{out}");
     assert!(!out.contains("team-a"), "{out}");
 }
+
+/// A snapshot of `n` identical nodes (the first `labelled` labelled `pick=yes`) and
+/// one pending pod, selecting `pick=yes` when `select` is set.
+fn identical_nodes(n: usize, labelled: usize, select: bool) -> PathBuf {
+    let mut s = String::new();
+    for i in 0..n {
+        let label = if i < labelled { ", pick: \"yes\"" } else { "" };
+        s.push_str(&format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-{i:03}, labels: {{kubernetes.io/hostname: node-{i:03}{label}}}}}\nstatus: {{allocatable: {{cpu: \"4\", memory: 8Gi, pods: \"110\"}}}}\n"
+        ));
+    }
+    let selector = if select {
+        "  nodeSelector: {pick: \"yes\"}\n"
+    } else {
+        ""
+    };
+    s.push_str(&format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: default}}\nspec:\n{selector}  containers: [{{name: c, image: x, resources: {{requests: {{cpu: 100m}}}}}}]\n"
+    ));
+    tmp_file(&format!("identical-{n}-{labelled}-{select}.yaml"), &s)
+}
+
+#[test]
+fn long_tie_lists_are_cut_and_counted() {
+    let snap = identical_nodes(30, 0, false);
+    let o = run(&["explain", "-s", s(&snap), "default/p"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("shared by 30 nodes (node-000, node-001, node-002, node-003, node-004, node-005, node-006, node-007, and 22 more (all in -o json)); this replay picks node-000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  = tie for the best total: node-000, node-001, node-002, node-003, node-004, node-005, node-006, node-007, and 22 more (all in -o json). "),
+        "{out}"
+    );
+    assert!(!out.contains("node-029,"), "{out}");
+    let o = run(&["explain", "-s", s(&snap), "default/p", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["best_nodes"].as_array().unwrap().len(), 30);
+}
+
+#[test]
+fn the_search_limit_note_appears_only_when_it_can_matter() {
+    // 200 nodes: kube-scheduler looks for 100 feasible ones.
+    let one = identical_nodes(200, 1, true);
+    let out = stdout(&run(&["explain", "-s", s(&one), "default/p"]));
+    assert!(out.contains("schedulable on node-000"), "{out}");
+    assert!(
+        !out.contains("the real pick may be another"),
+        "one feasible node: {out}"
+    );
+    let all = identical_nodes(200, 200, true);
+    let out = stdout(&run(&["explain", "-s", s(&all), "default/p"]));
+    assert!(
+        out.contains("kube-scheduler stops after 100 feasible nodes"),
+        "{out}"
+    );
+}

@@ -183,7 +183,7 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
             let _ = writeln!(
                 o,
                 "  = tie for the best total: {}. kube-scheduler breaks such ties by goroutine completion order, effectively at random; * marks the node its heap picks in this replay's order.",
-                t.best_nodes.join(", ")
+                some_nodes(&t.best_nodes)
             );
         }
     }
@@ -250,7 +250,9 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
             );
         }
     }
-    if t.num_nodes_to_find > 0 && t.num_nodes_to_find < t.filter.len() {
+    // Only when more nodes are feasible than kube-scheduler looks for can its pick
+    // differ (a DaemonSet pod's single feasible node is found either way).
+    if t.num_nodes_to_find > 0 && t.feasible.len() > t.num_nodes_to_find {
         let _ = writeln!(
             o,
             "\nNote       kube-scheduler stops after {} feasible nodes (percentageOfNodesToScore), starting where its previous cycle left off; this replay evaluates every node, so the real pick may be another high-scoring node.",
@@ -310,6 +312,19 @@ Claim      {} ({}{from})",
     }
 }
 
+/// Node names for a sentence: the first few, then how many more (`-o json` has all).
+fn some_nodes(nodes: &[String]) -> String {
+    const SHOWN: usize = 8;
+    if nodes.len() <= SHOWN {
+        return nodes.join(", ");
+    }
+    format!(
+        "{}, and {} more (all in -o json)",
+        nodes[..SHOWN].join(", "),
+        nodes.len() - SHOWN
+    )
+}
+
 fn verdict_line(t: &Trace) -> String {
     match &t.outcome {
         Outcome::Gated { plugin, message } => {
@@ -321,7 +336,7 @@ fn verdict_line(t: &Trace) -> String {
                 format!(
                     "schedulable: best total {total} shared by {} nodes ({}); this replay picks {node}",
                     t.best_nodes.len(),
-                    t.best_nodes.join(", ")
+                    some_nodes(&t.best_nodes)
                 )
             } else {
                 format!("schedulable on {node} (total score {total})")
