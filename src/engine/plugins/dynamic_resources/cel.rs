@@ -536,6 +536,196 @@ fn patch(ftx: &FunctionContext, This(this): This<Value>) -> Result<i64, Executio
     Ok(clamp(this_semver(ftx, &this)?.patch))
 }
 
+// ---------------------------------------------------------------------------------
+// String extensions (cel-go's `ext.Strings`, the version Kubernetes enables):
+// indexes count code points, as cel-go's do.
+
+fn text(s: String) -> Value {
+    Value::String(Arc::new(s))
+}
+
+fn chars_of(s: &str) -> Vec<char> {
+    s.chars().collect()
+}
+
+fn int_arg(ftx: &FunctionContext, v: Option<&Value>) -> Result<Option<i64>, ExecutionError> {
+    match v {
+        None => Ok(None),
+        Some(Value::Int(i)) => Ok(Some(*i)),
+        Some(other) => Err(no_overload(ftx, type_name(other))),
+    }
+}
+
+fn str_arg(ftx: &FunctionContext, v: Option<&Value>) -> Result<Arc<String>, ExecutionError> {
+    match v {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(no_overload(ftx, type_name(other))),
+        None => Err(no_overload(ftx, "")),
+    }
+}
+
+fn index_in(ftx: &FunctionContext, i: i64, len: usize) -> Result<usize, ExecutionError> {
+    usize::try_from(i)
+        .ok()
+        .filter(|&i| i <= len)
+        .ok_or_else(|| ftx.error(format!("index out of range: {i}")))
+}
+
+fn lower_ascii(This(this): This<Arc<String>>) -> String {
+    this.to_ascii_lowercase()
+}
+
+fn upper_ascii(This(this): This<Arc<String>>) -> String {
+    this.to_ascii_uppercase()
+}
+
+fn trim(This(this): This<Arc<String>>) -> String {
+    this.trim().to_string()
+}
+
+fn char_at(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    i: i64,
+) -> Result<Value, ExecutionError> {
+    let chars = chars_of(&this);
+    let i = index_in(ftx, i, chars.len())?;
+    Ok(text(
+        chars.get(i).map(|c| c.to_string()).unwrap_or_default(),
+    ))
+}
+
+/// Code-point index of `sub` in `hay` at or after `from`.
+fn find_from(hay: &[char], sub: &[char], from: usize) -> Option<usize> {
+    if sub.is_empty() {
+        return Some(from);
+    }
+    (from..=hay.len().saturating_sub(sub.len())).find(|&i| hay[i..].starts_with(sub))
+}
+
+fn index_of(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<i64, ExecutionError> {
+    let sub = chars_of(&str_arg(ftx, args.first())?);
+    let hay = chars_of(&this);
+    let from = index_in(ftx, int_arg(ftx, args.get(1))?.unwrap_or(0), hay.len())?;
+    Ok(find_from(&hay, &sub, from).map_or(-1, |i| i as i64))
+}
+
+fn last_index_of(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<i64, ExecutionError> {
+    let sub = chars_of(&str_arg(ftx, args.first())?);
+    let hay = chars_of(&this);
+    let last = match int_arg(ftx, args.get(1))? {
+        Some(i) => index_in(ftx, i, hay.len())?,
+        None => hay.len(),
+    };
+    if sub.is_empty() {
+        return Ok(last as i64);
+    }
+    let start_max = last.min(hay.len().saturating_sub(sub.len()));
+    if sub.len() > hay.len() {
+        return Ok(-1);
+    }
+    Ok((0..=start_max)
+        .rev()
+        .find(|&i| hay[i..].starts_with(&sub))
+        .map_or(-1, |i| i as i64))
+}
+
+fn replace(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<Value, ExecutionError> {
+    let old = str_arg(ftx, args.first())?;
+    let new = str_arg(ftx, args.get(1))?;
+    Ok(text(match int_arg(ftx, args.get(2))? {
+        Some(n) if n >= 0 => this.replacen(old.as_str(), &new, n as usize),
+        _ => this.replace(old.as_str(), &new),
+    }))
+}
+
+fn split(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<Value, ExecutionError> {
+    let sep = str_arg(ftx, args.first())?;
+    let parts: Vec<String> = match int_arg(ftx, args.get(1))? {
+        Some(0) => Vec::new(),
+        Some(n) if n > 0 => {
+            let n = n as usize;
+            if sep.is_empty() {
+                // Go's SplitN on "": code points, the last one holding the rest.
+                let chars = chars_of(&this);
+                let mut v: Vec<String> = chars.iter().take(n - 1).map(|c| c.to_string()).collect();
+                if chars.len() >= n {
+                    v.push(chars[n - 1..].iter().collect());
+                }
+                v
+            } else {
+                this.splitn(n, sep.as_str()).map(str::to_string).collect()
+            }
+        }
+        _ if sep.is_empty() => this.chars().map(|c| c.to_string()).collect(),
+        _ => this.split(sep.as_str()).map(str::to_string).collect(),
+    };
+    Ok(Value::List(Arc::new(
+        parts
+            .into_iter()
+            .map(|p| Value::String(Arc::new(p)))
+            .collect(),
+    )))
+}
+
+fn substring(
+    ftx: &FunctionContext,
+    This(this): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<Value, ExecutionError> {
+    let chars = chars_of(&this);
+    let start = int_arg(ftx, args.first())?.ok_or_else(|| no_overload(ftx, ""))?;
+    let start = index_in(ftx, start, chars.len())?;
+    let end = match int_arg(ftx, args.get(1))? {
+        Some(e) => index_in(ftx, e, chars.len())?,
+        None => chars.len(),
+    };
+    if start > end {
+        return Err(ftx.error(format!(
+            "invalid substring range. start: {start}, end: {end}"
+        )));
+    }
+    Ok(text(chars[start..end].iter().collect()))
+}
+
+fn join(
+    ftx: &FunctionContext,
+    This(this): This<Value>,
+    Arguments(args): Arguments,
+) -> Result<Value, ExecutionError> {
+    let sep = match args.first() {
+        None => Arc::new(String::new()),
+        v => str_arg(ftx, v)?,
+    };
+    let Value::List(items) = this else {
+        return Err(no_overload(ftx, type_name(&this)));
+    };
+    let parts: Result<Vec<&str>, ExecutionError> = items
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.as_str()),
+            other => Err(no_overload(ftx, type_name(other))),
+        })
+        .collect();
+    Ok(text(parts?.join(&sep)))
+}
+
 thread_local! {
     /// The standard library plus the Kubernetes functions, built once per thread:
     /// each evaluation only adds `device` in an inner scope.
@@ -546,6 +736,17 @@ fn base_context() -> Result<Context<'static, 'static>, String> {
     let mut ctx = Context::default();
     let err = |e: cel::DeclarationError| e.to_string();
     ctx.add_function("quantity", quantity).map_err(err)?;
+    ctx.add_function("lowerAscii", lower_ascii).map_err(err)?;
+    ctx.add_function("upperAscii", upper_ascii).map_err(err)?;
+    ctx.add_function("trim", trim).map_err(err)?;
+    ctx.add_function("charAt", char_at).map_err(err)?;
+    ctx.add_function("indexOf", index_of).map_err(err)?;
+    ctx.add_function("lastIndexOf", last_index_of)
+        .map_err(err)?;
+    ctx.add_function("replace", replace).map_err(err)?;
+    ctx.add_function("split", split).map_err(err)?;
+    ctx.add_function("substring", substring).map_err(err)?;
+    ctx.add_function("join", join).map_err(err)?;
     ctx.add_function("isQuantity", is_quantity).map_err(err)?;
     ctx.add_function("semver", semver).map_err(err)?;
     ctx.add_function("isSemver", is_semver).map_err(err)?;
@@ -570,6 +771,63 @@ fn base_context() -> Result<Context<'static, 'static>, String> {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+
+    /// cel-go's string extensions, on the examples of its documentation.
+    #[test]
+    fn string_extensions() {
+        let attrs = attrs();
+        let view = DeviceView {
+            driver: "gpu.example.com",
+            attributes: Some(&attrs),
+            capacity: None,
+        };
+        let ok = |e: &str| {
+            let s = compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
+            evaluate(&s, &view).unwrap_or_else(|err| panic!("{e}: {err}"))
+        };
+        for e in [
+            r#"'hello'.charAt(4) == 'o'"#,
+            r#"'hello'.charAt(5) == ''"#,
+            r#"'hello mellow'.indexOf('') == 0"#,
+            r#"'hello mellow'.indexOf('ello') == 1"#,
+            r#"'hello mellow'.indexOf('jello') == -1"#,
+            r#"'hello mellow'.indexOf('', 2) == 2"#,
+            r#"'hello mellow'.indexOf('ello', 2) == 7"#,
+            r#"'hello mellow'.lastIndexOf('') == 12"#,
+            r#"'hello mellow'.lastIndexOf('ello') == 7"#,
+            r#"'hello mellow'.lastIndexOf('jello') == -1"#,
+            r#"'hello mellow'.lastIndexOf('ello', 6) == 1"#,
+            r#"'TacoCat'.lowerAscii() == 'tacocat'"#,
+            r#"'TacoCÆt Xii'.lowerAscii() == 'tacocÆt xii'"#,
+            r#"'TacoCat'.upperAscii() == 'TACOCAT'"#,
+            r#"'hello hello'.replace('he', 'we') == 'wello wello'"#,
+            r#"'hello hello'.replace('he', 'we', 1) == 'wello hello'"#,
+            r#"'hello hello'.replace('he', 'we', 0) == 'hello hello'"#,
+            r#"'hello hello'.split(' ') == ['hello', 'hello']"#,
+            r#"'hello hello hello'.split(' ', 2) == ['hello', 'hello hello']"#,
+            r#"'hello hello hello'.split(' ', 0) == []"#,
+            r#"'tacocat'.substring(4) == 'cat'"#,
+            r#"'tacocat'.substring(0, 4) == 'taco'"#,
+            r#"'  \ttrim\n    '.trim() == 'trim'"#,
+            r#"['hello', 'mellow'].join() == 'hellomellow'"#,
+            r#"['hello', 'mellow'].join(' ') == 'hello mellow'"#,
+            r#"device.attributes["gpu.example.com"].model.upperAscii() == "A100""#,
+        ] {
+            assert!(ok(e), "{e}");
+        }
+        for (e, want) in [
+            ("'hello'.charAt(6) == ''", "index out of range: 6"),
+            ("'tacocat'.substring(40) == ''", "index out of range: 40"),
+            (
+                "'tacocat'.substring(4, 2) == ''",
+                "invalid substring range. start: 4, end: 2",
+            ),
+        ] {
+            let s = compile(e).unwrap();
+            let err = evaluate(&s, &view).unwrap_err();
+            assert!(err.contains(want), "{e}: {err}");
+        }
+    }
 
     /// The fast path answers exactly as the interpreter, and leaves to it what it
     /// cannot answer the same way (missing attributes, other types, other forms).
