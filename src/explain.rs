@@ -70,7 +70,9 @@ pub fn explain(
         c.delete_pod(&key);
         let pending = Arc::new(pending);
         c.upsert_pod((*pending).clone());
-        return Ok(run_cycle(fw, &c, &pending, opts));
+        let mut trace = run_cycle(fw, &c, &pending, opts);
+        trace.bound_to = pod.node_name.clone();
+        return Ok(trace);
     }
     Ok(run_cycle(fw, cluster, pod, opts))
 }

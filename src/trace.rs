@@ -148,6 +148,9 @@ pub struct Trace {
     /// The pod's ResourceClaims, and why DynamicResources rejected each node it did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<ClaimTrace>,
+    /// The node a bound pod runs on: the replay took it off and placed it anew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_to: Option<String>,
 }
 
 /// One of the pod's ResourceClaims as DynamicResources sees it.

@@ -507,3 +507,30 @@ fn the_search_limit_note_appears_only_when_it_can_matter() {
         "{out}"
     );
 }
+
+#[test]
+fn explaining_a_bound_pod_says_where_it_is_bound() {
+    let o = run(&["explain", "-s", s(&demo()), "shop/web-7d9f-0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "\nBound      to gen-a1 now; replayed as if it were pending again\nVerdict    "
+        ),
+        "{out}"
+    );
+    let o = run(&["explain", "-s", s(&demo()), "shop/web-7d9f-0", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["bound_to"], "gen-a1");
+    // A pending pod has neither.
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "batch/quarterly-report",
+        "-o",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("bound_to").is_none());
+}

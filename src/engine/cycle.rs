@@ -124,6 +124,7 @@ pub fn run_scheduling_cycle(
             nominated_node: None,
         },
         claims: Vec::new(),
+        bound_to: None,
     };
 
     // PreEnqueue: a rejected pod never reaches the active queue.

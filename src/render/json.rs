@@ -113,6 +113,9 @@ pub fn to_json(t: &Trace) -> Value {
     if !t.claims.is_empty() {
         v["claims"] = json!(t.claims);
     }
+    if let Some(node) = &t.bound_to {
+        v["bound_to"] = json!(node);
+    }
     v
 }
 

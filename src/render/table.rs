@@ -31,6 +31,12 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         "Pod        {}  (priority {}, profile {})",
         t.pod, t.priority, t.profile
     );
+    if let Some(node) = &t.bound_to {
+        let _ = writeln!(
+            o,
+            "Bound      to {node} now; replayed as if it were pending again"
+        );
+    }
     let _ = writeln!(o, "Verdict    {}", verdict_line(t));
     if let Some(fe) = &t.fit_error {
         let _ = writeln!(o, "FitError   {fe}");
@@ -353,7 +359,15 @@ fn verdict_line(t: &Trace) -> String {
         ),
         Outcome::Unschedulable {
             nominated_node: None,
-        } => "unschedulable".into(),
+        } => match t.pre_filter.plugin.as_deref() {
+            // Refused at PreFilter by a plugin that cannot read its objects here:
+            // that is no verdict on the pod.
+            Some(p) if t.not_modelled.iter().any(|n| n.plugin == p) => format!(
+                "not replayed: {p} cannot read what it needs from this source (see Not \
+                 modelled); the real scheduler's answer is unknown"
+            ),
+            _ => "unschedulable".into(),
+        },
         Outcome::Error { message } => format!("scheduling error: {message}"),
     }
 }
@@ -439,6 +453,7 @@ mod tests {
                 message: message.into(),
             },
             claims: vec![],
+            bound_to: None,
         }
     }
 
@@ -460,5 +475,25 @@ mod tests {
         let out = render(&t, &TableOptions::default());
         assert!(out.contains("RANK"), "{out}");
         assert!(out.contains(" -"), "{out}");
+    }
+
+    /// A pod refused at PreFilter only because its plugin cannot read its objects
+    /// from this source gets no verdict, but says why.
+    #[test]
+    fn a_pod_refused_for_want_of_objects_is_not_called_unschedulable() {
+        let mut t = score_error_trace();
+        t.outcome = Outcome::Unschedulable {
+            nominated_node: None,
+        };
+        t.pre_filter.plugin = Some("DynamicResources".into());
+        assert_eq!(verdict_line(&t), "unschedulable");
+        t.not_modelled.push(crate::trace::NotModelled {
+            plugin: "DynamicResources".into(),
+            what: "claims resolved without ResourceClaims (not readable: forbidden)".into(),
+        });
+        assert_eq!(
+            verdict_line(&t),
+            "not replayed: DynamicResources cannot read what it needs from this source (see Not modelled); the real scheduler's answer is unknown"
+        );
     }
 }

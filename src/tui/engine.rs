@@ -122,6 +122,7 @@ fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
             message: format!("profile #{} does not exist", key.profile),
         },
         claims: Vec::new(),
+        bound_to: None,
     }
 }
 

@@ -326,6 +326,7 @@ fn base(pod: &str, priority: i32) -> Trace {
             message: "unset".into(),
         },
         claims: vec![],
+        bound_to: None,
     }
 }
 
