@@ -534,3 +534,29 @@ fn explaining_a_bound_pod_says_where_it_is_bound() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("bound_to").is_none());
 }
+
+#[test]
+fn all_filters_shows_every_plugins_answer_in_the_table() {
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "batch/quarterly-report",
+        "--all-filters",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("\nAll filters  every plugin's own answer on every node (22 rejections)\n"),
+        "{out}"
+    );
+    // NodeAffinity rejects 8 nodes, 4 of them first rejected by another plugin.
+    assert!(out.contains("       8  NodeAffinity                 UnschedulableAndUnresolvable   node(s) didn't match Pod's node affinity/selector  [gen-a1, gen-a2, gen-a3, …]"), "{out}");
+    let plain = stdout(&run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "batch/quarterly-report",
+    ]));
+    assert!(!plain.contains("All filters"), "{plain}");
+}

@@ -126,6 +126,7 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         }
     }
 
+    all_filters_section(o, t, opts);
     claims_section(o, t, opts);
 
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
@@ -266,6 +267,60 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         );
     }
     out
+}
+
+/// With `--all-filters`: every Filter plugin's own answer on every node, grouped as
+/// the first rejections are, so a node rejected for several reasons shows them all.
+fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
+    let Some(all) = &t.filter_all else {
+        return;
+    };
+    let mut groups: BTreeMap<(&str, &str, String), Vec<&str>> = BTreeMap::new();
+    for n in all {
+        for r in n
+            .results
+            .iter()
+            .filter(|r| !matches!(r.code, Code::Success | Code::Skip))
+        {
+            groups
+                .entry((r.plugin.as_str(), r.code.as_str(), r.reasons.join(", ")))
+                .or_default()
+                .push(&n.node);
+        }
+    }
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let _ = writeln!(
+        o,
+        "
+All filters  every plugin's own answer on every node ({} rejection{})",
+        groups.iter().map(|g| g.1.len()).sum::<usize>(),
+        if groups.iter().map(|g| g.1.len()).sum::<usize>() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  {:>6}  {:<28} {:<30} REASON",
+        "NODES", "PLUGIN", "CODE"
+    );
+    for ((plugin, code, reason), nodes) in &groups {
+        let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
+        if nodes.len() > opts.examples {
+            ex.push("…");
+        }
+        let _ = writeln!(
+            o,
+            "  {:>6}  {plugin:<28} {code:<30} {reason}  [{}]",
+            nodes.len(),
+            ex.join(", ")
+        );
+    }
 }
 
 /// The pod's ResourceClaims: what each asks for, its allocation, and why the nodes
