@@ -93,38 +93,15 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         t.filter.len(),
         t.nodes_total
     );
-    let mut groups: BTreeMap<(String, &str, String), Vec<&str>> = BTreeMap::new();
+    let mut groups: BTreeMap<(&str, &str, String), Vec<&str>> = BTreeMap::new();
     for v in t.filter.iter().filter(|v| !v.feasible) {
-        let plugin = v.plugin.clone().unwrap_or_else(|| "(PreFilter)".into());
+        let plugin = v.plugin.as_deref().unwrap_or("(PreFilter)");
         groups
             .entry((plugin, v.code.as_str(), v.reasons.join(", ")))
             .or_default()
             .push(&v.node);
     }
-    let mut groups: Vec<_> = groups.into_iter().collect();
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-    if !groups.is_empty() {
-        let _ = writeln!(
-            o,
-            "  {:>6}  {:<28} {:<30} REASON",
-            "NODES", "PLUGIN", "CODE"
-        );
-        for ((plugin, code, reason), nodes) in &groups {
-            let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
-            if nodes.len() > opts.examples {
-                ex.push("…");
-            }
-            let _ = writeln!(
-                o,
-                "  {:>6}  {:<28} {:<30} {}  [{}]",
-                nodes.len(),
-                plugin,
-                code,
-                reason,
-                ex.join(", ")
-            );
-        }
-    }
+    rejection_groups(o, groups, opts);
 
     all_filters_section(o, t, opts);
     claims_section(o, t, opts);
@@ -288,19 +265,24 @@ fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
                 .push(&n.node);
         }
     }
-    let mut groups: Vec<_> = groups.into_iter().collect();
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let total: usize = groups.values().map(Vec::len).sum();
     let _ = writeln!(
         o,
-        "
-All filters  every plugin's own answer on every node ({} rejection{})",
-        groups.iter().map(|g| g.1.len()).sum::<usize>(),
-        if groups.iter().map(|g| g.1.len()).sum::<usize>() == 1 {
-            ""
-        } else {
-            "s"
-        }
+        "\nAll filters  every plugin's own answer on every node ({total} rejection{})",
+        if total == 1 { "" } else { "s" }
     );
+    rejection_groups(o, groups, opts);
+}
+
+/// Rejections grouped by (plugin, code, reasons): the largest group first, a few
+/// example nodes each.
+fn rejection_groups(
+    o: &mut String,
+    groups: BTreeMap<(&str, &str, String), Vec<&str>>,
+    opts: &TableOptions,
+) {
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     if groups.is_empty() {
         return;
     }
