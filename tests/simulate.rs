@@ -615,3 +615,93 @@ fn preempting_a_waiting_pod_rejects_it_and_the_preemptor_binds() {
     }
     assert!(sim.waiting().is_empty());
 }
+
+/// DynamicResources holds the devices it allocated from Reserve on, as upstream's
+/// in-flight claims do: a gang member waiting at Permit keeps its GPU from the next
+/// member, and gives it back when it is rejected.
+#[test]
+fn a_pod_waiting_at_permit_holds_its_devices() {
+    let member = |name: &str| {
+        format!(
+            r#"---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: {name}-gpu, namespace: default}}
+spec: {{devices: {{requests: [{{name: gpu, exactly: {{deviceClassName: gpu.example.com}}}}]}}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  uid: uid-{name}
+  creationTimestamp: "2025-12-31T23:00:00Z"
+  labels: {{{POD_GROUP_LABEL}: gang}}
+spec:
+  containers: [{{name: c, image: x, resources: {{requests: {{cpu: "1"}}, claims: [{{name: gpu}}]}}}}]
+  resourceClaims: [{{name: gpu, resourceClaimName: {name}-gpu}}]
+"#
+        )
+    };
+    let text = format!(
+        r#"apiVersion: v1
+kind: Node
+metadata: {{name: n1, labels: {{kubernetes.io/hostname: n1}}}}
+status: {{allocatable: {{cpu: "4", memory: 16Gi, pods: "110"}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu.example.com}}
+spec: {{selectors: [{{cel: {{expression: 'device.driver == "gpu.example.com"'}}}}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: n1-gpus}}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {{name: n1, generation: 1, resourceSliceCount: 1}}
+  devices: [{{name: gpu-0}}]
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {{name: gang, namespace: default}}
+spec: {{minMember: 2}}
+{}{}"#,
+        member("a"),
+        member("b")
+    );
+    let cluster = schedscope::source::load_snapshot_str(&text, "dra-gang.yaml")
+        .expect("loads")
+        .cluster;
+    let mut sim = Simulator::new(
+        cluster,
+        gang_config(json!({"permitWaitingTimeSeconds": 10, "podGroupRejectPercentage": 50})),
+        opts(),
+    );
+    sim.run_until_idle();
+    let keys: Vec<String> = sim.waiting().into_iter().map(|w| w.pod).collect();
+    assert_eq!(keys, ["default/a"]);
+    let allocated = |sim: &Simulator, claim: &str| {
+        sim.cluster().resource_claims[claim]
+            .status
+            .as_ref()
+            .and_then(|s| s.allocation.as_ref())
+            .is_some()
+    };
+    assert!(
+        allocated(&sim, "default/a-gpu"),
+        "a holds gpu-0 while it waits"
+    );
+    assert!(!allocated(&sim, "default/b-gpu"));
+    let r = sim.result();
+    match placement(&r, "default/b") {
+        Placement::Unschedulable { message, .. } => {
+            assert!(message.contains("cannot allocate all claims"), "{message}")
+        }
+        other => panic!("b must not get the GPU a holds: {other:?}"),
+    }
+    // a times out, is unreserved, and its GPU is free again.
+    sim.advance_to(t(10));
+    assert!(!allocated(&sim, "default/a-gpu"), "released at Unreserve");
+}

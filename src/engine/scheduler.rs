@@ -39,6 +39,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+use k8s_openapi::api::resource::v1::ResourceClaimStatus;
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -313,6 +315,9 @@ pub struct Simulator {
     /// pod objects it is given may not carry yet, by uid: upstream's nominator keeps
     /// them in memory over informer updates.
     nominations: BTreeMap<String, Option<String>>,
+    /// Claims a reserved pod holds devices for (DynamicResources' in-flight
+    /// allocations), by pod uid: their statuses before, restored if it is forgotten.
+    claims_in_flight: BTreeMap<String, Vec<(String, Option<ResourceClaimStatus>)>>,
 }
 
 fn add(t: Timestamp, d: Duration) -> Timestamp {
@@ -416,6 +421,7 @@ impl Simulator {
             initial_adds: 0,
             next_start_node_index: 0,
             nominations: BTreeMap::new(),
+            claims_in_flight: BTreeMap::new(),
         };
         for pod in pending {
             sim.enqueue_initial(pod);
@@ -1280,6 +1286,9 @@ impl Simulator {
 
     /// The pod as it was before assume, without a nomination (`clearNominatedNode`).
     fn forget(&mut self, original: &Arc<Pod>) {
+        if let Some(saved) = self.claims_in_flight.remove(&original.uid) {
+            crate::engine::plugins::dynamic_resources::restore_claims(&mut self.cluster, saved);
+        }
         let mut p = (**original).clone();
         if p.nominated_node_name.is_some() {
             self.nominations.insert(p.uid.clone(), None);
@@ -1329,6 +1338,16 @@ impl Simulator {
                 qp, pod, profile, &host, trace, state, attempt, st, &assumed,
             );
             return;
+        }
+        // Upstream holds the devices it allocated from Reserve on (its in-flight
+        // claims), so a pod waiting at Permit keeps them from the next pods.
+        let saved = crate::engine::plugins::dynamic_resources::assume_allocations(
+            &mut self.cluster,
+            &state,
+            &host,
+        );
+        if !saved.is_empty() {
+            self.claims_in_flight.insert(pod.uid.clone(), saved);
         }
         self.event(&key, SimEventKind::Reserved { node: host.clone() });
 
@@ -1576,6 +1595,7 @@ impl Simulator {
         rec.initial_attempt = b.qp.info.initial_attempt_timestamp;
         rec.unschedulable_count = b.qp.unschedulable_count;
         rec.bound_attempt = Some(b.attempt);
+        self.claims_in_flight.remove(&b.assumed.uid);
         crate::engine::plugins::dynamic_resources::record_binding(
             &mut self.cluster,
             &b.state,

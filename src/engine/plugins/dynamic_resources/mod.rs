@@ -646,10 +646,9 @@ impl ReservePlugin for DynamicResources {
 }
 
 /// What PreBind writes through the API, applied to the model once a simulated pod is
-/// bound: the new claims' allocations (devices and node selector) and the pod in every
-/// claim's `reservedFor`, so that later pods see the devices taken. Not done at Reserve
-/// (upstream's in-flight allocation): a pod waiting at Permit does not hold its
-/// devices in a simulation.
+/// bound: the new claims' allocations (devices and node selector; already there
+/// since Reserve, see [`assume_allocations`]) and the pod in every claim's
+/// `reservedFor`.
 pub fn record_binding(cluster: &mut Cluster, state: &CycleState, pod: &Pod, node: &str) {
     let Some(s) = state.read::<StateData>(STATE_KEY) else {
         return;
@@ -686,6 +685,63 @@ pub fn record_binding(cluster: &mut Cluster, state: &CycleState, pod: &Pod, node
                     uid: pod.uid.clone(),
                 },
             );
+        }
+    }
+}
+
+/// Reserve's in-flight allocations applied to a simulated model: each claim this
+/// cycle allocated gets its allocation (not yet `reservedFor`, which PreBind
+/// writes). Returns the claims' statuses before, for [`restore_claims`].
+pub fn assume_allocations(
+    cluster: &mut Cluster,
+    state: &CycleState,
+    node: &str,
+) -> Vec<(
+    String,
+    Option<k8s_openapi::api::resource::v1::ResourceClaimStatus>,
+)> {
+    let Some(s) = state.read::<StateData>(STATE_KEY) else {
+        return Vec::new();
+    };
+    let allocations = s
+        .allocations
+        .lock()
+        .ok()
+        .and_then(|m| m.get(node).cloned())
+        .unwrap_or_default();
+    let mut saved = Vec::new();
+    for (j, &i) in s.to_allocate.iter().enumerate() {
+        let (Some(original), Some(a)) = (s.claims.get(i), allocations.get(j)) else {
+            continue;
+        };
+        let key = format!(
+            "{}/{}",
+            original.metadata.namespace.as_deref().unwrap_or("default"),
+            original.metadata.name.as_deref().unwrap_or_default()
+        );
+        let Some(claim) = cluster.resource_claims.get_mut(&key) else {
+            continue;
+        };
+        saved.push((key, claim.status.clone()));
+        let status = claim.status.get_or_insert_with(Default::default);
+        if status.allocation.is_none() {
+            status.allocation = Some(to_allocation_result(a));
+        }
+    }
+    saved
+}
+
+/// Undo [`assume_allocations`] for a pod that is forgotten (Unreserve).
+pub fn restore_claims(
+    cluster: &mut Cluster,
+    saved: Vec<(
+        String,
+        Option<k8s_openapi::api::resource::v1::ResourceClaimStatus>,
+    )>,
+) {
+    for (key, status) in saved {
+        if let Some(claim) = cluster.resource_claims.get_mut(&key) {
+            claim.status = status;
         }
     }
 }
