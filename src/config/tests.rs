@@ -88,7 +88,7 @@ const DEFAULT_SCORE: [(&str, i64); 9] = [
     ("ImageLocality", 1),
 ];
 
-/// The table of §2.2 (v1.35 default profile).
+/// The v1.35 default profile (upstream: pkg/scheduler/apis/config/v1/default_plugins.go).
 fn assert_default_profile(fw: &Framework) {
     assert_eq!(
         names(&fw.pre_enqueue),

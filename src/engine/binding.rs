@@ -1,4 +1,4 @@
-//! The binding half, run for real (semantics §1.8–1.10): Reserve, Unreserve, Permit,
+//! The binding half, run for real (upstream: schedule_one.go, bindingCycle): Reserve, Unreserve, Permit,
 //! PreBindPreFlight, PreBind, Bind, PostBind — each returns the phase's trace and the
 //! framework's status, with upstream's error wrapping. The caller (the simulator)
 //! owns the cluster model and decides what assume, forget and bind mean there.
@@ -120,7 +120,7 @@ pub fn waiting_status(pod: &Pod) -> Status {
     )
 }
 
-/// `PreBindPreFlight` of every PreBind plugin (§1.10): the overall status and the
+/// `PreBindPreFlight` of every PreBind plugin (upstream: framework/runtime/framework.go, RunPreBindPreFlights): the overall status and the
 /// plugins to skip in PreBind.
 pub fn pre_bind_pre_flight(
     fw: &Framework,

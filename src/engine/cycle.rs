@@ -895,7 +895,7 @@ mod tests {
 
     #[test]
     fn heap_selection_matches_go_container_heap() {
-        // [5, 9a, 9b] → 9a; [9a, 5, 9b] → 9a (semantics §1.7).
+        // [5, 9a, 9b] → 9a; [9a, 5, 9b] → 9a (upstream: schedule_one.go, selectHost).
         assert_eq!(select_host(&[5, 9, 9]), Some(1));
         assert_eq!(select_host(&[9, 5, 9]), Some(0));
         assert_eq!(select_host(&[1, 2, 3, 4, 5]), Some(4));

@@ -1,4 +1,4 @@
-//! The scheduling queue for `simulate` (semantics §7): activeQ ordered by the
+//! The scheduling queue for `simulate` (upstream: pkg/scheduler/backend/queue/scheduling_queue.go): activeQ ordered by the
 //! profile's QueueSort plugin, backoffQ, unschedulable pods, and gated pods (PreEnqueue
 //! rejected them).
 //!

@@ -1,4 +1,4 @@
-//! The waiting-pods map (`waitingPodsMap`, semantics §5): pods that Permit asked to
+//! The waiting-pods map (`waitingPodsMap`, upstream: framework/runtime/waiting_pods_map.go): pods that Permit asked to
 //! wait, one entry per pod (by uid), one pending deadline per plugin that returned
 //! Wait. Deadlines instead of timers: the owner passes the time in and calls
 //! [`WaitingPods::expire`]; a view computes countdowns when it draws.

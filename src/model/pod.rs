@@ -55,8 +55,8 @@ pub struct Pod {
     /// "0/3 nodes are available: ...")`: what the real scheduler last said (TUI list).
     pub not_scheduled: Option<(String, String)>,
     pub host_network: bool,
-    /// Filter-time requests (§6: containers, init containers, sidecars, pod-level
-    /// requests, overhead); for a bound pod, the resize-aware effective requests.
+    /// Filter-time requests (containers, the largest init container, sidecars, pod-level
+    /// requests, overhead, as upstream's `resource.PodRequests`); for a bound pod, the resize-aware effective requests.
     pub requests: Resource,
     /// cpu/memory with the 100m / 200Mi per-container defaults (node NonZeroRequested).
     pub non_zero_milli_cpu: i64,

@@ -1,7 +1,8 @@
 //! Pods held at Permit, as the TUI sees them: a small trait over whatever keeps the
 //! waiting-pods map (the engine's, later), and an in-memory list with kube-scheduler's
-//! semantics (§5) for tests and snapshots. Deadlines, not timers: the countdown is
-//! computed from an injected [`Clock`] at draw time.
+//! semantics (upstream: framework/runtime/waiting_pods_map.go) for tests and
+//! snapshots. Deadlines, not timers: the countdown is computed from an injected
+//! [`Clock`] at draw time.
 
 use std::sync::Mutex;
 use std::time::Duration;

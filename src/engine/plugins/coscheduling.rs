@@ -1,5 +1,5 @@
 //! Coscheduling (kubernetes-sigs/scheduler-plugins, `pkg/coscheduling`): all-or-nothing
-//! scheduling of a PodGroup (semantics §5). Out of tree: enabled through a
+//! scheduling of a PodGroup (scheduler-plugins: pkg/coscheduling). Out of tree: enabled through a
 //! KubeSchedulerConfiguration, as scheduler-plugins users do.
 //!
 //! Pods name their group with the label `scheduling.x-k8s.io/pod-group`; the group is

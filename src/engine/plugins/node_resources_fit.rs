@@ -1,6 +1,6 @@
 //! NodeResourcesFit (PreFilter, Filter, PreScore, Score).
 //!
-//! Filter: the pod's requests (§6, pod-level honoured) must fit in allocatable minus
+//! Filter: the pod's requests (as upstream's `resource.PodRequests`: containers, init containers, sidecars, overhead, pod-level requests honoured) must fit in allocatable minus
 //! what the node's pods already request; a shortfall larger than the whole node is
 //! unresolvable by preemption. Score: LeastAllocated, MostAllocated or
 //! RequestedToCapacityRatio over the configured resources, using the node's
