@@ -10,7 +10,7 @@ mod support;
 use std::time::Instant;
 
 use schedscope::config::SchedulerConfig;
-use schedscope::engine::scheduler::{Placement, SimOptions, Simulator};
+use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
 use schedscope::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
 use support::{env_usize, load_synthetic};
 
@@ -36,7 +36,7 @@ fn main() {
         ..Default::default()
     };
     let t = Instant::now();
-    let mut sim = Simulator::new(cluster, config, opts);
+    let mut sim = Scheduler::new(cluster, config, opts);
     let stop = sim.run();
     let secs = t.elapsed().as_secs_f64();
     let r = sim.result();

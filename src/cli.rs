@@ -732,8 +732,8 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     );
     let simulate = ins.tui.simulate;
     let simulation = simulate.then(|| {
-        use crate::engine::scheduler::{SimOptions, Simulator};
-        let sim = Simulator::new(
+        use crate::engine::scheduler::{Scheduler, SimOptions};
+        let sim = Scheduler::new(
             snapshot.cluster.clone(),
             config.clone(),
             SimOptions {

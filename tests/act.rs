@@ -121,16 +121,16 @@ async fn gang_waits_then_binds_through_the_api_after_allow() {
         binds(&ws).is_empty(),
         "nothing binds while the gang waits: {ws:?}"
     );
-    let waiting = actor.simulator().waiting();
+    let waiting = actor.scheduler().waiting();
     let keys: Vec<&str> = waiting.iter().map(|w| w.pod.as_str()).collect();
     assert_eq!(keys, ["default/w0", "default/w1"]);
     // Live countdown: wall-clock deadlines, 60 s (permitWaitingTimeSeconds) from now.
     let later = t0() + Duration::from_secs(20);
     actor.step(later);
-    let left = actor.simulator().waiting()[0].remaining(later);
+    let left = actor.scheduler().waiting()[0].remaining(later);
     assert_eq!(left, Some(Duration::from_secs(40)));
     // The pod of another scheduler is never touched.
-    assert!(actor.simulator().cluster().pod("default/other").is_none());
+    assert!(actor.scheduler().cluster().pod("default/other").is_none());
 
     let (found, mut ws) = actor.allow("default/w0", None);
     assert!(found);
@@ -534,7 +534,7 @@ async fn a_waiting_pod_deleted_on_the_server_leaves_the_engine() {
     actor.observe(Arc::new(st.cluster));
     let ws = actor.step(t0() + Duration::from_secs(1));
     assert!(binds(&ws).is_empty(), "{ws:?}");
-    assert!(actor.simulator().cluster().pod("default/w0").is_none());
+    assert!(actor.scheduler().cluster().pod("default/w0").is_none());
     let left: Vec<String> = actor.waiting().into_iter().map(|w| w.pod).collect();
     assert!(!left.contains(&"default/w0".to_string()), "{left:?}");
 }
@@ -564,7 +564,7 @@ async fn a_refused_binding_is_taken_back() {
     let err = writer.perform(bind, t0()).await.expect_err("409");
     actor.refused(bind, &err.to_string());
     let sim_node = |a: &Actor| {
-        a.simulator()
+        a.scheduler()
             .cluster()
             .pod("default/p")
             .and_then(|p| p.node_name.clone())

@@ -8,7 +8,7 @@ use schedscope::config::SchedulerConfig;
 use schedscope::engine::plugins::coscheduling::POD_GROUP_LABEL;
 use schedscope::engine::queue::QueueName;
 use schedscope::engine::scheduler::{
-    Placement, SimEventKind, SimOptions, SimulationResult, Simulator, StopReason, simulate,
+    Placement, Scheduler, SimEventKind, SimOptions, SimulationResult, StopReason, simulate,
 };
 use schedscope::model::testing::{cluster, simple_node, simple_pod};
 use schedscope::model::{Cluster, PodGroup};
@@ -152,8 +152,8 @@ fn gang_of_three_placeable_pods_binds_together() {
 
 /// Two nodes: the third member does not fit. With a 50 % reject threshold the
 /// PostFilter gap (1/3) is tolerated, so a and b keep waiting until the timeout.
-fn two_placeable() -> Simulator {
-    Simulator::new(
+fn two_placeable() -> Scheduler {
+    Scheduler::new(
         gang_cluster(2),
         gang_config(json!({"permitWaitingTimeSeconds": 10, "podGroupRejectPercentage": 50})),
         opts(),
@@ -296,7 +296,7 @@ fn reject_of_one_member_rejects_the_rest_in_unreserve() {
 
 #[test]
 fn default_threshold_rejects_waiting_members_in_post_filter() {
-    let mut sim = Simulator::new(gang_cluster(2), gang_config(json!({})), opts());
+    let mut sim = Scheduler::new(gang_cluster(2), gang_config(json!({})), opts());
     sim.run_until_idle();
     let r = sim.result();
     let c_failed = events_of(&r, "default/c")
@@ -419,7 +419,7 @@ fn gang_demo_example_behaves_as_documented() {
         "examples/coscheduling-config.yaml",
     )
     .expect("example config builds");
-    let mut sim = Simulator::new(
+    let mut sim = Scheduler::new(
         load_yaml("examples/gang-demo.yaml"),
         config.clone(),
         SimOptions::default(),
@@ -570,7 +570,7 @@ fn preempting_a_waiting_pod_rejects_it_and_the_preemptor_binds() {
     let mut w = simple_pod("w", "3", "1Gi", None);
     w["metadata"]["labels"] = json!({"wait": "yes"});
     let c = cluster(vec![simple_node("n1", "4", "16Gi")], vec![w]);
-    let mut sim = Simulator::new(c, config, opts());
+    let mut sim = Scheduler::new(c, config, opts());
     sim.run_until_idle();
     assert_eq!(sim.waiting().len(), 1);
 
@@ -674,7 +674,7 @@ spec: {{minMember: 2}}
     let cluster = schedscope::source::load_snapshot_str(&text, "dra-gang.yaml")
         .expect("loads")
         .cluster;
-    let mut sim = Simulator::new(
+    let mut sim = Scheduler::new(
         cluster,
         gang_config(json!({"permitWaitingTimeSeconds": 10, "podGroupRejectPercentage": 50})),
         opts(),
@@ -682,7 +682,7 @@ spec: {{minMember: 2}}
     sim.run_until_idle();
     let keys: Vec<String> = sim.waiting().into_iter().map(|w| w.pod).collect();
     assert_eq!(keys, ["default/a"]);
-    let allocated = |sim: &Simulator, claim: &str| {
+    let allocated = |sim: &Scheduler, claim: &str| {
         sim.cluster().resource_claims[claim]
             .status
             .as_ref()

@@ -27,10 +27,10 @@
 //! parallel search finds a racy subset; this is its deterministic order).
 //!
 //! Live mode (the acting scheduler) mirrors the informer events kube-scheduler
-//! reacts to: [`Simulator::add_pod`], [`Simulator::update_pod`],
-//! [`Simulator::remove_pending_pod`], [`Simulator::remove_bound_pod`],
-//! [`Simulator::upsert_node`], [`Simulator::delete_node`],
-//! [`Simulator::sync_objects`], and [`Simulator::binding_refused`] when the API
+//! reacts to: [`Scheduler::add_pod`], [`Scheduler::update_pod`],
+//! [`Scheduler::remove_pending_pod`], [`Scheduler::remove_bound_pod`],
+//! [`Scheduler::upsert_node`], [`Scheduler::delete_node`],
+//! [`Scheduler::sync_objects`], and [`Scheduler::binding_refused`] when the API
 //! server refuses a Bind made here. A simulation never calls them.
 //!
 //! Queue simplifications are listed in [`super::queue`]. Not modelled: PV/PVC binding
@@ -72,7 +72,7 @@ pub struct SimOptions {
     /// Stop when simulated time would pass this far beyond the start.
     pub max_duration: Duration,
     /// Preemption victims stay on their node as terminating pods (deletionTimestamp
-    /// and DisruptionTarget set) until [`Simulator::remove_bound_pod`] says their
+    /// and DisruptionTarget set) until [`Scheduler::remove_bound_pod`] says their
     /// deletion landed, as on a real cluster (the acting scheduler). Off: they
     /// vanish at once.
     pub victims_terminate: bool,
@@ -289,7 +289,7 @@ struct Record {
     bound_attempt: Option<usize>,
 }
 
-pub struct Simulator {
+pub struct Scheduler {
     cluster: Cluster,
     config: SchedulerConfig,
     queue: SchedulingQueue,
@@ -302,7 +302,7 @@ pub struct Simulator {
     max_attempts: usize,
     bindings: BTreeMap<String, Binding>,
     events: Vec<SimEvent>,
-    /// Events handed out by [`Simulator::take_events`] (their `seq` goes on).
+    /// Events handed out by [`Scheduler::take_events`] (their `seq` goes on).
     events_taken: usize,
     attempts: Vec<Attempt>,
     records: BTreeMap<PodKey, Record>,
@@ -388,7 +388,7 @@ fn rejectors(trace: &Trace) -> (BTreeSet<String>, BTreeSet<String>) {
     (unsched, pending)
 }
 
-impl Simulator {
+impl Scheduler {
     /// Queue every pending pod of `cluster` (in key order) for the profile its
     /// `schedulerName` names.
     pub fn new(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> Self {
@@ -402,7 +402,7 @@ impl Simulator {
         handle.attach(&mut sort_state);
         let pending: Vec<Arc<Pod>> = cluster.pending_pods().cloned().collect();
         let max_attempts = opts.max_attempts.unwrap_or(20 * pending.len() + 100);
-        let mut sim = Simulator {
+        let mut sim = Scheduler {
             cluster,
             config,
             queue,
@@ -580,7 +580,7 @@ impl Simulator {
     }
 
     /// An informer Pod Update for a pod the engine knows (false otherwise; use
-    /// [`add_pod`](Simulator::add_pod)). Terminal pods leave as deleted ones do; an
+    /// [`add_pod`](Scheduler::add_pod)). Terminal pods leave as deleted ones do; an
     /// object with another uid replaces a deleted namesake.
     ///
     /// * pending → pending: the model and queued copies are replaced. A gated pod
@@ -1757,7 +1757,7 @@ pub fn default_start(cluster: &Cluster) -> Timestamp {
 
 /// Simulate `cluster` under `config` to the end.
 pub fn simulate(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> SimulationResult {
-    let mut sim = Simulator::new(cluster, config, opts);
+    let mut sim = Scheduler::new(cluster, config, opts);
     sim.run();
     sim.result()
 }
@@ -1781,8 +1781,8 @@ mod tests {
         }
     }
 
-    fn sim(nodes: Vec<Value>, pods: Vec<Value>) -> Simulator {
-        Simulator::new(cluster(nodes, pods), SchedulerConfig::defaults(), opts())
+    fn sim(nodes: Vec<Value>, pods: Vec<Value>) -> Scheduler {
+        Scheduler::new(cluster(nodes, pods), SchedulerConfig::defaults(), opts())
     }
 
     #[test]
@@ -1806,7 +1806,7 @@ mod tests {
         assert!(next.iter().all(|e| e.pod == "default/b"), "{next:?}");
     }
 
-    fn placement(sim: &Simulator, key: &str) -> Placement {
+    fn placement(sim: &Scheduler, key: &str) -> Placement {
         sim.result()
             .pods
             .into_iter()
@@ -1815,7 +1815,7 @@ mod tests {
             .placement
     }
 
-    fn moves(sim: &Simulator, key: &str) -> Vec<(QueueName, ClusterEvent)> {
+    fn moves(sim: &Scheduler, key: &str) -> Vec<(QueueName, ClusterEvent)> {
         sim.events()
             .iter()
             .filter(|e| e.pod == key)
@@ -1826,7 +1826,7 @@ mod tests {
             .collect()
     }
 
-    fn requested_cpu(sim: &Simulator, node: &str) -> i64 {
+    fn requested_cpu(sim: &Scheduler, node: &str) -> i64 {
         sim.cluster().node(node).unwrap().requested.milli_cpu
     }
 
@@ -1841,7 +1841,7 @@ mod tests {
     }
 
     /// The pod was attempted once and parked with `rejector` among its rejectors.
-    fn assert_parked(sim: &Simulator, key: &str, rejector: &str) {
+    fn assert_parked(sim: &Scheduler, key: &str, rejector: &str) {
         assert_eq!(
             sim.queue_position(key),
             Some(QueueName::Unschedulable),
@@ -1894,7 +1894,7 @@ mod tests {
 
     #[test]
     fn events_the_rejectors_do_not_register_move_nothing() {
-        type Act = fn(&mut Simulator);
+        type Act = fn(&mut Scheduler);
         let image_only: Act = |s| {
             let mut n = simple_node("n1", "2", "8Gi");
             n["status"]["images"] = json!([{"names": ["img:1"], "sizeBytes": 10}]);
@@ -2098,7 +2098,7 @@ mod tests {
     }
 
     /// Two 4-cpu nodes, three 3-cpu members, minMember 3: a and b wait at Permit.
-    fn waiting_gang() -> Simulator {
+    fn waiting_gang() -> Scheduler {
         let mut c = cluster(
             vec![
                 simple_node("n1", "4", "16Gi"),
@@ -2115,7 +2115,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let mut s = Simulator::new(
+        let mut s = Scheduler::new(
             c,
             gang_config(json!({"permitWaitingTimeSeconds": 10, "podGroupRejectPercentage": 50})),
             opts(),
@@ -2255,7 +2255,7 @@ mod tests {
             let mut c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![p]);
             c.persistent_volume_claims
                 .insert("default/data".into(), object(claim("fast", None)));
-            let mut s = Simulator::new(c.clone(), SchedulerConfig::defaults(), opts());
+            let mut s = Scheduler::new(c.clone(), SchedulerConfig::defaults(), opts());
             s.run_until_idle();
             assert_parked(&s, "default/p", "VolumeBinding");
             // Nothing changed: nothing to do.
@@ -2291,7 +2291,7 @@ mod tests {
         let mut s = sim(vec![simple_node("n1", "4", "8Gi")], vec![low, high.clone()]);
         // One cycle: preemption nominates n1 and evicts low.
         assert!(s.schedule_one());
-        let nominated = |s: &Simulator| {
+        let nominated = |s: &Scheduler| {
             s.cluster()
                 .pod("default/high")
                 .unwrap()

@@ -677,7 +677,7 @@ pub fn scale_trace(pod: &str, nodes: usize) -> Trace {
 /// The gang demo (`examples/gang-demo.yaml` with `examples/coscheduling-config.yaml`)
 /// in simulation mode, on the real engine, with a hand-moved wall clock.
 pub fn sim_fixture() -> Fixture {
-    use crate::engine::scheduler::{SimOptions, Simulator};
+    use crate::engine::scheduler::{Scheduler, SimOptions};
     let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
         .expect("gang demo loads")
         .cluster;
@@ -685,7 +685,7 @@ pub fn sim_fixture() -> Fixture {
         "examples/coscheduling-config.yaml",
     ))
     .expect("coscheduling config builds");
-    let sim = Simulator::new(
+    let sim = Scheduler::new(
         cluster.clone(),
         config.clone(),
         SimOptions {

@@ -1,4 +1,4 @@
-//! Simulation mode (`--simulate`): the engine's step-through [`Simulator`] behind the
+//! Simulation mode (`--simulate`): the engine's step-through [`Scheduler`] behind the
 //! TUI's [`WaitingPods`] trait. The app owns it (no thread, no sharing): keys step or
 //! play it, the runner's 1 Hz ticks move its clock while playing, and every change of
 //! its model reaches the panes as a [`DataUpdate`], like a reload from a data source.
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::engine::queue::QueueName;
-use crate::engine::scheduler::{Attempt, SimEvent, SimEventKind, Simulator};
+use crate::engine::scheduler::{Attempt, Scheduler, SimEvent, SimEventKind};
 use crate::model::Cluster;
 use crate::render::simulation::describe;
 
@@ -54,7 +54,7 @@ impl AttemptOutcome {
 /// One scheduling attempt of a pod, as the History tab lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryEntry {
-    /// Index into [`Simulator::attempts`] (the scheduling cycle's number, from 0).
+    /// Index into [`Scheduler::attempts`] (the scheduling cycle's number, from 0).
     pub attempt: usize,
     /// The pod's own attempt number, from 1.
     pub pod_attempt: u32,
@@ -91,7 +91,7 @@ struct Anchor {
 }
 
 pub struct Simulation {
-    sim: Simulator,
+    sim: Scheduler,
     source: String,
     playing: Option<Anchor>,
     /// Events already folded into `history` and the displayed cluster.
@@ -110,7 +110,7 @@ pub struct Simulation {
 
 impl Simulation {
     /// `source` labels the status bar (`simulate gang-demo.yaml`).
-    pub fn new(sim: Simulator, source: impl Into<String>) -> Self {
+    pub fn new(sim: Scheduler, source: impl Into<String>) -> Self {
         let cluster = Arc::new(sim.cluster().clone());
         let mut s = Simulation {
             sim,
@@ -517,7 +517,7 @@ mod tests {
         ))
         .expect("config");
         Simulation::new(
-            Simulator::new(cluster, config, Default::default()),
+            Scheduler::new(cluster, config, Default::default()),
             "simulate",
         )
     }

@@ -1,4 +1,4 @@
-//! The acting scheduler's engine: a [`Simulator`] on wall-clock time, kept in step
+//! The acting scheduler's engine: a [`Scheduler`] on wall-clock time, kept in step
 //! with the live model the way kube-scheduler's informers keep its cache, and the
 //! writes its decisions call for. Pure and synchronous: the session feeds it live
 //! models and the time, and sends what it returns.
@@ -11,7 +11,7 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::config::SchedulerConfig;
-use crate::engine::scheduler::{SimEventKind, SimOptions, Simulator};
+use crate::engine::scheduler::{Scheduler, SimEventKind, SimOptions};
 use crate::engine::waiting::WaitingPodView;
 use crate::model::{Cluster, Pod};
 
@@ -29,7 +29,7 @@ enum Expect {
 
 /// The engine, fed from the live model, in wall-clock time.
 pub struct Actor {
-    sim: Simulator,
+    sim: Scheduler,
     opts: ActOptions,
     /// The live model last observed (what the informers delivered so far).
     live: Arc<Cluster>,
@@ -62,7 +62,7 @@ impl Actor {
         for k in foreign {
             own.delete_pod(&k);
         }
-        let sim = Simulator::new(own, config, sim_opts);
+        let sim = Scheduler::new(own, config, sim_opts);
         Ok(Actor {
             sim,
             opts,
@@ -71,11 +71,11 @@ impl Actor {
         })
     }
 
-    pub fn simulator(&self) -> &Simulator {
+    pub fn scheduler(&self) -> &Scheduler {
         &self.sim
     }
 
-    pub fn simulator_mut(&mut self) -> &mut Simulator {
+    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
         &mut self.sim
     }
 

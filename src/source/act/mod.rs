@@ -1,5 +1,5 @@
 //! The opt-in acting scheduler (`--act`): schedscope schedules the pods whose
-//! `spec.schedulerName` is its name, through the same [`Simulator`] loop the
+//! `spec.schedulerName` is its name, through the same [`Scheduler`] loop the
 //! simulation uses, with the model fed from the live watch and the clock on wall
 //! time, and writes what kube-scheduler writes:
 //! * a pod bound in the engine → `POST pods/{name}/binding`;
@@ -21,7 +21,7 @@
 //! scheduler name keeps two acting instances of the same name apart; it is released
 //! on a clean stop. Nothing here runs unless `--act` is given.
 //!
-//! [`Simulator`]: crate::engine::scheduler::Simulator
+//! [`Scheduler`]: crate::engine::scheduler::Scheduler
 
 mod actor;
 pub mod session;
