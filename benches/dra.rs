@@ -82,6 +82,12 @@ fn cluster_json(nodes: usize) -> String {
         "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.example.com",
                 "allocationMode": "ExactCount", "count": GPUS_PER_NODE}}],
             "constraints": [{"requests": ["gpus"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}}));
+    // The same kind of pod without a claim: what the rest of the cycle costs here.
+    items.push(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "no-claim", "namespace": "ml", "uid": "uid-no-claim"},
+        "spec": {"containers": [{"name": "c", "image": "trainer:1",
+            "resources": {"requests": {"cpu": "8", "memory": "64Gi"}}}]},
+        "status": {"phase": "Pending"}}));
     for (pod, claim) in [("one-gpu", "one-gpu"), ("eight-gpus", "eight-gpus")] {
         items.push(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": pod, "namespace": "ml", "uid": format!("uid-{pod}")},
@@ -113,6 +119,7 @@ fn main() {
     );
     let config = SchedulerConfig::defaults();
     for (label, pod, target_ms) in [
+        ("no claim (baseline)", "ml/no-claim", f64::NAN),
         ("one GPU", "ml/one-gpu", 20.0),
         ("8 GPUs, matchAttribute", "ml/eight-gpus", 50.0),
     ] {
@@ -134,8 +141,13 @@ fn main() {
                 );
             }
             let m = median(times).as_secs_f64() * 1e3;
+            let target = if target_ms.is_nan() {
+                String::new()
+            } else {
+                format!("; target ≤ {target_ms} ms")
+            };
             println!(
-                "explain {label}{}: {m:.1} ms (median of {runs}; target ≤ {target_ms} ms) — {verdict}",
+                "explain {label}{}: {m:.1} ms (median of {runs}{target}) — {verdict}",
                 if all_filters { ", all filters" } else { "" }
             );
         }

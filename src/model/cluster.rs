@@ -67,8 +67,9 @@ pub struct Cluster {
     pub pod_groups: BTreeMap<String, PodGroup>,
     /// DRA objects (`resource.k8s.io/v1`), checked and defaulted by [`super::dra`].
     pub device_classes: BTreeMap<String, super::dra::DeviceClass>,
-    /// By name: the order the allocator visits slices in.
-    pub resource_slices: BTreeMap<String, super::dra::ResourceSlice>,
+    /// By name: the order the allocator visits slices in. Shared, so that a cycle's
+    /// index of slices by node costs a reference count, not a copy.
+    pub resource_slices: BTreeMap<String, Arc<super::dra::ResourceSlice>>,
     /// Keyed `namespace/name`.
     pub resource_claims: BTreeMap<String, super::dra::ResourceClaim>,
     /// Keyed `namespace/name`; the scheduler never reads them (kept for display).

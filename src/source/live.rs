@@ -738,7 +738,8 @@ macro_rules! dra_kind {
                 let key = self.model_key();
                 let fix: fn(&mut $ty) -> Result<(), crate::model::pod::FieldError> = $fix;
                 match fix(&mut self) {
-                    Ok(()) => st.cluster.$field.insert(key, self),
+                    // `into`: the slices are kept behind an Arc, the other kinds as they are.
+                    Ok(()) => st.cluster.$field.insert(key, self.into()),
                     Err(_) => st.cluster.$field.remove(&key),
                 };
             }

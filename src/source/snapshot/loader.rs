@@ -525,7 +525,7 @@ impl Loader {
                 &mut c.resource_slices,
                 "ResourceSlice",
                 name_key(&o.metadata),
-                *o,
+                std::sync::Arc::new(*o),
                 report,
             ),
             Decoded::ResourceClaim(o) => put(

@@ -4,7 +4,14 @@
 //! devices in slice order: upstream's pool order is Go map order, so only *which*
 //! devices are picked can differ, never whether a node fits.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+/// The allocator's maps are keyed by short strings and small integers, looked up
+/// for every device of every node: SipHash's DoS resistance buys nothing here, and a
+/// fixed seed keeps runs identical.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+type FastSet<K> = HashSet<K, foldhash::fast::FixedState>;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::resource::v1::{
@@ -77,8 +84,8 @@ pub fn allocation_results(
 /// a handful of device names, and a device is looked up without building its id.
 #[derive(Clone, Debug, Default)]
 pub struct DevicesInUse {
-    names: HashMap<String, u32>,
-    set: HashSet<(u32, u32, u32)>,
+    names: FastMap<String, u32>,
+    set: FastSet<(u32, u32, u32)>,
 }
 
 impl DevicesInUse {
@@ -92,11 +99,20 @@ impl DevicesInUse {
     }
 
     pub fn contains(&self, driver: &str, pool: &str, device: &str) -> bool {
-        let id = |s: &str| self.names.get(s).copied();
-        match (id(driver), id(pool), id(device)) {
-            (Some(d), Some(p), Some(n)) => self.set.contains(&(d, p, n)),
-            _ => false,
-        }
+        self.pool(driver, pool)
+            .is_some_and(|p| self.contains_in(p, device))
+    }
+
+    /// The interned (driver, pool), if any device of it is in use: looked up once per
+    /// pool, so that each device costs one lookup.
+    fn pool(&self, driver: &str, pool: &str) -> Option<(u32, u32)> {
+        Some((*self.names.get(driver)?, *self.names.get(pool)?))
+    }
+
+    fn contains_in(&self, (driver, pool): (u32, u32), device: &str) -> bool {
+        self.names
+            .get(device)
+            .is_some_and(|&n| self.set.contains(&(driver, pool, n)))
     }
 }
 
@@ -118,12 +134,15 @@ pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
 #[derive(Clone, Debug, Default)]
 pub struct Inventory {
     in_use: DevicesInUse,
-    /// Names of `nodeName` slices, by node.
-    by_node: HashMap<String, Vec<String>>,
-    /// Names of `nodeSelector` and `allNodes` slices.
-    shared: Vec<String>,
-    /// Every slice's generation, by (driver, pool).
-    generations: HashMap<(String, String), Vec<i64>>,
+    /// `nodeName` slices, by node, in name order.
+    by_node: FastMap<String, Vec<Arc<ResourceSlice>>>,
+    /// `nodeSelector` and `allNodes` slices, in name order.
+    shared: Vec<Arc<ResourceSlice>>,
+    /// Every slice, for the generations of a pool that looks incomplete.
+    all: Vec<Arc<ResourceSlice>>,
+    /// Every slice's generation, by (driver, pool): built the first time a node sees
+    /// a pool with fewer slices than it announces (rare: a driver is republishing).
+    generations: OnceLock<FastMap<(String, String), Vec<i64>>>,
 }
 
 impl Inventory {
@@ -137,25 +156,40 @@ impl Inventory {
             in_use: allocated_devices(cluster),
             ..Default::default()
         };
-        for (name, slice) in &cluster.resource_slices {
+        // Slices come in name order, so every list built here is sorted.
+        for slice in cluster.resource_slices.values() {
             let s = &slice.spec;
             match s.node_name.as_deref() {
-                Some(n) => inv
-                    .by_node
-                    .entry(n.to_string())
-                    .or_default()
-                    .push(name.clone()),
+                Some(n) => match inv.by_node.get_mut(n) {
+                    Some(list) => list.push(slice.clone()),
+                    None => {
+                        inv.by_node.insert(n.to_string(), vec![slice.clone()]);
+                    }
+                },
                 None if s.all_nodes == Some(true) || s.node_selector.is_some() => {
-                    inv.shared.push(name.clone())
+                    inv.shared.push(slice.clone())
                 }
                 None => {}
             }
-            inv.generations
-                .entry((s.driver.clone(), s.pool.name.clone()))
-                .or_default()
-                .push(s.pool.generation);
+            inv.all.push(slice.clone());
         }
         inv
+    }
+
+    fn generations(&self, driver: &str, pool: &str) -> &[i64] {
+        let all = self.generations.get_or_init(|| {
+            let mut by_pool: FastMap<(String, String), Vec<i64>> = FastMap::default();
+            for s in &self.all {
+                by_pool
+                    .entry((s.spec.driver.clone(), s.spec.pool.name.clone()))
+                    .or_default()
+                    .push(s.spec.pool.generation);
+            }
+            by_pool
+        });
+        all.get(&(driver.to_string(), pool.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 }
 
@@ -168,10 +202,13 @@ pub(super) struct Candidate<'a> {
     pub(super) attributes: Option<&'a BTreeMap<String, DeviceAttribute>>,
     pub(super) capacity:
         Option<&'a BTreeMap<String, k8s_openapi::api::resource::v1::DeviceCapacity>>,
+    /// Allocated to another claim when the cycle started.
+    pub(super) in_use: bool,
 }
 
-#[derive(Default)]
 struct PoolState<'a> {
+    driver: &'a str,
+    pool: &'a str,
     generation: i64,
     slices: Vec<&'a ResourceSlice>,
 }
@@ -203,51 +240,58 @@ fn slice_matches(slice: &ResourceSlice, node: &str, labels: &Labels) -> bool {
 }
 
 /// `GatherPools`: the newest generation of each pool with a slice for this node.
-pub(super) fn gather_pools<'a>(
-    cluster: &'a Cluster,
-    inventory: &Inventory,
-    node: &str,
-    labels: &Labels,
-) -> Pools<'a> {
-    let mut names: Vec<&String> = inventory
+/// This runs for every node of every cycle, so it avoids ordered maps: a node sees a
+/// handful of pools, kept in a small vector and sorted once.
+pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &Labels) -> Pools<'a> {
+    let own = inventory
         .by_node
         .get(node)
-        .into_iter()
-        .flatten()
-        .chain(&inventory.shared)
-        .collect();
-    names.sort();
-    let mut pools: BTreeMap<(&str, &str), PoolState<'a>> = BTreeMap::new();
-    for slice in names
-        .into_iter()
-        .filter_map(|n| cluster.resource_slices.get(n))
-    {
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let shared = inventory.shared.as_slice();
+    // Both lists are sorted: slices are visited in name order.
+    let mut slices: Vec<&'a ResourceSlice> = own.iter().chain(shared).map(Arc::as_ref).collect();
+    if !own.is_empty() && !shared.is_empty() {
+        slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    }
+    let mut pools: Vec<PoolState<'a>> = Vec::new();
+    for slice in slices {
         if !slice_matches(slice, node, labels) {
             continue;
         }
-        let key = (slice.spec.driver.as_str(), slice.spec.pool.name.as_str());
-        let p = pools.entry(key).or_default();
+        let (driver, pool) = (slice.spec.driver.as_str(), slice.spec.pool.name.as_str());
         let g = slice.spec.pool.generation;
-        if p.slices.is_empty() || g > p.generation {
-            p.generation = g;
-            p.slices = vec![slice];
-        } else if g == p.generation {
-            p.slices.push(slice);
+        match pools
+            .iter_mut()
+            .find(|p| p.driver == driver && p.pool == pool)
+        {
+            Some(p) if g > p.generation => {
+                p.generation = g;
+                p.slices.clear();
+                p.slices.push(slice);
+            }
+            Some(p) if g == p.generation => p.slices.push(slice),
+            Some(_) => {}
+            None => pools.push(PoolState {
+                driver,
+                pool,
+                generation: g,
+                slices: vec![slice],
+            }),
         }
     }
+    pools.sort_by(|a, b| (a.driver, a.pool).cmp(&(b.driver, b.pool)));
     let mut out = Pools {
         devices: Vec::new(),
         bad: Vec::new(),
     };
-    for ((driver, pool), p) in pools {
+    let mut names: Vec<&str> = Vec::new();
+    for p in pools {
+        let (driver, pool) = (p.driver, p.pool);
         let want = p.slices[0].spec.pool.resource_slice_count;
         let mut status = PoolStatus::Usable;
         if (p.slices.len() as i64) < want {
-            let all = inventory
-                .generations
-                .get(&(driver.to_string(), pool.to_string()))
-                .map(Vec::as_slice)
-                .unwrap_or_default();
+            let all = inventory.generations(driver, pool);
             if all.iter().any(|&g| g > p.generation) {
                 continue; // obsolete: a newer generation is being published
             }
@@ -256,25 +300,34 @@ pub(super) fn gather_pools<'a>(
                 status = PoolStatus::Incomplete;
             }
         }
-        let mut names = BTreeSet::new();
-        let mut devs = Vec::new();
-        for slice in &p.slices {
-            for d in slice.spec.devices.iter().flatten() {
-                if !names.insert(d.name.as_str()) {
-                    status = PoolStatus::Invalid;
-                }
-                devs.push(Candidate {
-                    driver,
-                    pool,
-                    slice,
-                    name: &d.name,
-                    attributes: d.attributes.as_ref(),
-                    capacity: d.capacity.as_ref(),
-                });
-            }
+        names.clear();
+        names.extend(
+            p.slices
+                .iter()
+                .flat_map(|s| s.spec.devices.iter().flatten())
+                .map(|d| d.name.as_str()),
+        );
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            status = PoolStatus::Invalid;
         }
         match status {
-            PoolStatus::Usable => out.devices.extend(devs),
+            PoolStatus::Usable => {
+                let used = inventory.in_use.pool(driver, pool);
+                for slice in &p.slices {
+                    for d in slice.spec.devices.iter().flatten() {
+                        out.devices.push(Candidate {
+                            driver,
+                            pool,
+                            slice,
+                            name: &d.name,
+                            attributes: d.attributes.as_ref(),
+                            capacity: d.capacity.as_ref(),
+                            in_use: used.is_some_and(|u| inventory.in_use.contains_in(u, &d.name)),
+                        });
+                    }
+                }
+            }
             s => out.bad.push((driver.to_string(), pool.to_string(), s)),
         }
     }
@@ -300,25 +353,45 @@ struct Request<'a> {
     alternatives: Vec<Alternative<'a>>,
 }
 
-struct Constraint {
+struct Constraint<'a> {
     attribute: String,
     requests: Vec<String>,
-    value: Option<AttrValue>,
+    value: Option<AttrValue<'a>>,
     users: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum AttrValue {
+impl Constraint<'_> {
+    /// Whether the constraint covers a request (or one of its sub-requests).
+    fn covers(&self, request: &str, alternative: &str) -> bool {
+        self.requests.is_empty()
+            || self
+                .requests
+                .iter()
+                .any(|r| r == request || r == alternative)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AttrValue<'a> {
     Bool(bool),
     Int(i64),
-    Str(String),
-    Version(String),
+    Str(&'a str),
+    Version(&'a str),
 }
 
 struct ClaimPlan<'a> {
     key: String,
     requests: Vec<Request<'a>>,
-    constraints: Vec<Constraint>,
+    constraints: Vec<Constraint<'a>>,
+}
+
+/// A device picked for a claim: by which request alternative, with admin access or not.
+#[derive(Clone, Copy)]
+struct Pick {
+    ri: usize,
+    ai: usize,
+    d: usize,
+    admin: bool,
 }
 
 /// Most compiled selectors kept per thread. Upstream keeps an LRU of 10 per cycle;
@@ -328,8 +401,8 @@ const SELECTOR_CACHE_SIZE: usize = 256;
 type Compiled = std::rc::Rc<Result<Selector, String>>;
 
 thread_local! {
-    static COMPILED: std::cell::RefCell<HashMap<String, Compiled>> =
-        std::cell::RefCell::new(HashMap::new());
+    static COMPILED: std::cell::RefCell<FastMap<String, Compiled>> =
+        std::cell::RefCell::new(FastMap::default());
 }
 
 /// The compiled selector, shared by every node (and cycle) on this thread.
@@ -348,6 +421,33 @@ pub(super) fn compiled_selector(expr: &str) -> Compiled {
     })
 }
 
+/// Evaluates one selector; `what` names it in an error (built only then: this runs
+/// for every device of every node).
+fn eval(
+    what: &dyn Fn() -> String,
+    sel: &DeviceSelector,
+    view: &DeviceView<'_>,
+) -> Result<bool, AllocError> {
+    let Some(expr) = sel.cel.as_ref().map(|c| c.expression.as_str()) else {
+        return Err(AllocError::Fatal(format!(
+            "{}: CEL expression empty (unsupported selector type?)",
+            what()
+        )));
+    };
+    let compiled = compiled_selector(expr);
+    let compiled = match compiled.as_ref() {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(AllocError::Fatal(format!(
+                "{}: CEL compile error: {e}",
+                what()
+            )));
+        }
+    };
+    cel::evaluate(compiled, view)
+        .map_err(|e| AllocError::Fatal(format!("{}: CEL runtime error: {e}", what())))
+}
+
 pub struct Allocator<'a> {
     cluster: &'a Cluster,
     inventory: &'a Inventory,
@@ -357,11 +457,11 @@ struct Search<'a, 'b> {
     alloc: &'b mut Allocator<'a>,
     devices: Vec<Candidate<'a>>,
     plans: Vec<ClaimPlan<'a>>,
-    /// Device indices taken in this attempt (by earlier requests or claims).
-    taken: BTreeSet<usize>,
-    /// Per claim: (request name, device index, admin access).
-    chosen: Vec<Vec<(String, usize, bool)>>,
-    matches: HashMap<(usize, usize, usize, usize), bool>,
+    /// Per device: taken in this attempt (by earlier requests or claims).
+    taken: Vec<bool>,
+    /// Per claim, the devices picked so far.
+    chosen: Vec<Vec<Pick>>,
+    matches: FastMap<(usize, usize, usize, usize), bool>,
 }
 
 fn claim_key(c: &ResourceClaim) -> String {
@@ -388,14 +488,14 @@ impl<'a> Allocator<'a> {
         labels: &Labels,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
-        let pools = gather_pools(self.cluster, self.inventory, node, labels);
+        let pools = gather_pools(self.inventory, node, labels);
         let mut search = Search {
             alloc: self,
+            taken: vec![false; pools.devices.len()],
             devices: pools.devices,
             plans: Vec::new(),
-            taken: BTreeSet::new(),
             chosen: vec![Vec::new(); claims.len()],
-            matches: HashMap::new(),
+            matches: FastMap::default(),
         };
         for claim in claims {
             let plan = search.plan(claim, &pools.bad)?;
@@ -427,12 +527,10 @@ impl<'a> Search<'a, '_> {
         let devices = claim.spec.devices.as_ref();
         let mut requests = Vec::new();
         let mut min_devices = 0usize;
-        let ci = self.plans.len();
-        for (ri, req) in devices
+        for req in devices
             .and_then(|d| d.requests.as_ref())
             .into_iter()
             .flatten()
-            .enumerate()
         {
             let mut alternatives = Vec::new();
             if let Some(ex) = &req.exactly {
@@ -475,7 +573,7 @@ impl<'a> Search<'a, '_> {
                 }
             }
             // `All` sets are fixed before the search, in-use devices included.
-            for (ai, alt) in alternatives.iter_mut().enumerate() {
+            for alt in alternatives.iter_mut() {
                 if !alt.all {
                     continue;
                 }
@@ -491,7 +589,7 @@ impl<'a> Search<'a, '_> {
                 }
                 let mut set = Vec::new();
                 for d in 0..self.devices.len() {
-                    if self.device_matches(ci, &key, alt, (ri, ai), d)? {
+                    if self.accepts(&key, alt, d)? {
                         set.push(d);
                     }
                 }
@@ -539,75 +637,53 @@ impl<'a> Search<'a, '_> {
         })
     }
 
-    /// Class selectors first, then the request's; errors abort the cycle.
+    /// Whether the alternative (by index) accepts the device, cached per search.
     fn device_matches(
         &mut self,
         ci: usize,
-        claim_key: &str,
-        alt: &Alternative<'_>,
         (ri, ai): (usize, usize),
         d: usize,
     ) -> Result<bool, AllocError> {
         if let Some(&m) = self.matches.get(&(ci, ri, ai, d)) {
             return Ok(m);
         }
+        let plan = &self.plans[ci];
+        let ok = self.accepts(&plan.key, &plan.requests[ri].alternatives[ai], d)?;
+        self.matches.insert((ci, ri, ai, d), ok);
+        Ok(ok)
+    }
+
+    /// Class selectors first, then the request's; errors abort the cycle.
+    fn accepts(
+        &self,
+        claim_key: &str,
+        alt: &Alternative<'_>,
+        d: usize,
+    ) -> Result<bool, AllocError> {
         let dev = &self.devices[d];
         let view = DeviceView {
             driver: dev.driver,
             attributes: dev.attributes,
             capacity: dev.capacity,
         };
-        let class = self.alloc.class(alt.class);
-        let class_selectors = class
+        let class_selectors = self
+            .alloc
+            .class(alt.class)
             .and_then(|c| c.spec.selectors.as_deref())
             .unwrap_or_default();
-        let mut ok = true;
         for (i, sel) in class_selectors.iter().enumerate() {
             let what = || format!("class {}: selector #{i}", alt.class);
-            if !self.eval(&what, sel, &view)? {
-                ok = false;
-                break;
+            if !eval(&what, sel, &view)? {
+                return Ok(false);
             }
         }
-        if ok {
-            for (i, sel) in alt.selectors.iter().enumerate() {
-                let what = || format!("claim {claim_key}: selector #{i}");
-                if !self.eval(&what, sel, &view)? {
-                    ok = false;
-                    break;
-                }
+        for (i, sel) in alt.selectors.iter().enumerate() {
+            let what = || format!("claim {claim_key}: selector #{i}");
+            if !eval(&what, sel, &view)? {
+                return Ok(false);
             }
         }
-        self.matches.insert((ci, ri, ai, d), ok);
-        Ok(ok)
-    }
-
-    /// `what` names the selector in an error (built only then: this runs for every
-    /// device of every node).
-    fn eval(
-        &mut self,
-        what: &dyn Fn() -> String,
-        sel: &DeviceSelector,
-        view: &DeviceView<'_>,
-    ) -> Result<bool, AllocError> {
-        let Some(expr) = sel.cel.as_ref().map(|c| c.expression.as_str()) else {
-            return Err(AllocError::Fatal(format!(
-                "{}: CEL expression empty (unsupported selector type?)",
-                what()
-            )));
-        };
-        let compiled = compiled_selector(expr);
-        let compiled = match compiled.as_ref() {
-            Ok(c) => c,
-            Err(e) => {
-                return Err(AllocError::Fatal(format!(
-                    "{}: CEL compile error: {e}",
-                    what()
-                )));
-            }
-        };
-        cel::evaluate(compiled, view)
-            .map_err(|e| AllocError::Fatal(format!("{}: CEL runtime error: {e}", what())))
+        Ok(true)
     }
 
     fn claim(&mut self, ci: usize) -> Result<bool, AllocError> {
@@ -688,23 +764,11 @@ impl<'a> Search<'a, '_> {
             return self.request(ci, ri + 1);
         }
         let admin = self.plans[ci].requests[ri].alternatives[ai].admin_access;
-        // Matching needs `&mut self`: copy what it reads of the alternative, once.
-        let key = self.plans[ci].key.clone();
-        let alt = &self.plans[ci].requests[ri].alternatives[ai];
-        let alt_copy = Alternative {
-            name: alt.name.clone(),
-            class: alt.class,
-            selectors: alt.selectors,
-            all: alt.all,
-            count: alt.count,
-            admin_access: alt.admin_access,
-            all_devices: Vec::new(),
-        };
         for d in from..self.devices.len() {
             if self.unavailable(ci, d, admin) {
                 continue;
             }
-            if !self.device_matches(ci, &key, &alt_copy, (ri, ai), d)? {
+            if !self.device_matches(ci, (ri, ai), d)? {
                 continue;
             }
             if !self.take(ci, ri, ai, d) {
@@ -721,68 +785,68 @@ impl<'a> Search<'a, '_> {
     /// In use elsewhere, or already taken in this attempt. Admin access ignores
     /// allocations of other claims, not a second use within its own claim.
     fn unavailable(&self, ci: usize, d: usize, admin: bool) -> bool {
-        if self.chosen[ci].iter().any(|(_, x, _)| *x == d) {
+        if self.chosen[ci].iter().any(|p| p.d == d) {
             return true;
         }
         if admin {
             return false;
         }
-        if self.taken.contains(&d) {
-            return true;
-        }
-        let dev = &self.devices[d];
-        self.alloc.inventory.in_use(dev.driver, dev.pool, dev.name)
+        self.taken[d] || self.devices[d].in_use
     }
 
     /// Adds the device if the claim's constraints allow it.
     fn take(&mut self, ci: usize, ri: usize, ai: usize, d: usize) -> bool {
-        let plan = &self.plans[ci];
-        let req_name = plan.requests[ri].name;
-        let alt_name = plan.requests[ri].alternatives[ai].name.clone();
-        let admin = plan.requests[ri].alternatives[ai].admin_access;
+        let ClaimPlan {
+            requests,
+            constraints,
+            ..
+        } = &mut self.plans[ci];
+        let req_name = requests[ri].name;
+        let alt = &requests[ri].alternatives[ai];
         let dev = &self.devices[d];
-        let mut values = Vec::new();
-        for (k, c) in plan.constraints.iter().enumerate() {
-            if !c.requests.is_empty() && !c.requests.iter().any(|r| r == req_name || *r == alt_name)
-            {
+        for c in constraints.iter() {
+            if !c.covers(req_name, &alt.name) {
                 continue;
             }
             let Some(v) = lookup_attribute(dev, &c.attribute) else {
                 return false;
             };
-            if let Some(cur) = &c.value
-                && *cur != v
-            {
+            if c.value.is_some_and(|cur| cur != v) {
                 return false;
             }
-            values.push((k, v));
         }
-        let plan = &mut self.plans[ci];
-        for (k, v) in values {
-            let c = &mut plan.constraints[k];
-            c.value.get_or_insert(v);
-            c.users += 1;
+        for c in constraints.iter_mut() {
+            if c.covers(req_name, &alt.name) {
+                if c.value.is_none() {
+                    c.value = lookup_attribute(dev, &c.attribute);
+                }
+                c.users += 1;
+            }
         }
+        let admin = alt.admin_access;
         if !admin {
-            self.taken.insert(d);
+            self.taken[d] = true;
         }
-        self.chosen[ci].push((alt_name, d, admin));
+        self.chosen[ci].push(Pick { ri, ai, d, admin });
         true
     }
 
     fn untake(&mut self, ci: usize) {
-        let Some((alt_name, d, admin)) = self.chosen[ci].pop() else {
+        let Some(Pick { ri, ai, d, admin }) = self.chosen[ci].pop() else {
             return;
         };
         if !admin {
-            self.taken.remove(&d);
+            self.taken[d] = false;
         }
-        let req_name = alt_name.split('/').next().unwrap_or_default().to_string();
-        let dev_has = |c: &Constraint| {
-            c.requests.is_empty() || c.requests.iter().any(|r| *r == req_name || *r == alt_name)
-        };
-        for c in &mut self.plans[ci].constraints {
-            if dev_has(c) {
+        let ClaimPlan {
+            requests,
+            constraints,
+            ..
+        } = &mut self.plans[ci];
+        let req_name = requests[ri].name;
+        let alt_name = requests[ri].alternatives[ai].name.as_str();
+        for c in constraints.iter_mut() {
+            if c.covers(req_name, alt_name) {
                 c.users = c.users.saturating_sub(1);
                 if c.users == 0 {
                     c.value = None;
@@ -799,14 +863,14 @@ impl<'a> Search<'a, '_> {
             let mut reqs: Vec<core::NodeSelectorRequirement> = Vec::new();
             let mut fields: Vec<core::NodeSelectorRequirement> = Vec::new();
             let mut any_selector = false;
-            for (name, d, admin) in chosen {
-                let dev = &self.devices[*d];
+            for &Pick { ri, ai, d, admin } in chosen {
+                let dev = &self.devices[d];
                 devices.push(DeviceResult {
-                    request: name.clone(),
+                    request: self.plans[ci].requests[ri].alternatives[ai].name.clone(),
                     driver: dev.driver.to_string(),
                     pool: dev.pool.to_string(),
                     device: dev.name.to_string(),
-                    admin_access: *admin,
+                    admin_access: admin,
                 });
                 let s = &dev.slice.spec;
                 if s.node_name.is_some() {
@@ -857,7 +921,7 @@ impl<'a> Search<'a, '_> {
 }
 
 /// The fully qualified name first; a short name when the domain is the driver's.
-fn lookup_attribute(dev: &Candidate<'_>, name: &str) -> Option<AttrValue> {
+fn lookup_attribute<'a>(dev: &Candidate<'a>, name: &str) -> Option<AttrValue<'a>> {
     let attrs = dev.attributes?;
     let attr = attrs.get(name).or_else(|| {
         let (dom, id) = name.split_once('/')?;
@@ -868,9 +932,9 @@ fn lookup_attribute(dev: &Candidate<'_>, name: &str) -> Option<AttrValue> {
     } else if let Some(i) = attr.int {
         Some(AttrValue::Int(i))
     } else if let Some(s) = &attr.string {
-        Some(AttrValue::Str(s.clone()))
+        Some(AttrValue::Str(s))
     } else {
-        attr.version.clone().map(AttrValue::Version)
+        attr.version.as_deref().map(AttrValue::Version)
     }
 }
 
@@ -956,7 +1020,7 @@ mod tests {
         );
         for s in slices {
             c.resource_slices
-                .insert(s.metadata.name.clone().unwrap(), s);
+                .insert(s.metadata.name.clone().unwrap(), Arc::new(s));
         }
         for cl in claims {
             c.resource_claims.insert(
@@ -1062,7 +1126,10 @@ mod tests {
                                       {"name": "b", "exactly": {"deviceClassName": GPU}}],
                          "constraints": [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]});
         assert_eq!(run(&c, "n1", &[], &[&claim("w", two.clone())]), Ok(None));
-        let free = cluster_with(c.resource_slices.values().cloned().collect(), vec![]);
+        let free = cluster_with(
+            c.resource_slices.values().map(|s| (**s).clone()).collect(),
+            vec![],
+        );
         // gpu-2 lacks the attribute: it never satisfies the constraint.
         let mut one_each = two.clone();
         one_each["constraints"][0]["requests"] = json!(["a"]);

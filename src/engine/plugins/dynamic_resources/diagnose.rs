@@ -7,7 +7,7 @@
 //! every request has enough free devices on its own it says the requests do not
 //! fit together (a constraint, or devices two requests both need).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::resource::v1 as r;
 
@@ -28,9 +28,14 @@ pub const NODES_DIAGNOSED: usize = 50;
 /// `(driver, pool, device)`, borrowed from the cluster.
 type DeviceRef<'a> = (&'a str, &'a str, &'a str);
 
-/// The claim holding each allocated device, as `namespace/name`.
-pub fn device_owners(cluster: &Cluster) -> HashMap<DeviceRef<'_>, &str> {
+/// The claim holding each allocated device of the given pools, as `namespace/name`
+/// (a cluster holds tens of thousands of allocations; a view needs a few pools').
+pub fn device_owners<'c>(
+    cluster: &'c Cluster,
+    pools: &HashSet<(&str, &str)>,
+) -> HashMap<DeviceRef<'c>, &'c str> {
     allocation_results(cluster)
+        .filter(|(_, r)| pools.contains(&(r.driver.as_str(), r.pool.as_str())))
         .map(|(key, r)| {
             let id = (r.driver.as_str(), r.pool.as_str(), r.device.as_str());
             (id, key.as_str())
@@ -240,7 +245,7 @@ pub fn node_reasons(
     if is_allocated(claim) {
         return Vec::new();
     }
-    let pools = gather_pools(cluster, inventory, node, labels);
+    let pools = gather_pools(inventory, node, labels);
     let mut out = Vec::new();
     for req in claim
         .spec
@@ -352,11 +357,21 @@ pub fn claims_report(
         .read::<super::StateData>(super::STATE_KEY)
         .map(|s| s.inventory.clone())
         .unwrap_or_else(|| std::sync::Arc::new(Inventory::new(cluster)));
-    let owners = if rejected.is_empty() {
-        HashMap::new()
-    } else {
-        device_owners(cluster)
-    };
+    let diagnosed: Vec<&crate::model::NodeInfo> = rejected
+        .iter()
+        .take(NODES_DIAGNOSED)
+        .filter_map(|n| cluster.node(n))
+        .collect();
+    let pools: HashSet<(&str, &str)> = diagnosed
+        .iter()
+        .flat_map(|info| {
+            gather_pools(&inventory, info.name(), &info.node.labels)
+                .devices
+                .into_iter()
+                .map(|d| (d.driver, d.pool))
+        })
+        .collect();
+    let owners = device_owners(cluster, &pools);
     let mut out = Vec::new();
     for (pc, claim) in pod
         .resource_claims
@@ -415,10 +430,8 @@ pub fn claims_report(
             .map(|c| format!("{}/{}", c.resource, c.name))
             .collect();
         let mut nodes = Vec::new();
-        for node in rejected.iter().take(NODES_DIAGNOSED) {
-            let Some(info) = cluster.node(node) else {
-                continue;
-            };
+        for info in &diagnosed {
+            let node = info.name();
             let reasons =
                 node_reasons(cluster, &inventory, &owners, node, &info.node.labels, claim);
             if !reasons.is_empty() {
@@ -467,8 +480,11 @@ pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeD
         return Vec::new();
     }
     let inventory = Inventory::new(cluster);
-    let owners = device_owners(cluster);
-    let pools = gather_pools(cluster, &inventory, node, labels);
+    let pools = gather_pools(&inventory, node, labels);
+    let owners = device_owners(
+        cluster,
+        &pools.devices.iter().map(|d| (d.driver, d.pool)).collect(),
+    );
     pools
         .devices
         .iter()

@@ -566,12 +566,10 @@ impl ScorePlugin for DynamicResources {
         if s.claims.is_empty() || !s.has_allocator {
             return (0, Status::success());
         }
-        let Some(results) = s
-            .allocations
-            .lock()
-            .ok()
-            .and_then(|m| m.get(node.name()).cloned())
-        else {
+        let Ok(allocations) = s.allocations.lock() else {
+            return (0, Status::success());
+        };
+        let Some(results) = allocations.get(node.name()) else {
             return (0, Status::success());
         };
         // Upstream walks every claim by its index into the results, which only cover
@@ -595,8 +593,13 @@ impl ScorePlugin for DynamicResources {
                 .and_then(|d| d.requests.as_ref());
             for req in requests.into_iter().flatten() {
                 for (j, sub) in req.first_available.iter().flatten().enumerate() {
-                    let name = format!("{}/{}", req.name, sub.name);
-                    if result.devices.iter().any(|d| d.request == name) {
+                    let used = result.devices.iter().any(|d| {
+                        d.request
+                            .strip_prefix(req.name.as_str())
+                            .and_then(|rest| rest.strip_prefix('/'))
+                            == Some(sub.name.as_str())
+                    });
+                    if used {
                         score += FIRST_AVAILABLE_MAX - j as i64;
                     }
                 }
