@@ -222,3 +222,16 @@ fn binary_exits_2_on_a_malformed_dra_object() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn duplicate_device_names_in_a_slice_are_rejected() {
+    // The API server validates a slice's devices as a set by name; the allocator
+    // relies on that and checks only pools of several slices for repeats.
+    let twice = SLICE.replace(
+        "    capacity:\n      memory: {value: 40Gi}\n",
+        "    capacity:\n      memory: {value: 40Gi}\n  - name: gpu-0\n",
+    );
+    let msg = err(&twice);
+    assert!(msg.contains("spec.devices[1].name"), "{msg}");
+    assert!(msg.contains("Duplicate value: \"gpu-0\""), "{msg}");
+}

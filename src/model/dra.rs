@@ -51,6 +51,7 @@ pub fn resource_slice_check(slice: &mut ResourceSlice) -> Result<(), FieldError>
             "must be greater than or equal to 1",
         ));
     }
+    let mut names = std::collections::BTreeSet::new();
     for (i, dev) in spec.devices.iter_mut().flatten().enumerate() {
         dev.taints = None;
         dev.binding_conditions = None;
@@ -63,6 +64,12 @@ pub fn resource_slice_check(slice: &mut ResourceSlice) -> Result<(), FieldError>
         dev.all_nodes = None;
         if dev.name.is_empty() {
             return Err(FieldError::missing(&format!("spec.devices[{i}].name")));
+        }
+        if !names.insert(dev.name.clone()) {
+            return Err(FieldError {
+                path: format!("spec.devices[{i}].name"),
+                message: format!("Duplicate value: {:?}", dev.name),
+            });
         }
         for (name, attr) in dev.attributes.iter().flatten() {
             let set = usize::from(attr.bool.is_some())

@@ -118,13 +118,23 @@ impl DevicesInUse {
 
 pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
     let mut out = DevicesInUse::default();
+    // Claims come in key order, and neighbours mostly share driver and pool: the
+    // last ids are reused without a lookup.
+    let mut last_driver: Option<(&str, u32)> = None;
+    let mut last_pool: Option<(&str, u32)> = None;
     for (_, r) in allocation_results(cluster).filter(|(_, r)| r.admin_access != Some(true)) {
-        let id = (
-            out.intern(&r.driver),
-            out.intern(&r.pool),
-            out.intern(&r.device),
-        );
-        out.set.insert(id);
+        let driver = match last_driver {
+            Some((s, id)) if s == r.driver => id,
+            _ => out.intern(&r.driver),
+        };
+        let pool = match last_pool {
+            Some((s, id)) if s == r.pool => id,
+            _ => out.intern(&r.pool),
+        };
+        last_driver = Some((&r.driver, driver));
+        last_pool = Some((&r.pool, pool));
+        let device = out.intern(&r.device);
+        out.set.insert((driver, pool, device));
     }
     out
 }
@@ -300,16 +310,20 @@ pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &La
                 status = PoolStatus::Incomplete;
             }
         }
-        names.clear();
-        names.extend(
-            p.slices
-                .iter()
-                .flat_map(|s| s.spec.devices.iter().flatten())
-                .map(|d| d.name.as_str()),
-        );
-        names.sort_unstable();
-        if names.windows(2).any(|w| w[0] == w[1]) {
-            status = PoolStatus::Invalid;
+        // Names are unique within a slice (the API server and the loader refuse
+        // duplicates), so only a pool of several slices can repeat one.
+        if p.slices.len() > 1 {
+            names.clear();
+            names.extend(
+                p.slices
+                    .iter()
+                    .flat_map(|s| s.spec.devices.iter().flatten())
+                    .map(|d| d.name.as_str()),
+            );
+            names.sort_unstable();
+            if names.windows(2).any(|w| w[0] == w[1]) {
+                status = PoolStatus::Invalid;
+            }
         }
         match status {
             PoolStatus::Usable => {
