@@ -229,3 +229,93 @@ spec:
         other => panic!("{other:?}"),
     }
 }
+
+/// A pod naming one claim twice, as measured against the real kube-apiserver v1.35.6
+/// and kube-scheduler v1.35.4: n1 has one GPU, n2 two; the claim asks for one.
+const SAME_CLAIM_TWICE: &str = "apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == \"gpu.example.com\"'}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: '16', memory: 64Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status: {allocatable: {cpu: '8', memory: 32Gi, pods: '110'}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.example.com
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  nodeName: n1
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpu}
+spec:
+  driver: gpu.example.com
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  nodeName: n2
+  devices: [{name: gpu-0}, {name: gpu-1}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: pending-gpu, namespace: default}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.example.com}}
+STATUS---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default, uid: p-uid}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]
+  resourceClaims:
+  - {name: gpu, resourceClaimName: pending-gpu}
+  - {name: gpu2, resourceClaimName: pending-gpu}
+";
+
+#[test]
+fn a_claim_named_twice_fails_at_pre_bind_as_upstream_does() {
+    // First cycle: both entries are allocated (n1 cannot hold two, n2 can); the second
+    // write of the claim finds the first one's allocation.
+    let a = answer(&SAME_CLAIM_TWICE.replace("STATUS", ""));
+    assert_eq!(
+        a["filter"]["n1"]["reasons"][0],
+        "cannot allocate all claims"
+    );
+    assert_eq!(a["filter"]["n2"]["feasible"], true, "{a:#}");
+    assert_eq!(a["outcome"]["kind"], "error", "{a:#}");
+    assert_eq!(
+        a["outcome"]["message"],
+        "running PreBind plugin \"DynamicResources\": claim default/pending-gpu got allocated elsewhere in the meantime",
+        "{a:#}"
+    );
+    // Every later cycle: the claim is allocated on n2 and reserved for nobody; the
+    // pod is appended to reservedFor twice, which the API server refuses.
+    let allocated = "status:
+  allocation:
+    devices:
+      results: [{request: gpu, driver: gpu.example.com, pool: n2, device: gpu-0}]
+    nodeSelector:
+      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n2]}]}]
+";
+    let a = answer(&SAME_CLAIM_TWICE.replace("STATUS", allocated));
+    assert_eq!(
+        a["outcome"]["message"],
+        "running PreBind plugin \"DynamicResources\": add reservation to claim default/pending-gpu: \
+         ResourceClaim.resource.k8s.io \"pending-gpu\" is invalid: status.reservedFor[1]: \
+         Duplicate value: \"p-uid\"",
+        "{a:#}"
+    );
+}

@@ -787,13 +787,50 @@ impl PreBindPlugin for DynamicResources {
             Ok(_) => Status::success(),
         }
     }
-    /// A dry run: the claim's allocation and `reservedFor` are written by the API
-    /// server path only (not modelled here).
-    fn pre_bind(&self, _cx: &Ctx, state: &mut CycleState, _pod: &Pod, _node: &str) -> Status {
-        match read_state(state) {
-            Err(e) => e,
-            Ok(_) => Status::success(),
+    /// A dry run of `bindClaim` for each claim not yet reserved for the pod: the writes
+    /// themselves happen only under `--act`. What it can already tell is the failure
+    /// upstream meets when a pod names the same claim twice (the API server accepts
+    /// such a pod): the second write of the claim conflicts with the first and, retried
+    /// on the fresh object, either finds its allocation replaced (the claim was
+    /// allocated in this cycle) or appends the pod to `reservedFor` a second time,
+    /// which the API server refuses.
+    fn pre_bind(&self, _cx: &Ctx, state: &mut CycleState, pod: &Pod, _node: &str) -> Status {
+        let s = match read_state(state) {
+            Err(e) => return e,
+            Ok(s) => s,
+        };
+        let mut bound: Vec<(&str, &str)> = Vec::new();
+        for claim in &s.claims {
+            let reserved = claim
+                .status
+                .as_ref()
+                .and_then(|st| st.reserved_for.as_ref());
+            if reserved
+                .into_iter()
+                .flatten()
+                .any(|r| r.uid == pod.uid && r.resource == "pods")
+            {
+                continue;
+            }
+            let namespace = claim.metadata.namespace.as_deref().unwrap_or("default");
+            let name = claim.metadata.name.as_deref().unwrap_or_default();
+            if !bound.contains(&(namespace, name)) {
+                bound.push((namespace, name));
+                continue;
+            }
+            if !is_allocated(claim) {
+                return Status::error(format!(
+                    "claim {namespace}/{name} got allocated elsewhere in the meantime"
+                ));
+            }
+            let index = reserved.map_or(0, Vec::len) + 1;
+            return Status::error(format!(
+                "add reservation to claim {namespace}/{name}: ResourceClaim.resource.k8s.io \"{name}\" \
+                 is invalid: status.reservedFor[{index}]: Duplicate value: \"{}\"",
+                pod.uid
+            ));
         }
+        Status::success()
     }
 }
 
