@@ -429,6 +429,22 @@ fn ties_as_sets(v: &mut Value) {
                 nodes.sort_by(|a, b| a["node"].as_str().cmp(&b["node"].as_str()));
             }
         }
+        // A Filter error ends the search at whichever node errs first: upstream
+        // filters nodes in parallel, so which ones were evaluated is no verdict. The
+        // error itself is (and stands in the outcome).
+        if answer.pointer("/outcome/kind") == Some(&json!("error"))
+            && let Some(filter) = answer.get_mut("filter")
+        {
+            let mut errors: Vec<Value> = filter
+                .as_object()
+                .into_iter()
+                .flat_map(|m| m.values())
+                .filter(|v| v["code"] == "Error")
+                .cloned()
+                .collect();
+            errors.dedup();
+            *filter = Value::Array(errors);
+        }
         let Some(best) = answer.get_mut("best_nodes").and_then(Value::as_array_mut) else {
             continue;
         };

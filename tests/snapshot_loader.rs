@@ -1193,6 +1193,29 @@ fn bound_pods_on_missing_nodes_and_a_single_namespace_are_warned_about() {
     );
     let text = [node.to_string(), pod("a", "p1", "n1"), pod("b", "p2", "n1")].join("---\n");
     assert!(load(&text).report.warnings.is_empty());
+    // A cluster-wide dump lists its namespaces: one that holds every pod is no sign
+    // of `kubectl get pods` without -A.
+    let ns = |n: &str| format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n");
+    let text = [
+        node.to_string(),
+        ns("a"),
+        ns("kube-system"),
+        pod("a", "p1", "n1"),
+    ]
+    .join("---\n");
+    assert!(
+        load(&text).report.warnings.is_empty(),
+        "{}",
+        load(&text).report
+    );
+    let text = [node.to_string(), ns("a"), pod("a", "p1", "n1")].join("---\n");
+    assert!(
+        load(&text)
+            .report
+            .warnings
+            .join("\n")
+            .contains("every pod in the snapshot is in namespace a")
+    );
 }
 
 #[test]

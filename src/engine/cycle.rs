@@ -241,13 +241,19 @@ pub fn run_scheduling_cycle(
                 } else if st.is_rejected() {
                     statuses.statuses[idx] = Some(st);
                 } else {
+                    // The error ends the search: the verdicts are those of the nodes
+                    // evaluated so far and the error itself, on its node.
                     trace.outcome = Outcome::Error {
                         message: st.message(),
                     };
-                    let only = next_start_node_index
-                        .is_some()
-                        .then(|| visited.into_iter().collect());
-                    trace.filter = verdicts(nodes, &statuses, &feasible, only);
+                    statuses.statuses[idx] = Some(st);
+                    visited.push(idx);
+                    trace.filter = verdicts(
+                        nodes,
+                        &statuses,
+                        &feasible,
+                        Some(visited.into_iter().collect()),
+                    );
                     return CycleOutput { trace, state };
                 }
                 visited.push(idx);

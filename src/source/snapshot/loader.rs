@@ -742,6 +742,9 @@ fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
         && namespaces.all(|ns| ns == first)
         && !cluster.nodes().is_empty()
         && cluster.pods().any(|p| p.node_name.is_some())
+        // Namespace objects of other namespaces mean a cluster-wide dump (as `snapshot
+        // save` takes), whose other namespaces simply hold no pods.
+        && cluster.namespaces.keys().all(|ns| ns == first)
     {
         out.push(format!(
             "every pod in the snapshot is in namespace {first}: pods of other namespaces \

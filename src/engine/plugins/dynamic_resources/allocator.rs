@@ -232,7 +232,7 @@ pub(super) enum PoolStatus {
 pub(super) struct Pools<'a> {
     pub(super) devices: Vec<Candidate<'a>>,
     /// (driver, pool) of unusable pools and why.
-    bad: Vec<(String, String, PoolStatus)>,
+    pub(super) bad: Vec<(String, String, PoolStatus)>,
 }
 
 fn slice_matches(slice: &ResourceSlice, node: &str, labels: &Labels) -> bool {

@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::resource::v1 as r;
 
-use super::allocator::{Inventory, allocation_results, compiled_selector, gather_pools};
+use super::allocator::{
+    Allocator, Inventory, PoolStatus, allocation_results, compiled_selector, gather_pools,
+};
 use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
 use crate::engine::framework::CycleState;
@@ -246,7 +248,35 @@ pub fn node_reasons(
         return Vec::new();
     }
     let pools = gather_pools(inventory, node, labels);
-    let mut out = Vec::new();
+    // Pools the allocator passes over here, and why.
+    let mut out: Vec<String> = pools
+        .bad
+        .iter()
+        .map(|(driver, pool, status)| match status {
+            PoolStatus::Incomplete => format!(
+                "pool {driver}/{pool} is incomplete (fewer slices than it announces are \
+                 published), so its devices are not used"
+            ),
+            _ => format!(
+                "pool {driver}/{pool} is invalid (a device name appears in two of its \
+                 slices), so no claim is allocated on this node"
+            ),
+        })
+        .collect();
+    // The allocator itself says whether the claim fits here on its own; when it does
+    // not (or errs), the counts below say why in the request's terms.
+    if let Ok(Some(_)) = Allocator::new(cluster, inventory).allocate(node, labels, &[claim]) {
+        out.push(
+            "fits here on its own: the node is rejected for the pod's other claims \
+             (or for all of them together)"
+                .into(),
+        );
+        return out;
+    }
+    let pool_lines = out.len();
+    if pool_lines > 0 && pools.devices.is_empty() {
+        return out; // the pools above are all the node has
+    }
     for req in claim
         .spec
         .devices
@@ -276,7 +306,7 @@ pub fn node_reasons(
             out.push(text);
         }
     }
-    if out.is_empty() {
+    if out.len() == pool_lines {
         out.push(
             "each request finds enough free devices on its own, but not all together \
              (a constraint such as matchAttribute, or requests competing for the same \
