@@ -4,14 +4,13 @@
 //! devices in slice order: upstream's pool order is Go map order, so only *which*
 //! devices are picked can differ, never whether a node fits.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 /// The allocator's maps are keyed by short strings and small integers, looked up
 /// for every device of every node: SipHash's DoS resistance buys nothing here, and a
 /// fixed seed keeps runs identical.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
-type FastSet<K> = HashSet<K, foldhash::fast::FixedState>;
+pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::resource::v1::{
@@ -85,7 +84,9 @@ pub fn allocation_results(
 #[derive(Clone, Debug, Default)]
 pub struct DevicesInUse {
     names: FastMap<String, u32>,
-    set: FastSet<(u32, u32, u32)>,
+    /// Each device in use, with the position of the claim holding it among the
+    /// cluster's claims (in key order): its name is looked up only when shown.
+    set: FastMap<(u32, u32, u32), u32>,
 }
 
 impl DevicesInUse {
@@ -112,7 +113,7 @@ impl DevicesInUse {
     fn contains_in(&self, (driver, pool): (u32, u32), device: &str) -> bool {
         self.names
             .get(device)
-            .is_some_and(|&n| self.set.contains(&(driver, pool, n)))
+            .is_some_and(|&n| self.set.contains_key(&(driver, pool, n)))
     }
 }
 
@@ -122,22 +123,73 @@ pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
     // last ids are reused without a lookup.
     let mut last_driver: Option<(&str, u32)> = None;
     let mut last_pool: Option<(&str, u32)> = None;
-    for (_, r) in allocation_results(cluster).filter(|(_, r)| r.admin_access != Some(true)) {
-        let driver = match last_driver {
-            Some((s, id)) if s == r.driver => id,
-            _ => out.intern(&r.driver),
-        };
-        let pool = match last_pool {
-            Some((s, id)) if s == r.pool => id,
-            _ => out.intern(&r.pool),
-        };
-        last_driver = Some((&r.driver, driver));
-        last_pool = Some((&r.pool, pool));
-        let device = out.intern(&r.device);
-        out.set.insert((driver, pool, device));
+    for (position, claim) in cluster.resource_claims.values().enumerate() {
+        let results = claim
+            .status
+            .as_ref()
+            .and_then(|s| s.allocation.as_ref())
+            .and_then(|a| a.devices.as_ref())
+            .and_then(|d| d.results.as_ref());
+        for r in results.into_iter().flatten() {
+            if r.admin_access == Some(true) {
+                continue;
+            }
+            let driver = match last_driver {
+                Some((s, id)) if s == r.driver => id,
+                _ => out.intern(&r.driver),
+            };
+            let pool = match last_pool {
+                Some((s, id)) if s == r.pool => id,
+                _ => out.intern(&r.pool),
+            };
+            last_driver = Some((&r.driver, driver));
+            last_pool = Some((&r.pool, pool));
+            let device = out.intern(&r.device);
+            out.set.insert((driver, pool, device), position as u32);
+        }
     }
     out
 }
+
+impl DevicesInUse {
+    /// The position (among the cluster's claims, in key order) of the claim
+    /// holding the device.
+    fn holder(&self, driver: &str, pool: &str, device: &str) -> Option<u32> {
+        let (d, p) = self.pool(driver, pool)?;
+        let n = self.names.get(device)?;
+        self.set.get(&(d, p, *n)).copied()
+    }
+}
+
+impl Inventory {
+    /// The claims (`namespace/name`) holding the given devices; one walk over the
+    /// claims' names, however many devices are asked about.
+    pub fn holders<'c, 'd>(
+        &self,
+        cluster: &'c Cluster,
+        devices: impl IntoIterator<Item = DeviceKey<'d>>,
+    ) -> HashMap<DeviceKey<'d>, &'c str> {
+        let mut wanted: Vec<(u32, DeviceKey<'d>)> = devices
+            .into_iter()
+            .filter_map(|d| Some((self.in_use.holder(d.0, d.1, d.2)?, d)))
+            .collect();
+        wanted.sort_unstable();
+        let mut out = HashMap::new();
+        let mut next = wanted.iter().peekable();
+        for (position, key) in cluster.resource_claims.keys().enumerate() {
+            while let Some((_, d)) = next.next_if(|(p, _)| *p as usize == position) {
+                out.insert(*d, key.as_str());
+            }
+            if next.peek().is_none() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// `(driver, pool, device)`.
+pub type DeviceKey<'a> = (&'a str, &'a str, &'a str);
 
 /// What every node's allocation reads, built once per cycle: devices in use and the
 /// slices indexed by node, so that a node's pools are found without a scan of all.

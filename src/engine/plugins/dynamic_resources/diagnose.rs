@@ -7,13 +7,11 @@
 //! every request has enough free devices on its own it says the requests do not
 //! fit together (a constraint, or devices two requests both need).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use k8s_openapi::api::resource::v1 as r;
 
-use super::allocator::{
-    Allocator, Inventory, PoolStatus, allocation_results, compiled_selector, gather_pools,
-};
+use super::allocator::{Allocator, Inventory, PoolStatus, compiled_selector, gather_pools};
 use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
 use crate::engine::framework::CycleState;
@@ -29,21 +27,6 @@ pub const NODES_DIAGNOSED: usize = 50;
 
 /// `(driver, pool, device)`, borrowed from the cluster.
 type DeviceRef<'a> = (&'a str, &'a str, &'a str);
-
-/// The claim holding each allocated device of the given pools, as `namespace/name`
-/// (a cluster holds tens of thousands of allocations; a view needs a few pools').
-pub fn device_owners<'c>(
-    cluster: &'c Cluster,
-    pools: &HashSet<(&str, &str)>,
-) -> HashMap<DeviceRef<'c>, &'c str> {
-    allocation_results(cluster)
-        .filter(|(_, r)| pools.contains(&(r.driver.as_str(), r.pool.as_str())))
-        .map(|(key, r)| {
-            let id = (r.driver.as_str(), r.pool.as_str(), r.device.as_str());
-            (id, key.as_str())
-        })
-        .collect()
-}
 
 /// One way to satisfy a request: the request itself or one `firstAvailable` entry.
 struct Way<'a> {
@@ -392,16 +375,17 @@ pub fn claims_report(
         .take(NODES_DIAGNOSED)
         .filter_map(|n| cluster.node(n))
         .collect();
-    let pools: HashSet<(&str, &str)> = diagnosed
+    let in_use: Vec<DeviceRef<'_>> = diagnosed
         .iter()
         .flat_map(|info| {
             gather_pools(&inventory, info.name(), &info.node.labels)
                 .devices
                 .into_iter()
-                .map(|d| (d.driver, d.pool))
+                .filter(|d| d.in_use)
+                .map(|d| (d.driver, d.pool, d.name))
         })
         .collect();
-    let owners = device_owners(cluster, &pools);
+    let owners = inventory.holders(cluster, in_use);
     let mut out = Vec::new();
     for (pc, claim) in pod
         .resource_claims
@@ -511,9 +495,13 @@ pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeD
     }
     let inventory = Inventory::new(cluster);
     let pools = gather_pools(&inventory, node, labels);
-    let owners = device_owners(
+    let owners = inventory.holders(
         cluster,
-        &pools.devices.iter().map(|d| (d.driver, d.pool)).collect(),
+        pools
+            .devices
+            .iter()
+            .filter(|d| d.in_use)
+            .map(|d| (d.driver, d.pool, d.name)),
     );
     pools
         .devices

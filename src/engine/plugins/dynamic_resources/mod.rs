@@ -14,7 +14,7 @@
 //! table, so its errors surface from the constructor (`initializing plugin
 //! "DynamicResources": filterTimeout: ...`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -36,7 +36,7 @@ pub mod allocator;
 pub mod cel;
 pub mod diagnose;
 
-use allocator::{AllocError, Allocator, ClaimAllocation, Inventory};
+use allocator::{AllocError, Allocator, ClaimAllocation, FastMap, Inventory};
 
 pub const NAME: &str = "DynamicResources";
 const STATE_KEY: &str = NAME;
@@ -242,9 +242,13 @@ struct StateData {
     has_allocator: bool,
     /// Devices allocated to any claim when the cycle started, and the slices by node.
     inventory: Arc<Inventory>,
-    /// Per node, Filter's allocation of the claims in `to_allocate` (Filter only gets
-    /// a shared state, hence the lock).
-    allocations: Arc<Mutex<BTreeMap<String, Vec<ClaimAllocation>>>>,
+    /// Per node that passed Filter, what Score will say (Filter only gets a shared
+    /// state, hence the lock). The allocations themselves are not kept for every
+    /// node: the allocator is deterministic, so Reserve allocates again on the one
+    /// node chosen and gets what Filter found there.
+    scores: Arc<Mutex<FastMap<String, Result<i64, usize>>>>,
+    /// Reserve's allocation on the chosen node: (node, one per claim in `to_allocate`).
+    allocations: Arc<Mutex<Option<(String, Vec<ClaimAllocation>)>>>,
     /// Indices of allocated claims whose node selector rejected some node.
     unavailable: Arc<Mutex<BTreeSet<usize>>>,
 }
@@ -498,9 +502,9 @@ impl FilterPlugin for DynamicResources {
                 Ok(None) => return Status::unresolvable(CANNOT_ALLOCATE),
                 Ok(Some(result)) => {
                     if unavailable.is_empty()
-                        && let Ok(mut m) = s.allocations.lock()
+                        && let Ok(mut m) = s.scores.lock()
                     {
-                        m.insert(node.name().to_string(), result);
+                        m.insert(node.name().to_string(), first_available_score(s, &result));
                     }
                 }
             }
@@ -557,6 +561,37 @@ impl PostFilterPlugin for DynamicResources {
     }
 }
 
+/// Score's sum over the claims: `8 - index` for every `firstAvailable` sub-request
+/// the allocation used. Upstream walks every claim by its index into the results,
+/// which only cover the claims that needed allocation: with an allocated claim among
+/// them the index runs past the end and scoring fails (a v1.35.4 bug, reproduced):
+/// `Err(number of results)`.
+fn first_available_score(s: &StateData, results: &[ClaimAllocation]) -> Result<i64, usize> {
+    let mut score = 0;
+    for (i, claim) in s.claims.iter().enumerate() {
+        let result = results.get(i).ok_or(results.len())?;
+        let requests = claim
+            .spec
+            .devices
+            .as_ref()
+            .and_then(|d| d.requests.as_ref());
+        for req in requests.into_iter().flatten() {
+            for (j, sub) in req.first_available.iter().flatten().enumerate() {
+                let used = result.devices.iter().any(|d| {
+                    d.request
+                        .strip_prefix(req.name.as_str())
+                        .and_then(|rest| rest.strip_prefix('/'))
+                        == Some(sub.name.as_str())
+                });
+                if used {
+                    score += FIRST_AVAILABLE_MAX - j as i64;
+                }
+            }
+        }
+    }
+    Ok(score)
+}
+
 impl ScorePlugin for DynamicResources {
     fn score(&self, _cx: &Ctx, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> (i64, Status) {
         let s = match read_state(state) {
@@ -566,46 +601,18 @@ impl ScorePlugin for DynamicResources {
         if s.claims.is_empty() || !s.has_allocator {
             return (0, Status::success());
         }
-        let Ok(allocations) = s.allocations.lock() else {
-            return (0, Status::success());
-        };
-        let Some(results) = allocations.get(node.name()) else {
-            return (0, Status::success());
-        };
-        // Upstream walks every claim by its index into the results, which only cover
-        // the claims that needed allocation: with an allocated claim among them the
-        // index runs past the end and scoring fails (a v1.35.4 bug, reproduced).
-        let mut score = 0;
-        for (i, claim) in s.claims.iter().enumerate() {
-            let Some(result) = results.get(i) else {
-                return (
-                    0,
-                    Status::error(format!(
-                        "number of allocations {} {SCORE_BUG_SUFFIX}",
-                        results.len()
-                    )),
-                );
-            };
-            let requests = claim
-                .spec
-                .devices
-                .as_ref()
-                .and_then(|d| d.requests.as_ref());
-            for req in requests.into_iter().flatten() {
-                for (j, sub) in req.first_available.iter().flatten().enumerate() {
-                    let used = result.devices.iter().any(|d| {
-                        d.request
-                            .strip_prefix(req.name.as_str())
-                            .and_then(|rest| rest.strip_prefix('/'))
-                            == Some(sub.name.as_str())
-                    });
-                    if used {
-                        score += FIRST_AVAILABLE_MAX - j as i64;
-                    }
-                }
-            }
+        let outcome = s
+            .scores
+            .lock()
+            .ok()
+            .and_then(|m| m.get(node.name()).copied());
+        match outcome {
+            None | Some(Ok(_)) => (outcome.and_then(Result::ok).unwrap_or(0), Status::success()),
+            Some(Err(n)) => (
+                0,
+                Status::error(format!("number of allocations {n} {SCORE_BUG_SUFFIX}")),
+            ),
         }
-        (score, Status::success())
     }
     fn has_normalize(&self) -> bool {
         true
@@ -623,7 +630,7 @@ impl ScorePlugin for DynamicResources {
 }
 
 impl ReservePlugin for DynamicResources {
-    fn reserve(&self, _cx: &Ctx, state: &mut CycleState, _pod: &Pod, node: &str) -> Status {
+    fn reserve(&self, cx: &Ctx, state: &mut CycleState, _pod: &Pod, node: &str) -> Status {
         let s = match read_state(state) {
             Err(e) => return e,
             Ok(s) => s,
@@ -631,21 +638,51 @@ impl ReservePlugin for DynamicResources {
         if s.to_allocate.is_empty() {
             return Status::success();
         }
-        let found = s
-            .allocations
-            .lock()
-            .ok()
-            .and_then(|m| m.get(node).map(Vec::len));
+        let passed = s.scores.lock().is_ok_and(|m| m.contains_key(node));
+        let labels = cx.cluster.node(node).map(|n| &n.node.labels);
+        let found = match (passed, labels) {
+            (true, Some(labels)) => {
+                let claims: Vec<&ResourceClaim> = s
+                    .to_allocate
+                    .iter()
+                    .map(|&i| s.claims[i].as_ref())
+                    .collect();
+                Allocator::new(cx.cluster, &s.inventory)
+                    .allocate(node, labels, &claims)
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        };
         match found {
             None => Status::error("claim allocation not found for node"),
-            Some(n) if n != s.to_allocate.len() => Status::error(format!(
-                "internal error, have {n} allocations, need {}",
+            Some(a) if a.len() != s.to_allocate.len() => Status::error(format!(
+                "internal error, have {} allocations, need {}",
+                a.len(),
                 s.to_allocate.len()
             )),
-            Some(_) => Status::success(),
+            Some(a) => {
+                if let Ok(mut r) = s.allocations.lock() {
+                    *r = Some((node.to_string(), a));
+                }
+                Status::success()
+            }
         }
     }
     fn unreserve(&self, _cx: &Ctx, _state: &mut CycleState, _pod: &Pod, _node: &str) {}
+}
+
+/// Reserve's allocation, if it was made on `node`.
+fn reserved_on(s: &StateData, node: &str) -> Vec<ClaimAllocation> {
+    s.allocations
+        .lock()
+        .ok()
+        .and_then(|r| {
+            r.as_ref()
+                .filter(|(n, _)| n == node)
+                .map(|(_, a)| a.clone())
+        })
+        .unwrap_or_default()
 }
 
 /// What PreBind writes through the API, applied to the model once a simulated pod is
@@ -656,12 +693,7 @@ pub fn record_binding(cluster: &mut Cluster, state: &CycleState, pod: &Pod, node
     let Some(s) = state.read::<StateData>(STATE_KEY) else {
         return;
     };
-    let allocations = s
-        .allocations
-        .lock()
-        .ok()
-        .and_then(|m| m.get(node).cloned())
-        .unwrap_or_default();
+    let allocations = reserved_on(s, node);
     for (i, original) in s.claims.iter().enumerate() {
         let key = format!(
             "{}/{}",
@@ -706,12 +738,7 @@ pub fn assume_allocations(
     let Some(s) = state.read::<StateData>(STATE_KEY) else {
         return Vec::new();
     };
-    let allocations = s
-        .allocations
-        .lock()
-        .ok()
-        .and_then(|m| m.get(node).cloned())
-        .unwrap_or_default();
+    let allocations = reserved_on(s, node);
     let mut saved = Vec::new();
     for (j, &i) in s.to_allocate.iter().enumerate() {
         let (Some(original), Some(a)) = (s.claims.get(i), allocations.get(j)) else {
