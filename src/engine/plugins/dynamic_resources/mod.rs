@@ -230,6 +230,9 @@ pub struct DynamicResources;
 /// `FirstAvailableDeviceRequestMaxSize`: Score adds `8 - index` per sub-request used.
 const FIRST_AVAILABLE_MAX: i64 = 8;
 
+/// Reserve's allocation: the node and one allocation per claim it allocated.
+type Reserved = (String, Vec<ClaimAllocation>);
+
 /// What PreFilter recorded.
 #[derive(Clone, Default)]
 struct StateData {
@@ -248,7 +251,7 @@ struct StateData {
     /// node chosen and gets what Filter found there.
     scores: Arc<Mutex<FastMap<String, Result<i64, usize>>>>,
     /// Reserve's allocation on the chosen node: (node, one per claim in `to_allocate`).
-    allocations: Arc<Mutex<Option<(String, Vec<ClaimAllocation>)>>>,
+    allocations: Arc<Mutex<Option<Reserved>>>,
     /// Indices of allocated claims whose node selector rejected some node.
     unavailable: Arc<Mutex<BTreeSet<usize>>>,
 }
