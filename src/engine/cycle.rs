@@ -9,8 +9,8 @@ use super::framework::{
     Ctx, CycleState, Framework, MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, NodeToStatus,
 };
 use super::status::{Code, Status};
+use crate::engine::trace::*;
 use crate::model::{Cluster, NodeInfo, Pod};
-use crate::trace::*;
 
 #[derive(Clone, Debug)]
 pub struct CycleOptions {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::engine::status::Code;
-use crate::trace::{Outcome, Trace};
+use crate::engine::trace::{Outcome, Trace};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -451,7 +451,7 @@ fn col_width(plugin: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{PluginScores, PreFilterTrace};
+    use crate::engine::trace::{PluginScores, PreFilterTrace};
 
     /// A cycle stopped by a Score plugin's invalid score: the plugins scored before it
     /// are recorded, the totals are not.
@@ -524,7 +524,7 @@ mod tests {
         };
         t.pre_filter.plugin = Some("DynamicResources".into());
         assert_eq!(verdict_line(&t), "unschedulable");
-        t.not_modelled.push(crate::trace::NotModelled {
+        t.not_modelled.push(crate::engine::trace::NotModelled {
             plugin: "DynamicResources".into(),
             what: "claims resolved without ResourceClaims (not readable: forbidden)".into(),
         });

@@ -7,8 +7,8 @@ use crate::engine::binding::{self};
 use crate::engine::framework::Ctx;
 use crate::engine::queue::{ClusterEvent, Failure};
 use crate::engine::status::Status;
+use crate::engine::trace::Outcome;
 use crate::engine::waiting::{Signal, SignalEvent};
-use crate::trace::Outcome;
 
 impl Scheduler {
     /// Signals given to waiting pods resume their binding cycles, in order; each

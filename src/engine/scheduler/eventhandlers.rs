@@ -11,8 +11,8 @@ use super::{Scheduler, add, make_less};
 use crate::engine::binding::{self};
 use crate::engine::framework::{Ctx, CycleState};
 use crate::engine::queue::{self, ClusterEvent, PodChange, QueuedPod};
+use crate::engine::trace::Outcome;
 use crate::model::{Cluster, Node, Pod};
-use crate::trace::Outcome;
 
 impl Scheduler {
     pub(super) fn enqueue_initial(&mut self, pod: Arc<Pod>) {

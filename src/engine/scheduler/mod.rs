@@ -53,8 +53,8 @@ use super::queue::{Failure, Gate, QueueName, QueuedPod, SchedulingQueue};
 use super::status::{Code, Status};
 use super::waiting::WaitingPodView;
 use crate::config::SchedulerConfig;
+use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod, PodKey};
-use crate::trace::Trace;
 
 mod binding_cycle;
 mod eventhandlers;

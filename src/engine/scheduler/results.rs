@@ -6,7 +6,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::queue::{ClusterEvent, QueueName};
-use crate::trace::{Outcome, Trace};
+use crate::engine::trace::{Outcome, Trace};
 
 /// How a simulation runs.
 #[derive(Clone, Debug)]

@@ -10,8 +10,8 @@ use crate::engine::cycle::{CycleOptions, run_scheduling_cycle};
 use crate::engine::framework::{Ctx, CycleState, Framework};
 use crate::engine::queue::{ClusterEvent, Failure, Gate, QueuedPod};
 use crate::engine::status::{Code, Status};
+use crate::engine::trace::{Outcome, PhaseTrace, Trace};
 use crate::model::Pod;
-use crate::trace::{Outcome, PhaseTrace, Trace};
 
 impl Scheduler {
     pub(super) fn attempt_limit_reached(&mut self) -> bool {

@@ -1,9 +1,9 @@
 use super::*;
 use crate::engine::plugins::coscheduling::POD_GROUP_LABEL;
 use crate::engine::queue::ClusterEvent;
+use crate::engine::trace::Outcome;
 use crate::model::PodGroup;
 use crate::model::testing::{cluster, node, pod, simple_node, simple_pod};
-use crate::trace::Outcome;
 use serde_json::{Value, json};
 
 fn t(s: i64) -> Timestamp {
