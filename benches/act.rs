@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
+use schedscope::act::{ActOptions, Actor, Write};
 use schedscope::config::SchedulerConfig;
 use schedscope::model::Pod;
-use schedscope::source::act::{ActOptions, Actor, Write};
-use schedscope::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
+use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
 use support::{env_usize, load_synthetic};
 
 fn median(mut v: Vec<f64>) -> f64 {

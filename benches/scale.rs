@@ -13,7 +13,7 @@ use schedscope::config::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::explain::explain;
 use schedscope::source::load_snapshot_str;
-use schedscope::synthetic::{
+use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
 use support::env_usize;

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use schedscope::config::SchedulerConfig;
 use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
-use schedscope::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
+use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
 use support::{env_usize, load_synthetic};
 
 fn main() {

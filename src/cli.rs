@@ -133,10 +133,10 @@ pub struct TuiArgs {
     pub headless: bool,
     /// With --act: the schedulerName to serve (a profile of the configuration must
     /// have it) and the name of the leader-election Lease.
-    #[arg(long, value_name = "NAME", default_value = crate::source::act::DEFAULT_SCHEDULER_NAME, requires = "act")]
+    #[arg(long, value_name = "NAME", default_value = crate::act::DEFAULT_SCHEDULER_NAME, requires = "act")]
     pub scheduler_name: String,
     /// With --act: the Lease's namespace.
-    #[arg(long, value_name = "NAMESPACE", default_value = crate::source::act::DEFAULT_LEASE_NAMESPACE, requires = "act")]
+    #[arg(long, value_name = "NAMESPACE", default_value = crate::act::DEFAULT_LEASE_NAMESPACE, requires = "act")]
     pub lease_namespace: String,
 }
 
@@ -760,7 +760,7 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
 
 /// `--act`: the acting scheduler on the live cluster, in the inspector or headless.
 fn run_act(ins: &Inspector) -> Result<()> {
-    use crate::source::act::{self, ActOptions};
+    use crate::act::{self, ActOptions};
     let args = &ins.tui;
     let config = load_config(ins.source.config.as_deref())?;
     let live_opts = ins.source.live_options();

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::config::SchedulerConfig;
 use crate::engine::cycle::{CycleOptions, run_cycle};
+use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
-use crate::trace::Trace;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {

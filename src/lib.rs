@@ -1,6 +1,7 @@
 //! schedscope: replays kube-scheduler v1.35's scheduling framework for one pod and
 //! shows why it lands where it does, or nowhere.
 
+pub mod act;
 pub mod cli;
 pub mod config;
 pub mod engine;
@@ -9,7 +10,6 @@ pub mod model;
 pub mod render;
 pub mod signals;
 pub mod source;
-pub mod synthetic;
+pub mod testing;
 pub mod theme;
-pub mod trace;
 pub mod tui;

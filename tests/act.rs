@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
+use schedscope::act::{self, ActError, ActOptions, Actor, Write, Writer};
 use schedscope::config::SchedulerConfig;
-use schedscope::source::act::{self, ActError, ActOptions, Actor, Write, Writer};
 use schedscope::source::live::{self, LiveOptions};
 use serde_json::{Value, json};
 use support::fake_api::FakeApi;

@@ -10,8 +10,8 @@ use super::fit_error::fit_error_message;
 use super::framework::{Ctx, CycleState, Framework, NodeToStatus};
 use super::status::{Code, Status};
 use super::waiting::MAX_PERMIT_TIMEOUT;
+use crate::engine::trace::{PhaseTrace, PluginResult};
 use crate::model::Pod;
-use crate::trace::{PhaseTrace, PluginResult};
 
 fn phase(point: &str) -> PhaseTrace {
     PhaseTrace {

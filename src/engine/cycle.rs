@@ -9,8 +9,8 @@ use super::framework::{
     Ctx, CycleState, Framework, MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, NodeToStatus,
 };
 use super::status::{Code, Status};
+use crate::engine::trace::*;
 use crate::model::{Cluster, NodeInfo, Pod};
-use crate::trace::*;
 
 #[derive(Clone, Debug)]
 pub struct CycleOptions {
@@ -96,36 +96,7 @@ pub fn run_scheduling_cycle(
         now: opts.now,
     };
     let nodes = cluster.nodes();
-    let mut trace = Trace {
-        pod: pod.key(),
-        profile: fw.profile_name.clone(),
-        priority: pod.priority,
-        nodes_total: nodes.len(),
-        pre_enqueue: Vec::new(),
-        queue_sort: fw.queue_sort.iter().map(|p| p.name().to_string()).collect(),
-        pre_filter: PreFilterTrace::default(),
-        nominated_node: None,
-        filter: Vec::new(),
-        filter_all: None,
-        filter_plugins: fw.filter.iter().map(|p| p.name().to_string()).collect(),
-        feasible: Vec::new(),
-        num_nodes_to_find: 0,
-        pre_score: Vec::new(),
-        scores: Vec::new(),
-        totals: Vec::new(),
-        best_nodes: Vec::new(),
-        selected_node: None,
-        fit_error: None,
-        post_filter: None,
-        binding: Vec::new(),
-        not_modelled: not_modelled(fw, cluster, pod),
-        upstream_behaviour: Vec::new(),
-        outcome: Outcome::Unschedulable {
-            nominated_node: None,
-        },
-        claims: Vec::new(),
-        bound_to: None,
-    };
+    let mut trace = new_trace(fw, cluster, pod);
 
     // PreEnqueue: a rejected pod never reaches the active queue.
     for p in &fw.pre_enqueue {
@@ -157,8 +128,109 @@ pub fn run_scheduling_cycle(
         return CycleOutput { trace, state };
     }
 
+    let Some(Fit {
+        feasible,
+        statuses,
+        pre_filter_msg,
+    }) = find_nodes_that_fit_pod(
+        fw,
+        &cx,
+        cluster,
+        &mut state,
+        pod,
+        &mut trace,
+        next_start_node_index,
+    )
+    else {
+        return CycleOutput { trace, state };
+    };
+
+    if feasible.is_empty() {
+        let post = run_post_filter(fw, &cx, &state, pod, &statuses);
+        let post_msg = post.message.clone();
+        trace.fit_error = Some(fit_error_message(
+            nodes.len(),
+            &statuses,
+            &pre_filter_msg,
+            &post_msg,
+        ));
+        trace.outcome = Outcome::Unschedulable {
+            nominated_node: post.nominated_node.clone(),
+        };
+        if !fw.post_filter.is_empty() {
+            trace.post_filter = Some(post);
+        }
+        return CycleOutput { trace, state };
+    }
+
+    // PreScore / Score / NormalizeScore.
+    if !prioritize_nodes(fw, &cx, &mut state, pod, nodes, &feasible, &mut trace) {
+        return CycleOutput { trace, state };
+    }
+    choose_host(&mut trace);
+    CycleOutput { trace, state }
+}
+
+/// The trace a cycle starts from: nothing run yet.
+fn new_trace(fw: &Framework, cluster: &Cluster, pod: &Pod) -> Trace {
+    let nodes = cluster.nodes();
+    Trace {
+        pod: pod.key(),
+        profile: fw.profile_name.clone(),
+        priority: pod.priority,
+        nodes_total: nodes.len(),
+        pre_enqueue: Vec::new(),
+        queue_sort: fw.queue_sort.iter().map(|p| p.name().to_string()).collect(),
+        pre_filter: PreFilterTrace::default(),
+        nominated_node: None,
+        filter: Vec::new(),
+        filter_all: None,
+        filter_plugins: fw.filter.iter().map(|p| p.name().to_string()).collect(),
+        feasible: Vec::new(),
+        num_nodes_to_find: 0,
+        pre_score: Vec::new(),
+        scores: Vec::new(),
+        totals: Vec::new(),
+        best_nodes: Vec::new(),
+        selected_node: None,
+        fit_error: None,
+        post_filter: None,
+        binding: Vec::new(),
+        not_modelled: not_modelled(fw, cluster, pod),
+        upstream_behaviour: Vec::new(),
+        outcome: Outcome::Unschedulable {
+            nominated_node: None,
+        },
+        claims: Vec::new(),
+        bound_to: None,
+    }
+}
+
+/// What the node search found (upstream `findNodesThatFitPod`'s feasible nodes and
+/// diagnosis).
+struct Fit {
+    /// Feasible nodes, by index in `cluster.nodes()`.
+    feasible: Vec<usize>,
+    statuses: NodeToStatus,
+    /// PreFilter's rejection message; empty when PreFilter passed.
+    pre_filter_msg: String,
+}
+
+/// PreFilter, the nominated node's fast path, then Filter over the nodes searched
+/// (upstream `findNodesThatFitPod`); the verdicts and the feasible nodes are written
+/// to `trace`. `None` when the cycle ends here with an error (`trace.outcome` set).
+fn find_nodes_that_fit_pod(
+    fw: &Framework,
+    cx: &Ctx,
+    cluster: &Cluster,
+    state: &mut CycleState,
+    pod: &Pod,
+    trace: &mut Trace,
+    next_start_node_index: Option<&mut usize>,
+) -> Option<Fit> {
+    let nodes = cluster.nodes();
     // PreFilter.
-    let pre = run_pre_filter(fw, &cx, &mut state, pod);
+    let pre = run_pre_filter(fw, cx, state, pod);
     trace.pre_filter = pre.trace;
     let mut statuses = NodeToStatus {
         statuses: vec![None; nodes.len()],
@@ -175,7 +247,7 @@ pub fn run_scheduling_cycle(
             trace.outcome = Outcome::Error {
                 message: pre.status.message(),
             };
-            return CycleOutput { trace, state };
+            return None;
         }
     }
 
@@ -188,7 +260,7 @@ pub fn run_scheduling_cycle(
         if let Some(nn) = pod.nominated_node_name.as_deref()
             && let Some(idx) = cluster.node_position(nn)
         {
-            let st = fw.run_filter_plugins_with_nominated_pods(&cx, &state, pod, &nodes[idx]);
+            let st = fw.run_filter_plugins_with_nominated_pods(cx, state, pod, &nodes[idx]);
             let passed = st.is_success();
             trace.nominated_node = Some((nn.to_string(), passed));
             if passed {
@@ -198,7 +270,7 @@ pub fn run_scheduling_cycle(
                 trace.outcome = Outcome::Error {
                     message: st.message(),
                 };
-                return CycleOutput { trace, state };
+                return None;
             }
         } else if let Some(nn) = pod.nominated_node_name.as_deref() {
             trace.nominated_node = Some((nn.to_string(), false));
@@ -231,7 +303,7 @@ pub fn run_scheduling_cycle(
             let mut visited: Vec<usize> = Vec::with_capacity(n.min(limit.saturating_add(64)));
             for k in 0..n {
                 let idx = candidates[(start + k) % n];
-                let st = fw.run_filter_plugins_with_nominated_pods(&cx, &state, pod, &nodes[idx]);
+                let st = fw.run_filter_plugins_with_nominated_pods(cx, state, pod, &nodes[idx]);
                 if st.is_success() {
                     // Enough found: the search is cancelled and this node dropped.
                     if feasible.len() >= limit {
@@ -254,7 +326,7 @@ pub fn run_scheduling_cycle(
                         &feasible,
                         Some(visited.into_iter().collect()),
                     );
-                    return CycleOutput { trace, state };
+                    return None;
                 }
                 visited.push(idx);
             }
@@ -277,36 +349,27 @@ pub fn run_scheduling_cycle(
         .iter()
         .map(|&i| nodes[i].name().to_string())
         .collect();
+    Some(Fit {
+        feasible,
+        statuses,
+        pre_filter_msg,
+    })
+}
 
-    if feasible.is_empty() {
-        let post = run_post_filter(fw, &cx, &state, pod, &statuses);
-        let post_msg = post.message.clone();
-        trace.fit_error = Some(fit_error_message(
-            nodes.len(),
-            &statuses,
-            &pre_filter_msg,
-            &post_msg,
-        ));
-        trace.outcome = Outcome::Unschedulable {
-            nominated_node: post.nominated_node.clone(),
-        };
-        if !fw.post_filter.is_empty() {
-            trace.post_filter = Some(post);
-        }
-        return CycleOutput { trace, state };
-    }
-
-    // PreScore / Score / NormalizeScore.
+/// PreScore, Score and NormalizeScore over the feasible nodes (upstream
+/// `prioritizeNodes`), totals written to `trace`. False when a plugin failed (the
+/// cycle ends with `trace.outcome` an error).
+fn prioritize_nodes(
+    fw: &Framework,
+    cx: &Ctx,
+    state: &mut CycleState,
+    pod: &Pod,
+    nodes: &[NodeInfo],
+    feasible: &[usize],
+    trace: &mut Trace,
+) -> bool {
     let feasible_infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i]).collect();
-    match prioritize(
-        fw,
-        &cx,
-        &mut state,
-        pod,
-        &feasible,
-        &feasible_infos,
-        &mut trace,
-    ) {
+    match prioritize(fw, cx, state, pod, feasible, &feasible_infos, trace) {
         Ok(totals) => trace.totals = totals,
         Err(message) => {
             trace.upstream_behaviour = fw
@@ -322,9 +385,14 @@ pub fn run_scheduling_cycle(
                 })
                 .collect();
             trace.outcome = Outcome::Error { message };
-            return CycleOutput { trace, state };
+            return false;
         }
     }
+    true
+}
+
+/// The best nodes and the one chosen among them (upstream `selectHost`).
+fn choose_host(trace: &mut Trace) {
     let max = trace.totals.iter().copied().max().unwrap_or(0);
     let mut best: Vec<String> = trace
         .feasible
@@ -340,7 +408,6 @@ pub fn run_scheduling_cycle(
     if let Some(node) = host {
         trace.outcome = Outcome::Scheduled { node };
     }
-    CycleOutput { trace, state }
 }
 
 /// Plugins that read a kind a live source may be refused (RBAC), and what they do

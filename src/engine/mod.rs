@@ -10,6 +10,7 @@ pub mod plugins;
 pub mod queue;
 pub mod scheduler;
 pub mod status;
+pub mod trace;
 pub mod waiting;
 
 pub use framework::{Ctx, CycleState, Framework};

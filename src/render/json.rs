@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::engine::status::Code;
-use crate::trace::{PluginResult, Trace};
+use crate::engine::trace::{PluginResult, Trace};
 
 pub fn to_json(t: &Trace) -> Value {
     let prefilter = json!({

@@ -1,4 +1,4 @@
-//! Renderings of a [`Trace`](crate::trace::Trace) for the CLI: the fidelity JSON
+//! Renderings of a [`Trace`](crate::engine::trace::Trace) for the CLI: the fidelity JSON
 //! schema (also as YAML) and a human table; [`escape`] makes untrusted text safe to
 //! print on a terminal.
 

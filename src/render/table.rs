@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::engine::status::Code;
-use crate::trace::{Outcome, Trace};
+use crate::engine::trace::{Outcome, Trace};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -329,6 +329,13 @@ Claim      {} ({}{from})",
         if !c.allocation.is_empty() {
             let _ = writeln!(o, "  allocated  {}", c.allocation.join(", "));
         }
+        if let Some(node) = &c.allocates_on {
+            let _ = writeln!(
+                o,
+                "  allocates  {} (on {node}, at Reserve)",
+                c.allocates.join(", ")
+            );
+        }
         if !c.reserved_for.is_empty() {
             let _ = writeln!(o, "  reserved   for {}", c.reserved_for.join(", "));
         }
@@ -451,7 +458,7 @@ fn col_width(plugin: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{PluginScores, PreFilterTrace};
+    use crate::engine::trace::{PluginScores, PreFilterTrace};
 
     /// A cycle stopped by a Score plugin's invalid score: the plugins scored before it
     /// are recorded, the totals are not.
@@ -524,7 +531,7 @@ mod tests {
         };
         t.pre_filter.plugin = Some("DynamicResources".into());
         assert_eq!(verdict_line(&t), "unschedulable");
-        t.not_modelled.push(crate::trace::NotModelled {
+        t.not_modelled.push(crate::engine::trace::NotModelled {
             plugin: "DynamicResources".into(),
             what: "claims resolved without ResourceClaims (not readable: forbidden)".into(),
         });

@@ -2,7 +2,6 @@
 //! output (files or a directory) into a [`Cluster`](crate::model::Cluster), applying the
 //! defaulting and admission the API server would have applied first.
 
-pub mod act;
 pub mod convert;
 pub mod live;
 pub mod observed;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::source::act::{ActHandle, Command};
+use crate::act::{ActHandle, Command};
 
 use super::waiting::{WaitingEvent, WaitingPod, WaitingPods};
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::engine::trace::Trace;
 pub use crate::source::{DataUpdate, Notice};
-use crate::trace::Trace;
 
 use super::engine::TraceKey;
 

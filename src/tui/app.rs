@@ -8,9 +8,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use crate::engine::Framework;
+use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
 use crate::theme::{BUILTIN, Theme, ThemeError};
-use crate::trace::Trace;
 
 use super::action::{Action, DataUpdate, Focus, MouseKind, Tab};
 use super::engine::{CycleRunner, TraceCache, TraceJob, TraceKey};

@@ -11,8 +11,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::engine::Framework;
 use crate::engine::cycle::{CycleOptions, run_cycle};
+use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
-use crate::trace::Trace;
 
 use super::action::Action;
 use super::view::TraceView;
@@ -118,7 +118,7 @@ fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
         binding: Vec::new(),
         not_modelled: Vec::new(),
         upstream_behaviour: Vec::new(),
-        outcome: crate::trace::Outcome::Error {
+        outcome: crate::engine::trace::Outcome::Error {
             message: format!("profile #{} does not exist", key.profile),
         },
         claims: Vec::new(),

@@ -11,10 +11,10 @@ use serde_json::json;
 use crate::engine::Framework;
 use crate::engine::framework::{Plugin, WeightedPlugin};
 use crate::engine::status::Code;
+use crate::engine::trace::*;
 use crate::model::testing::{node, pod};
 use crate::model::{Cluster, Node, Pod, Resource};
 use crate::theme::Theme;
-use crate::trace::*;
 
 use super::app::{App, AppInit};
 use super::waiting::{ManualClock, WaitingList};

@@ -13,8 +13,8 @@ use super::app::App;
 use super::engine::{TraceJob, TraceKey};
 use super::terminal::{self, Tui};
 use super::view::TraceView;
+use crate::engine::trace::Trace;
 use crate::signals::{self, Stopped};
-use crate::trace::Trace;
 
 pub enum Event {
     Key(crossterm::event::KeyEvent),

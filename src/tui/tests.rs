@@ -735,7 +735,7 @@ fn real_engine_cycle_drives_the_panes() {
     let cur = f.app.current.clone().expect("trace");
     assert!(matches!(
         cur.trace.outcome,
-        crate::trace::Outcome::Gated { .. }
+        crate::engine::trace::Outcome::Gated { .. }
     ));
 }
 
@@ -829,7 +829,9 @@ fn frame_time_5000_nodes() {
 #[test]
 #[ignore]
 fn frame_time_real_engine_5000_nodes() {
-    use crate::synthetic::{ANTI_AFFINITY_POD, PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
+    use crate::testing::synthetic::{
+        ANTI_AFFINITY_POD, PLAIN_POD, SyntheticSpec, synthetic_cluster_json,
+    };
     use std::time::Instant;
     let text = synthetic_cluster_json(&SyntheticSpec::default());
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -1176,8 +1178,8 @@ fn live_status_and_the_real_schedulers_word() {
 /// become commands to the session (the engine owns the timers).
 #[test]
 fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
+    use crate::act::{Command, session};
     use crate::engine::waiting::{PendingPlugin, WaitingPodView};
-    use crate::source::act::{Command, session};
     let (handle, mut inputs) = session::channel();
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let cluster = Arc::new(cluster());

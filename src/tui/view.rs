@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::engine::status::Code;
+use crate::engine::trace::{Outcome, PluginResult, Trace};
 use crate::model::{Cluster, Pod};
-use crate::trace::{Outcome, PluginResult, Trace};
 
 use super::action::Tab;
 use super::waiting::WaitingPod;

@@ -206,7 +206,7 @@ fn compare_lines(
             "Score (weighted; raw in brackets)",
             t.header,
         )));
-        let cell = |fi: Option<usize>, s: &crate::trace::PluginScores| -> (String, i64) {
+        let cell = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| -> (String, i64) {
             match fi {
                 Some(i) => {
                     let n = s.normalized.get(i).copied().unwrap_or(0);

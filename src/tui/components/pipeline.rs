@@ -10,7 +10,7 @@ use super::super::app::{App, Hit};
 use super::super::view::{Mark, plural};
 use super::super::widgets::virtual_table;
 use super::{mark_span, mark_style};
-use crate::trace::Outcome;
+use crate::engine::trace::Outcome;
 
 pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current.clone() else {

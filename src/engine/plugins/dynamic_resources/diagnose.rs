@@ -16,10 +16,10 @@ use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
 use crate::engine::framework::CycleState;
 use crate::engine::status::Code;
+use crate::engine::trace::{ClaimNodeTrace, ClaimTrace, Trace};
 use crate::model::dra::ResourceClaim;
 use crate::model::labels::{Labels, NodeSelector};
 use crate::model::{Cluster, Pod};
-use crate::trace::{ClaimNodeTrace, ClaimTrace, Trace};
 
 /// Rejected nodes diagnosed per claim: the first ones in node order (a table shows
 /// fewer; the rest are counted).
@@ -386,8 +386,29 @@ pub fn claims_report(
         })
         .collect();
     let owners = inventory.holders(cluster, in_use);
+    // What Reserve allocated on the chosen node (the binding dry run ran), by the
+    // claim's position among the pod's claims.
+    let reserved = state
+        .read::<super::StateData>(super::STATE_KEY)
+        .and_then(|s| {
+            let (node, allocations) = s.allocations.lock().ok()?.clone()?;
+            let by_claim: HashMap<usize, Vec<String>> = s
+                .to_allocate
+                .iter()
+                .zip(allocations)
+                .map(|(&i, a)| {
+                    let devices = a
+                        .devices
+                        .iter()
+                        .map(|d| format!("{}: {}/{}/{}", d.request, d.driver, d.pool, d.device))
+                        .collect();
+                    (i, devices)
+                })
+                .collect();
+            Some((node, by_claim))
+        });
     let mut out = Vec::new();
-    for (pc, claim) in pod
+    for (i, (pc, claim)) in pod
         .resource_claims
         .iter()
         .filter(|pc| {
@@ -398,6 +419,7 @@ pub fn claims_report(
                     .any(|s| s.name == pc.name && s.resource_claim_name.is_some())
         })
         .zip(&claims)
+        .enumerate()
     {
         let devices = claim.spec.devices.as_ref();
         let requests = devices
@@ -443,6 +465,7 @@ pub fn claims_report(
             .flatten()
             .map(|c| format!("{}/{}", c.resource, c.name))
             .collect();
+        let allocates = reserved.as_ref().and_then(|(_, by)| by.get(&i).cloned());
         let mut nodes = Vec::new();
         for info in &diagnosed {
             let node = info.name();
@@ -466,6 +489,9 @@ pub fn claims_report(
             requests,
             constraints,
             allocation,
+            allocates: allocates.clone().unwrap_or_default(),
+            allocates_on: allocates
+                .map(|_| reserved.as_ref().map(|r| r.0.clone()).unwrap_or_default()),
             reserved_for,
             nodes,
             nodes_not_diagnosed: rejected.len().saturating_sub(NODES_DIAGNOSED),

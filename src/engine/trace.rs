@@ -167,6 +167,12 @@ pub struct ClaimTrace {
     pub constraints: Vec<String>,
     /// `request: driver/pool/device` of an allocated claim.
     pub allocation: Vec<String>,
+    /// `request: driver/pool/device` the allocator picked for a claim it allocates,
+    /// on the node Reserve ran on (`allocates_on`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocates: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocates_on: Option<String>,
     /// Consumers in `status.reservedFor`, `resource/name`.
     pub reserved_for: Vec<String>,
     /// Rejected nodes with why, in node order (the first ones).
