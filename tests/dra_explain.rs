@@ -141,3 +141,33 @@ fn json_carries_the_claims_beside_the_measured_fields() {
         serde_json::from_str(&explain("h01-basic-least-allocated", pod.trim(), true)).unwrap();
     assert!(v.get("claims").is_none(), "{v}");
 }
+
+#[test]
+fn the_devices_reserve_allocates_are_those_the_real_scheduler_picked() {
+    // Measured on the real kube-scheduler v1.35.4 (see the scenarios' notes.txt): two
+    // GPUs sharing a model on n3 (the allocator backtracks past gpu-1), three for an
+    // All request on n4, a firstAvailable sub-request on n4.
+    for (name, pod, line) in [
+        (
+            "r03-c-two-gpus-match-attribute",
+            "dra-c/pending",
+            "  allocates  gpu: gpu.example.com/n3/gpu-0, gpu: gpu.example.com/n3/gpu-2 (on n3, at Reserve)\n",
+        ),
+        (
+            "r12-j-allocation-mode-all",
+            "dra-j/pending",
+            "  allocates  gpu: gpu.example.com/n4/gpu-0, gpu: gpu.example.com/n4/gpu-1, gpu: gpu.example.com/n4/gpu-2 (on n4, at Reserve)\n",
+        ),
+        (
+            "r16-n-first-available-score",
+            "dra-n/pending",
+            "  allocates  gpu/h100: gpu.example.com/n4/gpu-0 (on n4, at Reserve)\n",
+        ),
+    ] {
+        let out = explain(name, pod, false);
+        assert!(out.contains(line), "{name}:\n{out}");
+    }
+    let json: Value = serde_json::from_str(&explain("r01-a-one-gpu-fits", "dra-a/pending", true)).unwrap();
+    assert_eq!(json["claims"][0]["allocates"][0], "gpu: gpu.example.com/n1/gpu-0", "{json:#}");
+    assert_eq!(json["claims"][0]["allocates_on"], "n1");
+}
