@@ -167,7 +167,11 @@ fn the_devices_reserve_allocates_are_those_the_real_scheduler_picked() {
         let out = explain(name, pod, false);
         assert!(out.contains(line), "{name}:\n{out}");
     }
-    let json: Value = serde_json::from_str(&explain("r01-a-one-gpu-fits", "dra-a/pending", true)).unwrap();
-    assert_eq!(json["claims"][0]["allocates"][0], "gpu: gpu.example.com/n1/gpu-0", "{json:#}");
+    let json: Value =
+        serde_json::from_str(&explain("r01-a-one-gpu-fits", "dra-a/pending", true)).unwrap();
+    assert_eq!(
+        json["claims"][0]["allocates"][0], "gpu: gpu.example.com/n1/gpu-0",
+        "{json:#}"
+    );
     assert_eq!(json["claims"][0]["allocates_on"], "n1");
 }

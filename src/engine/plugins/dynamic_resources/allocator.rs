@@ -4,6 +4,7 @@
 //! devices in slice order: upstream's pool order is Go map order, so only *which*
 //! devices are picked can differ, never whether a node fits.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
@@ -119,6 +120,8 @@ impl DevicesInUse {
 
 pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
     let mut out = DevicesInUse::default();
+    // Mostly one device per claim: sized once instead of growing through rehashes.
+    out.set.reserve(cluster.resource_claims.len());
     // Claims come in key order, and neighbours mostly share driver and pool: the
     // last ids are reused without a lookup.
     let mut last_driver: Option<(&str, u32)> = None;
@@ -218,6 +221,8 @@ impl Inventory {
             in_use: allocated_devices(cluster),
             ..Default::default()
         };
+        inv.by_node.reserve(cluster.nodes().len());
+        inv.all.reserve(cluster.resource_slices.len());
         // Slices come in name order, so every list built here is sorted.
         for slice in cluster.resource_slices.values() {
             let s = &slice.spec;
@@ -311,15 +316,10 @@ pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &La
         .map(Vec::as_slice)
         .unwrap_or_default();
     let shared = inventory.shared.as_slice();
-    // Both lists are sorted: slices are visited in name order.
-    let mut slices: Vec<&'a ResourceSlice> = own.iter().chain(shared).map(Arc::as_ref).collect();
-    if !own.is_empty() && !shared.is_empty() {
-        slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    }
     let mut pools: Vec<PoolState<'a>> = Vec::new();
-    for slice in slices {
+    let mut add = |slice: &'a ResourceSlice| {
         if !slice_matches(slice, node, labels) {
-            continue;
+            return;
         }
         let (driver, pool) = (slice.spec.driver.as_str(), slice.spec.pool.name.as_str());
         let g = slice.spec.pool.generation;
@@ -341,10 +341,26 @@ pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &La
                 slices: vec![slice],
             }),
         }
+    };
+    // Both lists are sorted: slices are visited in name order (merged only when a
+    // node has both kinds, which is rare).
+    if shared.is_empty() || own.is_empty() {
+        own.iter().chain(shared).for_each(|s| add(s));
+    } else {
+        let mut slices: Vec<&'a ResourceSlice> =
+            own.iter().chain(shared).map(Arc::as_ref).collect();
+        slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        slices.into_iter().for_each(&mut add);
     }
     pools.sort_by(|a, b| (a.driver, a.pool).cmp(&(b.driver, b.pool)));
     let mut out = Pools {
-        devices: Vec::new(),
+        devices: Vec::with_capacity(
+            pools
+                .iter()
+                .flat_map(|p| &p.slices)
+                .map(|s| s.spec.devices.as_ref().map_or(0, Vec::len))
+                .sum(),
+        ),
         bad: Vec::new(),
     };
     let mut names: Vec<&str> = Vec::new();
@@ -404,7 +420,7 @@ pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &La
 /// `firstAvailable` sub-request.
 struct Alternative<'a> {
     /// What results carry: `<request>` or `<request>/<sub>`.
-    name: String,
+    name: Cow<'a, str>,
     class: &'a str,
     selectors: &'a [DeviceSelector],
     all: bool,
@@ -446,7 +462,7 @@ enum AttrValue<'a> {
 }
 
 struct ClaimPlan<'a> {
-    key: String,
+    key: ClaimKey<'a>,
     requests: Vec<Request<'a>>,
     constraints: Vec<Constraint<'a>>,
 }
@@ -530,12 +546,21 @@ struct Search<'a, 'b> {
     matches: FastMap<(usize, usize, usize, usize), bool>,
 }
 
-fn claim_key(c: &ResourceClaim) -> String {
-    format!(
-        "{}/{}",
-        c.metadata.namespace.as_deref().unwrap_or("default"),
-        c.metadata.name.as_deref().unwrap_or_default()
-    )
+/// A claim's `namespace/name`, written only into error messages (a plan is made for
+/// every node, so it is not built there).
+#[derive(Clone, Copy)]
+struct ClaimKey<'a>(&'a ResourceClaim);
+
+impl std::fmt::Display for ClaimKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = &self.0.metadata;
+        write!(
+            f,
+            "{}/{}",
+            m.namespace.as_deref().unwrap_or("default"),
+            m.name.as_deref().unwrap_or_default()
+        )
+    }
 }
 
 impl<'a> Allocator<'a> {
@@ -589,7 +614,7 @@ impl<'a> Search<'a, '_> {
         claim: &'a ResourceClaim,
         bad: &[(String, String, PoolStatus)],
     ) -> Result<ClaimPlan<'a>, AllocError> {
-        let key = claim_key(claim);
+        let key = ClaimKey(claim);
         let devices = claim.spec.devices.as_ref();
         let mut requests = Vec::new();
         let mut min_devices = 0usize;
@@ -601,7 +626,7 @@ impl<'a> Search<'a, '_> {
             let mut alternatives = Vec::new();
             if let Some(ex) = &req.exactly {
                 alternatives.push(Alternative {
-                    name: req.name.clone(),
+                    name: Cow::Borrowed(&req.name),
                     class: &ex.device_class_name,
                     selectors: ex.selectors.as_deref().unwrap_or_default(),
                     all: ex.allocation_mode.as_deref() == Some(MODE_ALL),
@@ -612,7 +637,7 @@ impl<'a> Search<'a, '_> {
             } else if let Some(subs) = &req.first_available {
                 for sub in subs {
                     alternatives.push(Alternative {
-                        name: format!("{}/{}", req.name, sub.name),
+                        name: Cow::Owned(format!("{}/{}", req.name, sub.name)),
                         class: &sub.device_class_name,
                         selectors: sub.selectors.as_deref().unwrap_or_default(),
                         all: sub.allocation_mode.as_deref() == Some(MODE_ALL),
@@ -655,7 +680,7 @@ impl<'a> Search<'a, '_> {
                 }
                 let mut set = Vec::new();
                 for d in 0..self.devices.len() {
-                    if self.accepts(&key, alt, d)? {
+                    if self.accepts(key, alt, d)? {
                         set.push(d);
                     }
                 }
@@ -714,7 +739,7 @@ impl<'a> Search<'a, '_> {
             return Ok(m);
         }
         let plan = &self.plans[ci];
-        let ok = self.accepts(&plan.key, &plan.requests[ri].alternatives[ai], d)?;
+        let ok = self.accepts(plan.key, &plan.requests[ri].alternatives[ai], d)?;
         self.matches.insert((ci, ri, ai, d), ok);
         Ok(ok)
     }
@@ -722,7 +747,7 @@ impl<'a> Search<'a, '_> {
     /// Class selectors first, then the request's; errors abort the cycle.
     fn accepts(
         &self,
-        claim_key: &str,
+        claim_key: ClaimKey<'_>,
         alt: &Alternative<'_>,
         d: usize,
     ) -> Result<bool, AllocError> {
@@ -910,7 +935,7 @@ impl<'a> Search<'a, '_> {
             ..
         } = &mut self.plans[ci];
         let req_name = requests[ri].name;
-        let alt_name = requests[ri].alternatives[ai].name.as_str();
+        let alt_name = requests[ri].alternatives[ai].name.as_ref();
         for c in constraints.iter_mut() {
             if c.covers(req_name, alt_name) {
                 c.users = c.users.saturating_sub(1);
@@ -932,7 +957,9 @@ impl<'a> Search<'a, '_> {
             for &Pick { ri, ai, d, admin } in chosen {
                 let dev = &self.devices[d];
                 devices.push(DeviceResult {
-                    request: self.plans[ci].requests[ri].alternatives[ai].name.clone(),
+                    request: self.plans[ci].requests[ri].alternatives[ai]
+                        .name
+                        .to_string(),
                     driver: dev.driver.to_string(),
                     pool: dev.pool.to_string(),
                     device: dev.name.to_string(),
