@@ -88,7 +88,7 @@ fn dra_objects_load_with_api_defaulting() {
             .extended_resource_name
             .is_none()
     );
-    let dev = &c.resource_slices["n1-gpu"].spec.devices.as_ref().unwrap()[0];
+    let dev = &c.resource_slices()["n1-gpu"].spec.devices.as_ref().unwrap()[0];
     assert!(dev.taints.is_none());
     // A claim without a namespace lands in `default`; ExactCount/1 is the default.
     let claim = c

@@ -450,6 +450,21 @@ fn ties_as_sets(v: &mut Value) {
         };
         best.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
         let best = best.clone();
+        // The devices Reserve allocates are on the node picked among the ties.
+        for claim in answer
+            .get_mut("claims")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(node) = claim.get("allocates_on")
+                && best.contains(node)
+                && best.len() > 1
+            {
+                claim["allocates_on"] = json!("one of best_nodes");
+                claim["allocates"] = json!("devices there");
+            }
+        }
         for ptr in ["/selected_node", "/outcome/node"] {
             if let Some(n) = answer.pointer_mut(ptr)
                 && best.contains(n)

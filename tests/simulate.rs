@@ -683,7 +683,7 @@ spec: {{minMember: 2}}
     let keys: Vec<String> = sim.waiting().into_iter().map(|w| w.pod).collect();
     assert_eq!(keys, ["default/a"]);
     let allocated = |sim: &Scheduler, claim: &str| {
-        sim.cluster().resource_claims[claim]
+        sim.cluster().resource_claims()[claim]
             .status
             .as_ref()
             .and_then(|s| s.allocation.as_ref())

@@ -1,7 +1,8 @@
 //! The one cluster model that snapshots and live watches both feed.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
@@ -69,9 +70,14 @@ pub struct Cluster {
     pub device_classes: BTreeMap<String, super::dra::DeviceClass>,
     /// By name: the order the allocator visits slices in. Shared, so that a cycle's
     /// index of slices by node costs a reference count, not a copy.
-    pub resource_slices: BTreeMap<String, Arc<super::dra::ResourceSlice>>,
+    resource_slices: BTreeMap<String, Arc<super::dra::ResourceSlice>>,
     /// Keyed `namespace/name`.
-    pub resource_claims: BTreeMap<String, super::dra::ResourceClaim>,
+    resource_claims: BTreeMap<String, super::dra::ResourceClaim>,
+    /// What the engine derives from the claims and slices (DynamicResources' devices
+    /// in use and slices by node), built on first use and dropped whenever either
+    /// changes: upstream keeps the same up to date from informer events rather than
+    /// walking every claim in each cycle. Type-erased: the model knows no engine type.
+    dra_index: OnceLock<Arc<dyn Any + Send + Sync>>,
     /// Keyed `namespace/name`; the scheduler never reads them (kept for display).
     pub resource_claim_templates: BTreeMap<String, super::dra::ResourceClaimTemplate>,
     /// The source delivers DRA objects (snapshots do; the live watchers do not yet):
@@ -301,6 +307,11 @@ impl Cluster {
                 }
             )*};
         }
+        let dra_before = changed.len();
+        sync!(resource_slices, resource_claims,);
+        if changed.len() > dra_before {
+            self.dra_index = OnceLock::new();
+        }
         sync!(
             unreadable_kinds,
             persistent_volumes,
@@ -319,12 +330,58 @@ impl Cluster {
             replication_controllers,
             pod_groups,
             device_classes,
-            resource_slices,
-            resource_claims,
             resource_claim_templates,
             finished_pods,
         );
         changed
+    }
+
+    /// ResourceSlices by name.
+    pub fn resource_slices(&self) -> &BTreeMap<String, Arc<super::dra::ResourceSlice>> {
+        &self.resource_slices
+    }
+    /// To change the slices (the derived DRA index is dropped).
+    pub fn resource_slices_mut(&mut self) -> &mut BTreeMap<String, Arc<super::dra::ResourceSlice>> {
+        self.dra_index = OnceLock::new();
+        &mut self.resource_slices
+    }
+    /// ResourceClaims by `namespace/name`.
+    pub fn resource_claims(&self) -> &BTreeMap<String, super::dra::ResourceClaim> {
+        &self.resource_claims
+    }
+    /// To change the claims (the derived DRA index is dropped).
+    pub fn resource_claims_mut(&mut self) -> &mut BTreeMap<String, super::dra::ResourceClaim> {
+        self.dra_index = OnceLock::new();
+        &mut self.resource_claims
+    }
+    /// DeviceClasses by name (for code generic over the DRA kinds).
+    pub fn device_classes(&self) -> &BTreeMap<String, super::dra::DeviceClass> {
+        &self.device_classes
+    }
+    pub fn device_classes_mut(&mut self) -> &mut BTreeMap<String, super::dra::DeviceClass> {
+        &mut self.device_classes
+    }
+    /// ResourceClaimTemplates by `namespace/name` (for code generic over the DRA kinds).
+    pub fn resource_claim_templates(&self) -> &BTreeMap<String, super::dra::ResourceClaimTemplate> {
+        &self.resource_claim_templates
+    }
+    pub fn resource_claim_templates_mut(
+        &mut self,
+    ) -> &mut BTreeMap<String, super::dra::ResourceClaimTemplate> {
+        &mut self.resource_claim_templates
+    }
+
+    /// The index `build` derives from the DRA claims and slices, built once per
+    /// state of them.
+    pub fn dra_index<T: Any + Send + Sync>(&self, build: impl Fn(&Cluster) -> T) -> Arc<T> {
+        let cached = self
+            .dra_index
+            .get_or_init(|| Arc::new(build(self)) as Arc<dyn Any + Send + Sync>);
+        match cached.clone().downcast::<T>() {
+            Ok(index) => index,
+            // Another type asked first: build without caching.
+            Err(_) => Arc::new(build(self)),
+        }
     }
 
     pub fn resource_claim(
@@ -374,5 +431,30 @@ mod tests {
         live.storage_classes.clear();
         assert!(mine.copy_objects_from(&live));
         assert!(mine.storage_classes.is_empty());
+    }
+
+    #[test]
+    fn the_dra_index_is_built_once_and_dropped_when_claims_or_slices_change() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let builds = AtomicUsize::new(0);
+        let build = |c: &Cluster| {
+            builds.fetch_add(1, Ordering::SeqCst);
+            c.resource_claims().len() + c.resource_slices().len()
+        };
+        let mut c = Cluster::new();
+        assert_eq!(*c.dra_index(build), 0);
+        assert_eq!(*c.dra_index(build), 0);
+        assert_eq!(builds.load(Ordering::SeqCst), 1, "cached");
+        c.resource_claims_mut()
+            .insert("ns/a".into(), Default::default());
+        assert_eq!(*c.dra_index(build), 1, "claims changed");
+        c.resource_slices_mut()
+            .insert("s".into(), Arc::new(Default::default()));
+        assert_eq!(*c.dra_index(build), 2, "slices changed");
+        let mut other = c.clone();
+        other.resource_claims_mut().clear();
+        assert!(c.copy_objects_from(&other));
+        assert_eq!(*c.dra_index(build), 1, "copied from a live model");
+        assert_eq!(builds.load(Ordering::SeqCst), 4);
     }
 }

@@ -124,11 +124,11 @@ pub(super) const DRA_KINDS: [&str; 4] = [
 /// checked; an object the allocator could not read is left out (the old version
 /// too) rather than stopping the watch.
 macro_rules! dra_kind {
-    ($ty:ty, $kind:literal, $field:ident, $fix:expr) => {
+    ($ty:ty, $kind:literal, $field:ident, $field_mut:ident, $fix:expr) => {
         impl Watched for $ty {
             const KIND: &'static str = $kind;
             fn keys(st: &LiveState) -> Vec<String> {
-                st.cluster.$field.keys().cloned().collect()
+                st.cluster.$field().keys().cloned().collect()
             }
             fn upsert(mut self, st: &mut LiveState) {
                 self.metadata.managed_fields = None;
@@ -136,37 +136,46 @@ macro_rules! dra_kind {
                 let fix: fn(&mut $ty) -> Result<(), crate::model::pod::FieldError> = $fix;
                 match fix(&mut self) {
                     // `into`: the slices are kept behind an Arc, the other kinds as they are.
-                    Ok(()) => st.cluster.$field.insert(key, self.into()),
-                    Err(_) => st.cluster.$field.remove(&key),
+                    Ok(()) => st.cluster.$field_mut().insert(key, self.into()),
+                    Err(_) => st.cluster.$field_mut().remove(&key),
                 };
             }
             fn remove(key: &str, st: &mut LiveState) {
-                st.cluster.$field.remove(key);
+                st.cluster.$field_mut().remove(key);
             }
         }
     };
 }
 
-dra_kind!(resource::DeviceClass, "DeviceClass", device_classes, |c| {
-    dra::device_class_defaults(c);
-    Ok(())
-});
+dra_kind!(
+    resource::DeviceClass,
+    "DeviceClass",
+    device_classes,
+    device_classes_mut,
+    |c| {
+        dra::device_class_defaults(c);
+        Ok(())
+    }
+);
 dra_kind!(
     resource::ResourceSlice,
     "ResourceSlice",
     resource_slices,
+    resource_slices_mut,
     dra::resource_slice_check
 );
 dra_kind!(
     resource::ResourceClaim,
     "ResourceClaim",
     resource_claims,
+    resource_claims_mut,
     dra::resource_claim_check
 );
 dra_kind!(
     resource::ResourceClaimTemplate,
     "ResourceClaimTemplate",
     resource_claim_templates,
+    resource_claim_templates_mut,
     dra::resource_claim_template_check
 );
 

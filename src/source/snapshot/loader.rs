@@ -164,7 +164,26 @@ impl Loader {
         for (_, rc) in other.runtime_classes {
             self.apply(Decoded::RuntimeClass(Box::new(rc)));
         }
-        let c = other.cluster;
+        let mut c = other.cluster;
+        // The two kinds the model keeps behind accessors (changing them drops an index).
+        for (k, v) in std::mem::take(c.resource_slices_mut()) {
+            put(
+                self.cluster.resource_slices_mut(),
+                "ResourceSlice",
+                k,
+                v,
+                &mut self.report,
+            );
+        }
+        for (k, v) in std::mem::take(c.resource_claims_mut()) {
+            put(
+                self.cluster.resource_claims_mut(),
+                "ResourceClaim",
+                k,
+                v,
+                &mut self.report,
+            );
+        }
         macro_rules! take {
             ($($field:ident: $kind:literal),*) => {$(
                 for (k, v) in c.$field {
@@ -189,8 +208,6 @@ impl Loader {
             replication_controllers: "ReplicationController",
             pod_groups: "PodGroup",
             device_classes: "DeviceClass",
-            resource_slices: "ResourceSlice",
-            resource_claims: "ResourceClaim",
             resource_claim_templates: "ResourceClaimTemplate"
         );
     }
@@ -515,21 +532,21 @@ impl Loader {
                 put(&mut c.pod_groups, "PodGroup", key, *o, report)
             }
             Decoded::DeviceClass(o) => put(
-                &mut c.device_classes,
+                c.device_classes_mut(),
                 "DeviceClass",
                 name_key(&o.metadata),
                 *o,
                 report,
             ),
             Decoded::ResourceSlice(o) => put(
-                &mut c.resource_slices,
+                c.resource_slices_mut(),
                 "ResourceSlice",
                 name_key(&o.metadata),
                 std::sync::Arc::new(*o),
                 report,
             ),
             Decoded::ResourceClaim(o) => put(
-                &mut c.resource_claims,
+                c.resource_claims_mut(),
                 "ResourceClaim",
                 ns_key(&o.metadata),
                 *o,
@@ -654,8 +671,8 @@ impl Loader {
         count("RuntimeClass", self.runtime_classes.len());
         count("PodGroup", cluster.pod_groups.len());
         count("DeviceClass", cluster.device_classes.len());
-        count("ResourceSlice", cluster.resource_slices.len());
-        count("ResourceClaim", cluster.resource_claims.len());
+        count("ResourceSlice", cluster.resource_slices().len());
+        count("ResourceClaim", cluster.resource_claims().len());
         count(
             "ResourceClaimTemplate",
             cluster.resource_claim_templates.len(),

@@ -66,7 +66,7 @@ pub fn allocation_results(
         &k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
     ),
 > {
-    cluster.resource_claims.iter().flat_map(|(key, claim)| {
+    cluster.resource_claims().iter().flat_map(|(key, claim)| {
         claim
             .status
             .as_ref()
@@ -121,12 +121,12 @@ impl DevicesInUse {
 pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
     let mut out = DevicesInUse::default();
     // Mostly one device per claim: sized once instead of growing through rehashes.
-    out.set.reserve(cluster.resource_claims.len());
+    out.set.reserve(cluster.resource_claims().len());
     // Claims come in key order, and neighbours mostly share driver and pool: the
     // last ids are reused without a lookup.
     let mut last_driver: Option<(&str, u32)> = None;
     let mut last_pool: Option<(&str, u32)> = None;
-    for (position, claim) in cluster.resource_claims.values().enumerate() {
+    for (position, claim) in cluster.resource_claims().values().enumerate() {
         let results = claim
             .status
             .as_ref()
@@ -179,7 +179,7 @@ impl Inventory {
         wanted.sort_unstable();
         let mut out = HashMap::new();
         let mut next = wanted.iter().peekable();
-        for (position, key) in cluster.resource_claims.keys().enumerate() {
+        for (position, key) in cluster.resource_claims().keys().enumerate() {
             while let Some((_, d)) = next.next_if(|(p, _)| *p as usize == position) {
                 out.insert(*d, key.as_str());
             }
@@ -222,9 +222,9 @@ impl Inventory {
             ..Default::default()
         };
         inv.by_node.reserve(cluster.nodes().len());
-        inv.all.reserve(cluster.resource_slices.len());
+        inv.all.reserve(cluster.resource_slices().len());
         // Slices come in name order, so every list built here is sorted.
-        for slice in cluster.resource_slices.values() {
+        for slice in cluster.resource_slices().values() {
             let s = &slice.spec;
             match s.node_name.as_deref() {
                 Some(n) => match inv.by_node.get_mut(n) {
@@ -549,7 +549,7 @@ struct Search<'a, 'b> {
 /// A claim's `namespace/name`, written only into error messages (a plan is made for
 /// every node, so it is not built there).
 #[derive(Clone, Copy)]
-struct ClaimKey<'a>(&'a ResourceClaim);
+pub(super) struct ClaimKey<'a>(pub(super) &'a ResourceClaim);
 
 impl std::fmt::Display for ClaimKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1112,11 +1112,11 @@ mod tests {
             .unwrap(),
         );
         for s in slices {
-            c.resource_slices
+            c.resource_slices_mut()
                 .insert(s.metadata.name.clone().unwrap(), Arc::new(s));
         }
         for cl in claims {
-            c.resource_claims.insert(
+            c.resource_claims_mut().insert(
                 format!("default/{}", cl.metadata.name.as_deref().unwrap()),
                 cl,
             );
@@ -1220,7 +1220,10 @@ mod tests {
                          "constraints": [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]});
         assert_eq!(run(&c, "n1", &[], &[&claim("w", two.clone())]), Ok(None));
         let free = cluster_with(
-            c.resource_slices.values().map(|s| (**s).clone()).collect(),
+            c.resource_slices()
+                .values()
+                .map(|s| (**s).clone())
+                .collect(),
             vec![],
         );
         // gpu-2 lacks the attribute: it never satisfies the constraint.

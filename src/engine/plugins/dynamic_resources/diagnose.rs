@@ -369,7 +369,7 @@ pub fn claims_report(
     let inventory = state
         .read::<super::StateData>(super::STATE_KEY)
         .map(|s| s.inventory.clone())
-        .unwrap_or_else(|| std::sync::Arc::new(Inventory::new(cluster)));
+        .unwrap_or_else(|| cluster.dra_index(Inventory::new));
     let diagnosed: Vec<&crate::model::NodeInfo> = rejected
         .iter()
         .take(NODES_DIAGNOSED)
@@ -516,10 +516,10 @@ pub struct NodeDevice {
 
 /// The devices of the pools the allocator would gather for `node`, in pool order.
 pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeDevice> {
-    if cluster.resource_slices.is_empty() {
+    if cluster.resource_slices().is_empty() {
         return Vec::new();
     }
-    let inventory = Inventory::new(cluster);
+    let inventory = cluster.dra_index(Inventory::new);
     let pools = gather_pools(&inventory, node, labels);
     let owners = inventory.holders(
         cluster,

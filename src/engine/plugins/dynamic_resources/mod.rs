@@ -36,7 +36,7 @@ pub mod allocator;
 pub mod cel;
 pub mod diagnose;
 
-use allocator::{AllocError, Allocator, ClaimAllocation, FastMap, Inventory};
+use allocator::{AllocError, Allocator, ClaimAllocation, ClaimKey, FastMap, Inventory};
 
 pub const NAME: &str = "DynamicResources";
 const STATE_KEY: &str = NAME;
@@ -450,10 +450,12 @@ impl PreFilterPlugin for DynamicResources {
             to_allocate.push(i);
         }
         let has_allocator = !to_allocate.is_empty();
+        // Built once per state of the cluster's claims and slices, as upstream keeps
+        // its allocated-devices tracker and slice informer current between cycles.
         let inventory = if has_allocator {
-            Inventory::new(cx.cluster)
+            cx.cluster.dra_index(Inventory::new)
         } else {
-            Inventory::default()
+            Arc::new(Inventory::default())
         };
         state.write(
             STATE_KEY,
@@ -461,7 +463,7 @@ impl PreFilterPlugin for DynamicResources {
                 claims: claims.into_iter().map(|c| Arc::new(c.clone())).collect(),
                 to_allocate,
                 has_allocator,
-                inventory: Arc::new(inventory),
+                inventory,
                 ..Default::default()
             },
         );
@@ -698,12 +700,8 @@ pub fn record_binding(cluster: &mut Cluster, state: &CycleState, pod: &Pod, node
     };
     let allocations = reserved_on(s, node);
     for (i, original) in s.claims.iter().enumerate() {
-        let key = format!(
-            "{}/{}",
-            original.metadata.namespace.as_deref().unwrap_or("default"),
-            original.metadata.name.as_deref().unwrap_or_default()
-        );
-        let Some(claim) = cluster.resource_claims.get_mut(&key) else {
+        let key = ClaimKey(original).to_string();
+        let Some(claim) = cluster.resource_claims_mut().get_mut(&key) else {
             continue;
         };
         let status = claim.status.get_or_insert_with(Default::default);
@@ -747,12 +745,8 @@ pub fn assume_allocations(
         let (Some(original), Some(a)) = (s.claims.get(i), allocations.get(j)) else {
             continue;
         };
-        let key = format!(
-            "{}/{}",
-            original.metadata.namespace.as_deref().unwrap_or("default"),
-            original.metadata.name.as_deref().unwrap_or_default()
-        );
-        let Some(claim) = cluster.resource_claims.get_mut(&key) else {
+        let key = ClaimKey(original).to_string();
+        let Some(claim) = cluster.resource_claims_mut().get_mut(&key) else {
             continue;
         };
         saved.push((key, claim.status.clone()));
@@ -773,7 +767,7 @@ pub fn restore_claims(
     )>,
 ) {
     for (key, status) in saved {
-        if let Some(claim) = cluster.resource_claims.get_mut(&key) {
+        if let Some(claim) = cluster.resource_claims_mut().get_mut(&key) {
             claim.status = status;
         }
     }
