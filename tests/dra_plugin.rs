@@ -319,3 +319,38 @@ fn a_claim_named_twice_fails_at_pre_bind_as_upstream_does() {
         "{a:#}"
     );
 }
+
+#[test]
+fn simulate_applies_post_filter_deallocation_and_the_next_attempt_binds() {
+    // Measured on the real control plane (scenario r06): the claim is allocated on a
+    // node whose cpu is short and reserved by nobody; PostFilter deallocates it, and
+    // the real scheduler's next attempt allocated it anew and bound the pod to n1,
+    // scoring n1 474 and n3 449.
+    use schedscope::engine::scheduler::{Placement, SimOptions, simulate};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fidelity/r06-d3-unreserved-claim-deallocated/snapshot.yaml");
+    let snap = load_snapshot_str(&std::fs::read_to_string(path).unwrap(), "r06.yaml").unwrap();
+    let r = simulate(
+        snap.cluster,
+        SchedulerConfig::defaults(),
+        SimOptions {
+            keep_traces: true,
+            ..Default::default()
+        },
+    );
+    let pod = r.pods.iter().find(|p| p.pod == "dra-d3/pending").unwrap();
+    assert_eq!(pod.placement, Placement::Bound { node: "n1".into() });
+    let traces: Vec<_> = r.attempts.iter().filter_map(|a| a.trace.as_ref()).collect();
+    assert_eq!(traces.len(), 2, "{:?}", r.attempts);
+    assert!(
+        traces[0]
+            .fit_error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("deallocation of ResourceClaim completed")
+    );
+    assert_eq!(
+        to_json(traces[1])["total"],
+        serde_json::json!({"n1": 474, "n3": 449})
+    );
+}

@@ -131,9 +131,11 @@ pub fn plugin_cares(plugin: &str, event: ClusterEvent) -> bool {
         "NodeAffinity" => matches!(event, NodeAdd | NodeUpdate),
         // Node/Add|UpdateNodeLabel and storage objects.
         "VolumeBinding" | "VolumeZone" => matches!(event, NodeAdd | NodeUpdate | ObjectChange),
-        // Pod/UpdatePodSchedulingGatesEliminated; DynamicResources: the pod's own
-        // generated claims, and DRA objects this model does not watch.
-        "SchedulingGates" | "DynamicResources" => event == UnscheduledPodUpdate,
+        // Pod/UpdatePodSchedulingGatesEliminated.
+        "SchedulingGates" => event == UnscheduledPodUpdate,
+        // Pod/UpdatePodGeneratedResourceClaim; ResourceClaim, ResourceSlice and
+        // DeviceClass Add|Update (a claim PostFilter deallocated among them).
+        "DynamicResources" => matches!(event, UnscheduledPodUpdate | ObjectChange),
         _ => true,
     }
 }

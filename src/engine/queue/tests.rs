@@ -227,7 +227,8 @@ fn plugin_event_table_follows_events_to_register() {
         ("VolumeBinding", &[NodeAdd, NodeUpdate, ObjectChange]),
         ("VolumeZone", &[NodeAdd, NodeUpdate, ObjectChange]),
         ("SchedulingGates", &[UnscheduledPodUpdate]),
-        ("DynamicResources", &[UnscheduledPodUpdate]),
+        // ResourceClaim, ResourceSlice, DeviceClass Add|Update are object changes.
+        ("DynamicResources", &[UnscheduledPodUpdate, ObjectChange]),
         ("OutOfTree", &all),
     ];
     for (plugin, cares) in cases {

@@ -170,6 +170,18 @@ impl Scheduler {
                     },
                     message,
                 );
+                // DynamicResources' PostFilter deallocated an unreserved claim (upstream
+                // writes it through the API, and the claim's update event requeues the
+                // pod). The acting scheduler does not write it, so its model, which
+                // follows the cluster, is left as the cluster is.
+                if !self.opts.victims_terminate
+                    && crate::engine::plugins::dynamic_resources::apply_deallocation(
+                        &mut self.cluster,
+                        &state,
+                    )
+                {
+                    self.move_all(ClusterEvent::ObjectChange, None);
+                }
             }
             Outcome::Scheduled { node } => {
                 self.assume_reserve_permit(qp, pod, pi, node, trace, state, attempt);

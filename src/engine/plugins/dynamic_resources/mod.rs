@@ -252,6 +252,9 @@ struct StateData {
     scores: Arc<Mutex<FastMap<String, Result<i64, usize>>>>,
     /// Reserve's allocation on the chosen node: (node, one per claim in `to_allocate`).
     allocations: Arc<Mutex<Option<Reserved>>>,
+    /// The claim (index into `claims`) PostFilter deallocated, which upstream writes
+    /// through the API; a simulation applies it with [`apply_deallocation`].
+    deallocated: Arc<Mutex<Option<usize>>>,
     /// Indices of allocated claims whose node selector rejected some node.
     unavailable: Arc<Mutex<BTreeSet<usize>>>,
 }
@@ -559,6 +562,9 @@ impl PostFilterPlugin for DynamicResources {
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             if reserved.is_empty() || (reserved.len() == 1 && reserved[0].uid == pod.uid) {
+                if let Ok(mut d) = s.deallocated.lock() {
+                    *d = Some(i);
+                }
                 return (None, Status::unschedulable(DEALLOCATED));
             }
         }
@@ -675,6 +681,32 @@ impl ReservePlugin for DynamicResources {
         }
     }
     fn unreserve(&self, _cx: &Ctx, _state: &mut CycleState, _pod: &Pod, _node: &str) {}
+}
+
+/// What PostFilter's deallocation writes through the API, applied to a simulated
+/// model: the claim loses its allocation and `reservedFor`, so the pod's next attempt
+/// may allocate it anew. Returns whether a claim changed.
+pub fn apply_deallocation(cluster: &mut Cluster, state: &CycleState) -> bool {
+    let Some(s) = state.read::<StateData>(STATE_KEY) else {
+        return false;
+    };
+    let Some(i) = s.deallocated.lock().ok().and_then(|d| *d) else {
+        return false;
+    };
+    let Some(original) = s.claims.get(i) else {
+        return false;
+    };
+    let key = ClaimKey(original).to_string();
+    let Some(status) = cluster
+        .resource_claims_mut()
+        .get_mut(&key)
+        .and_then(|c| c.status.as_mut())
+    else {
+        return false;
+    };
+    status.allocation = None;
+    status.reserved_for = None;
+    true
 }
 
 /// Reserve's allocation, if it was made on `node`.
