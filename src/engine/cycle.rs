@@ -173,36 +173,19 @@ pub fn run_scheduling_cycle(
 
 /// The trace a cycle starts from: nothing run yet.
 fn new_trace(fw: &Framework, cluster: &Cluster, pod: &Pod) -> Trace {
-    let nodes = cluster.nodes();
     Trace {
-        pod: pod.key(),
         profile: fw.profile_name.clone(),
-        priority: pod.priority,
-        nodes_total: nodes.len(),
-        pre_enqueue: Vec::new(),
+        nodes_total: cluster.nodes().len(),
         queue_sort: fw.queue_sort.iter().map(|p| p.name().to_string()).collect(),
-        pre_filter: PreFilterTrace::default(),
-        nominated_node: None,
-        filter: Vec::new(),
-        filter_all: None,
         filter_plugins: fw.filter.iter().map(|p| p.name().to_string()).collect(),
-        feasible: Vec::new(),
-        num_nodes_to_find: 0,
-        pre_score: Vec::new(),
-        scores: Vec::new(),
-        totals: Vec::new(),
-        best_nodes: Vec::new(),
-        selected_node: None,
-        fit_error: None,
-        post_filter: None,
-        binding: Vec::new(),
         not_modelled: not_modelled(fw, cluster, pod),
-        upstream_behaviour: Vec::new(),
-        outcome: Outcome::Unschedulable {
-            nominated_node: None,
-        },
-        claims: Vec::new(),
-        bound_to: None,
+        ..Trace::empty(
+            pod.key(),
+            pod.priority,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        )
     }
 }
 

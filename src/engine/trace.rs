@@ -153,6 +153,40 @@ pub struct Trace {
     pub bound_to: Option<String>,
 }
 
+impl Trace {
+    /// The trace of a pod before anything ran: every stage empty, with `outcome`.
+    pub fn empty(pod: String, priority: i32, outcome: Outcome) -> Trace {
+        Trace {
+            pod,
+            profile: String::new(),
+            priority,
+            nodes_total: 0,
+            pre_enqueue: Vec::new(),
+            queue_sort: Vec::new(),
+            pre_filter: PreFilterTrace::default(),
+            nominated_node: None,
+            filter: Vec::new(),
+            filter_all: None,
+            filter_plugins: Vec::new(),
+            feasible: Vec::new(),
+            num_nodes_to_find: 0,
+            pre_score: Vec::new(),
+            scores: Vec::new(),
+            totals: Vec::new(),
+            best_nodes: Vec::new(),
+            selected_node: None,
+            fit_error: None,
+            post_filter: None,
+            binding: Vec::new(),
+            not_modelled: Vec::new(),
+            upstream_behaviour: Vec::new(),
+            outcome,
+            claims: Vec::new(),
+            bound_to: None,
+        }
+    }
+}
+
 /// One of the pod's ResourceClaims as DynamicResources sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClaimTrace {

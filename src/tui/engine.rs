@@ -94,36 +94,13 @@ impl TraceJob {
 }
 
 fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
-    Trace {
-        pod: pod.key(),
-        profile: String::new(),
-        priority: pod.priority,
-        nodes_total: 0,
-        pre_enqueue: Vec::new(),
-        queue_sort: Vec::new(),
-        pre_filter: Default::default(),
-        nominated_node: None,
-        filter: Vec::new(),
-        filter_all: None,
-        filter_plugins: Vec::new(),
-        feasible: Vec::new(),
-        num_nodes_to_find: 0,
-        pre_score: Vec::new(),
-        scores: Vec::new(),
-        totals: Vec::new(),
-        best_nodes: Vec::new(),
-        selected_node: None,
-        fit_error: None,
-        post_filter: None,
-        binding: Vec::new(),
-        not_modelled: Vec::new(),
-        upstream_behaviour: Vec::new(),
-        outcome: crate::engine::trace::Outcome::Error {
+    Trace::empty(
+        pod.key(),
+        pod.priority,
+        crate::engine::trace::Outcome::Error {
             message: format!("profile #{} does not exist", key.profile),
         },
-        claims: Vec::new(),
-        bound_to: None,
-    }
+    )
 }
 
 /// The last few traces with their derived views, so flipping between pods is instant

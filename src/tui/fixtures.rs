@@ -299,34 +299,20 @@ const TAINT: &str = "node(s) had untolerated taint(s)";
 
 fn base(pod: &str, priority: i32) -> Trace {
     Trace {
-        pod: pod.into(),
         profile: "default-scheduler".into(),
-        priority,
         nodes_total: 5,
         pre_enqueue: vec![ok("SchedulingGates")],
         queue_sort: vec!["PrioritySort".into()],
         pre_filter: prefilter_ok(),
-        nominated_node: None,
-        filter: vec![],
-        filter_all: None,
         filter_plugins: FILTERS.iter().map(|s| s.to_string()).collect(),
-        feasible: vec![],
         num_nodes_to_find: 100,
-        pre_score: vec![],
-        scores: vec![],
-        totals: vec![],
-        best_nodes: vec![],
-        selected_node: None,
-        fit_error: None,
-        post_filter: None,
-        binding: vec![],
-        not_modelled: vec![],
-        upstream_behaviour: vec![],
-        outcome: Outcome::Error {
-            message: "unset".into(),
-        },
-        claims: vec![],
-        bound_to: None,
+        ..Trace::empty(
+            pod.into(),
+            priority,
+            Outcome::Error {
+                message: "unset".into(),
+            },
+        )
     }
 }
 

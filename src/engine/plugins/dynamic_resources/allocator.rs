@@ -57,28 +57,6 @@ pub struct ClaimAllocation {
     pub node_selector: Option<core::NodeSelector>,
 }
 
-/// Every allocated device result in the cluster, with its claim's key.
-pub fn allocation_results(
-    cluster: &Cluster,
-) -> impl Iterator<
-    Item = (
-        &String,
-        &k8s_openapi::api::resource::v1::DeviceRequestAllocationResult,
-    ),
-> {
-    cluster.resource_claims().iter().flat_map(|(key, claim)| {
-        claim
-            .status
-            .as_ref()
-            .and_then(|s| s.allocation.as_ref())
-            .and_then(|a| a.devices.as_ref())
-            .and_then(|d| d.results.as_ref())
-            .into_iter()
-            .flatten()
-            .map(move |r| (key, r))
-    })
-}
-
 /// Devices allocated to any claim in the cluster (admin-access results excluded).
 /// Names are interned: a cluster's 20,000 allocations name a few thousand pools and
 /// a handful of device names, and a device is looked up without building its id.
@@ -100,11 +78,6 @@ impl DevicesInUse {
         i
     }
 
-    pub fn contains(&self, driver: &str, pool: &str, device: &str) -> bool {
-        self.pool(driver, pool)
-            .is_some_and(|p| self.contains_in(p, device))
-    }
-
     /// The interned (driver, pool), if any device of it is in use: looked up once per
     /// pool, so that each device costs one lookup.
     fn pool(&self, driver: &str, pool: &str) -> Option<(u32, u32)> {
@@ -115,6 +88,14 @@ impl DevicesInUse {
         self.names
             .get(device)
             .is_some_and(|&n| self.set.contains_key(&(driver, pool, n)))
+    }
+
+    /// The position (among the cluster's claims, in key order) of the claim
+    /// holding the device.
+    fn holder(&self, driver: &str, pool: &str, device: &str) -> Option<u32> {
+        let (d, p) = self.pool(driver, pool)?;
+        let n = self.names.get(device)?;
+        self.set.get(&(d, p, *n)).copied()
     }
 }
 
@@ -154,14 +135,24 @@ pub fn allocated_devices(cluster: &Cluster) -> DevicesInUse {
     out
 }
 
-impl DevicesInUse {
-    /// The position (among the cluster's claims, in key order) of the claim
-    /// holding the device.
-    fn holder(&self, driver: &str, pool: &str, device: &str) -> Option<u32> {
-        let (d, p) = self.pool(driver, pool)?;
-        let n = self.names.get(device)?;
-        self.set.get(&(d, p, *n)).copied()
-    }
+/// `(driver, pool, device)`.
+pub type DeviceKey<'a> = (&'a str, &'a str, &'a str);
+
+/// What every node's allocation reads: devices in use and the slices indexed by
+/// node, so that a node's pools are found without a scan of all. Built once per state
+/// of the cluster's claims and slices (`Cluster::dra_index`).
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    in_use: DevicesInUse,
+    /// `nodeName` slices, by node, in name order.
+    by_node: FastMap<String, Vec<Arc<ResourceSlice>>>,
+    /// `nodeSelector` and `allNodes` slices, in name order.
+    shared: Vec<Arc<ResourceSlice>>,
+    /// Every slice, for the generations of a pool that looks incomplete.
+    all: Vec<Arc<ResourceSlice>>,
+    /// Every slice's generation, by (driver, pool): built the first time a node sees
+    /// a pool with fewer slices than it announces (rare: a driver is republishing).
+    generations: OnceLock<FastMap<(String, String), Vec<i64>>>,
 }
 
 impl Inventory {
@@ -188,32 +179,6 @@ impl Inventory {
             }
         }
         out
-    }
-}
-
-/// `(driver, pool, device)`.
-pub type DeviceKey<'a> = (&'a str, &'a str, &'a str);
-
-/// What every node's allocation reads, built once per cycle: devices in use and the
-/// slices indexed by node, so that a node's pools are found without a scan of all.
-#[derive(Clone, Debug, Default)]
-pub struct Inventory {
-    in_use: DevicesInUse,
-    /// `nodeName` slices, by node, in name order.
-    by_node: FastMap<String, Vec<Arc<ResourceSlice>>>,
-    /// `nodeSelector` and `allNodes` slices, in name order.
-    shared: Vec<Arc<ResourceSlice>>,
-    /// Every slice, for the generations of a pool that looks incomplete.
-    all: Vec<Arc<ResourceSlice>>,
-    /// Every slice's generation, by (driver, pool): built the first time a node sees
-    /// a pool with fewer slices than it announces (rare: a driver is republishing).
-    generations: OnceLock<FastMap<(String, String), Vec<i64>>>,
-}
-
-impl Inventory {
-    /// Whether another claim holds the device.
-    pub fn in_use(&self, driver: &str, pool: &str, device: &str) -> bool {
-        self.in_use.contains(driver, pool, device)
     }
 
     pub fn new(cluster: &Cluster) -> Self {

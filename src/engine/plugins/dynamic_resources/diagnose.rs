@@ -11,7 +11,9 @@ use std::collections::HashMap;
 
 use k8s_openapi::api::resource::v1 as r;
 
-use super::allocator::{Allocator, Inventory, PoolStatus, compiled_selector, gather_pools};
+use super::allocator::{
+    Allocator, ClaimKey, DeviceKey, Inventory, PoolStatus, compiled_selector, gather_pools,
+};
 use super::cel::{self, DeviceView};
 use super::{is_allocated, pod_claims};
 use crate::engine::framework::CycleState;
@@ -24,9 +26,6 @@ use crate::model::{Cluster, Pod};
 /// Rejected nodes diagnosed per claim: the first ones in node order (a table shows
 /// fewer; the rest are counted).
 pub const NODES_DIAGNOSED: usize = 50;
-
-/// `(driver, pool, device)`, borrowed from the cluster.
-type DeviceRef<'a> = (&'a str, &'a str, &'a str);
 
 /// One way to satisfy a request: the request itself or one `firstAvailable` entry.
 struct Way<'a> {
@@ -89,8 +88,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// finds enough on its own.
 fn way_shortfall(
     cluster: &Cluster,
-    inventory: &Inventory,
-    owners: &HashMap<DeviceRef<'_>, &str>,
+    owners: &HashMap<DeviceKey<'_>, &str>,
     devices: &[super::allocator::Candidate<'_>],
     way: &Way<'_>,
 ) -> Option<String> {
@@ -133,7 +131,7 @@ fn way_shortfall(
             continue;
         }
         matching += 1;
-        if inventory.in_use(d.driver, d.pool, d.name) {
+        if d.in_use {
             let by = owners
                 .get(&(d.driver, d.pool, d.name))
                 .copied()
@@ -211,7 +209,7 @@ fn way_shortfall(
 pub fn node_reasons(
     cluster: &Cluster,
     inventory: &Inventory,
-    owners: &HashMap<DeviceRef<'_>, &str>,
+    owners: &HashMap<DeviceKey<'_>, &str>,
     node: &str,
     labels: &Labels,
     claim: &ResourceClaim,
@@ -272,7 +270,7 @@ pub fn node_reasons(
         let shortfalls: Vec<(String, Option<String>)> = ways
             .iter()
             .map(|w| {
-                let s = way_shortfall(cluster, inventory, owners, &pools.devices, w);
+                let s = way_shortfall(cluster, owners, &pools.devices, w);
                 (w.name.clone(), s)
             })
             .collect();
@@ -375,7 +373,7 @@ pub fn claims_report(
         .take(NODES_DIAGNOSED)
         .filter_map(|n| cluster.node(n))
         .collect();
-    let in_use: Vec<DeviceRef<'_>> = diagnosed
+    let in_use: Vec<DeviceKey<'_>> = diagnosed
         .iter()
         .flat_map(|info| {
             gather_pools(&inventory, info.name(), &info.node.labels)
@@ -465,7 +463,13 @@ pub fn claims_report(
             .flatten()
             .map(|c| format!("{}/{}", c.resource, c.name))
             .collect();
-        let allocates = reserved.as_ref().and_then(|(_, by)| by.get(&i).cloned());
+        let (allocates, allocates_on) = match reserved
+            .as_ref()
+            .and_then(|(node, by)| Some((node, by.get(&i)?)))
+        {
+            Some((node, devices)) => (devices.clone(), Some(node.clone())),
+            None => (Vec::new(), None),
+        };
         let mut nodes = Vec::new();
         for info in &diagnosed {
             let node = info.name();
@@ -480,18 +484,13 @@ pub fn claims_report(
         }
         out.push(ClaimTrace {
             name: pc.name.clone(),
-            claim: format!(
-                "{}/{}",
-                claim.metadata.namespace.as_deref().unwrap_or("default"),
-                claim.metadata.name.as_deref().unwrap_or_default()
-            ),
+            claim: ClaimKey(claim).to_string(),
             template: pc.resource_claim_template_name.clone(),
             requests,
             constraints,
             allocation,
-            allocates: allocates.clone().unwrap_or_default(),
-            allocates_on: allocates
-                .map(|_| reserved.as_ref().map(|r| r.0.clone()).unwrap_or_default()),
+            allocates,
+            allocates_on,
             reserved_for,
             nodes,
             nodes_not_diagnosed: rejected.len().saturating_sub(NODES_DIAGNOSED),

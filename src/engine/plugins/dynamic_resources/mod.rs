@@ -29,7 +29,7 @@ use crate::engine::framework::{
 };
 use crate::engine::status::Status;
 use crate::model::dra::ResourceClaim;
-use crate::model::labels::NodeSelector;
+use crate::model::labels::{Labels, NodeSelector};
 use crate::model::{Cluster, NodeInfo, Pod};
 
 pub mod allocator;
@@ -259,6 +259,24 @@ struct StateData {
     unavailable: Arc<Mutex<BTreeSet<usize>>>,
 }
 
+impl StateData {
+    /// Allocates the claims that need it on `node`: what Filter checks on every node
+    /// and Reserve repeats on the chosen one (the allocator is deterministic).
+    fn allocate_on(
+        &self,
+        cluster: &Cluster,
+        node: &str,
+        labels: &Labels,
+    ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
+        let claims: Vec<&ResourceClaim> = self
+            .to_allocate
+            .iter()
+            .map(|&i| self.claims[i].as_ref())
+            .collect();
+        Allocator::new(cluster, &self.inventory).allocate(node, labels, &claims)
+    }
+}
+
 /// Upstream returns the bare `not found` of `CycleState.Read` when PreFilter never ran
 /// (e.g. an earlier PreFilter plugin rejected the pod).
 fn read_state(state: &CycleState) -> Result<&StateData, Status> {
@@ -389,11 +407,7 @@ impl PreEnqueuePlugin for DynamicResources {
 
 /// The classes every unallocated request names must exist.
 fn check_classes(cluster: &Cluster, claim: &ResourceClaim) -> Result<(), Status> {
-    let key = format!(
-        "{}/{}",
-        claim.metadata.namespace.as_deref().unwrap_or("default"),
-        claim.metadata.name.as_deref().unwrap_or_default()
-    );
+    let key = ClaimKey(claim);
     let requests = claim
         .spec
         .devices
@@ -498,13 +512,7 @@ impl FilterPlugin for DynamicResources {
             }
         }
         if s.has_allocator {
-            let claims: Vec<&ResourceClaim> = s
-                .to_allocate
-                .iter()
-                .map(|&i| s.claims[i].as_ref())
-                .collect();
-            let mut alloc = Allocator::new(cx.cluster, &s.inventory);
-            match alloc.allocate(node.name(), labels, &claims) {
+            match s.allocate_on(cx.cluster, node.name(), labels) {
                 Err(AllocError::Fatal(e)) => return Status::error(e),
                 Err(AllocError::OnNode(e)) => return Status::unresolvable(e),
                 Ok(None) => return Status::unresolvable(CANNOT_ALLOCATE),
@@ -618,7 +626,8 @@ impl ScorePlugin for DynamicResources {
             .ok()
             .and_then(|m| m.get(node.name()).copied());
         match outcome {
-            None | Some(Ok(_)) => (outcome.and_then(Result::ok).unwrap_or(0), Status::success()),
+            None => (0, Status::success()),
+            Some(Ok(score)) => (score, Status::success()),
             Some(Err(n)) => (
                 0,
                 Status::error(format!("number of allocations {n} {SCORE_BUG_SUFFIX}")),
@@ -652,17 +661,7 @@ impl ReservePlugin for DynamicResources {
         let passed = s.scores.lock().is_ok_and(|m| m.contains_key(node));
         let labels = cx.cluster.node(node).map(|n| &n.node.labels);
         let found = match (passed, labels) {
-            (true, Some(labels)) => {
-                let claims: Vec<&ResourceClaim> = s
-                    .to_allocate
-                    .iter()
-                    .map(|&i| s.claims[i].as_ref())
-                    .collect();
-                Allocator::new(cx.cluster, &s.inventory)
-                    .allocate(node, labels, &claims)
-                    .ok()
-                    .flatten()
-            }
+            (true, Some(labels)) => s.allocate_on(cx.cluster, node, labels).ok().flatten(),
             _ => None,
         };
         match found {
