@@ -3,7 +3,10 @@
 //! `explain` latency for a plain pod, a pod with required anti-affinity and a pod with
 //! topology spread constraints.
 //!
-//! Run: `cargo bench --bench scale`
+//! Run: `cargo bench --bench scale`. With `SCHEDSCOPE_SCALE_FILE=PATH` it reads a
+//! kubectl-shaped snapshot instead, such as `../shared/scale/gen_scale.py` writes
+//! (images, labels, DaemonSets: the realistic shape), and explains its three pending
+//! pods `default/plain`, `default/anti` and `default/spread`.
 
 mod support;
 
@@ -25,37 +28,49 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     // `cargo bench` passes `--bench`; ignore arguments.
-    let spec = SyntheticSpec {
-        nodes: env_usize("SCHEDSCOPE_BENCH_NODES", 5_000),
-        pods: env_usize("SCHEDSCOPE_BENCH_PODS", 150_000),
-        zones: 3,
+    let (text, name, subjects) = match std::env::var("SCHEDSCOPE_SCALE_FILE") {
+        Ok(path) => (
+            std::fs::read_to_string(&path).expect("SCHEDSCOPE_SCALE_FILE is readable"),
+            path,
+            ["default/plain", "default/anti", "default/spread"],
+        ),
+        Err(_) => {
+            let spec = SyntheticSpec {
+                nodes: env_usize("SCHEDSCOPE_BENCH_NODES", 5_000),
+                pods: env_usize("SCHEDSCOPE_BENCH_PODS", 150_000),
+                zones: 3,
+            };
+            (
+                synthetic_cluster_json(&spec),
+                "synthetic.json".to_string(),
+                [PLAIN_POD, ANTI_AFFINITY_POD, SPREAD_POD],
+            )
+        }
     };
-    let text = synthetic_cluster_json(&spec);
     let mb = text.len() as f64 / 1e6;
 
     let mut loads = Vec::new();
     let mut snapshot = None;
     for _ in 0..3 {
         let t = Instant::now();
-        let s = load_snapshot_str(&text, "synthetic.json").expect("synthetic snapshot loads");
+        let s = load_snapshot_str(&text, &name).expect("the snapshot loads");
         loads.push(t.elapsed());
         snapshot = Some(s);
     }
     let load = median(loads);
+    let snapshot = snapshot.unwrap();
     println!(
-        "snapshot load: {} nodes, {} pods, {mb:.1} MB JSON in {:.1} ms = {:.0} MB/s",
-        spec.nodes,
-        spec.pods,
+        "snapshot load ({name}): {} nodes, {} pods, {mb:.1} MB JSON in {:.1} ms = {:.0} MB/s",
+        snapshot.cluster.nodes().len(),
+        snapshot.cluster.pods().count(),
         load.as_secs_f64() * 1e3,
         mb / load.as_secs_f64()
     );
-    let snapshot = snapshot.unwrap();
     let config = SchedulerConfig::defaults();
-    for (label, pod) in [
-        ("plain", PLAIN_POD),
-        ("anti-affinity", ANTI_AFFINITY_POD),
-        ("spread", SPREAD_POD),
-    ] {
+    for (label, pod) in ["plain", "anti-affinity", "spread"]
+        .into_iter()
+        .zip(subjects)
+    {
         for all_filters in [false, true] {
             let opts = CycleOptions {
                 all_filters,
