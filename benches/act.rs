@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
 use schedscope::act::{ActOptions, Actor, Write};
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::model::Pod;
 use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
 use support::{env_usize, load_synthetic};

@@ -11,7 +11,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::engine::plugins::dynamic_resources::allocator::Inventory;
 use schedscope::explain::explain;

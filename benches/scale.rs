@@ -12,7 +12,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::explain::explain;
 use schedscope::source::load_snapshot_str;

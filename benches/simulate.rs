@@ -9,7 +9,7 @@ mod support;
 
 use std::time::Instant;
 
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
 use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
 use support::{env_usize, load_synthetic};

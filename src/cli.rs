@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::SchedulerConfig;
+use crate::engine::SchedulerConfig;
 use crate::engine::cycle::CycleOptions;
 use crate::explain::explain;
 use crate::model::Cluster;

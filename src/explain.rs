@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::config::SchedulerConfig;
+use crate::engine::SchedulerConfig;
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};

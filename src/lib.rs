@@ -11,5 +11,6 @@ pub mod render;
 pub mod signals;
 pub mod source;
 pub mod testing;
+pub mod text;
 pub mod theme;
 pub mod tui;

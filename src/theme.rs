@@ -276,7 +276,7 @@ impl Theme {
                     .unwrap_or(rendered),
             }
         };
-        crate::source::snapshot::check_alias_expansion(src, serde_saphyr::Options::default())
+        crate::text::check_alias_expansion(src, serde_saphyr::Options::default())
             .map_err(parse_error)?;
         let raw: RawTheme = serde_saphyr::from_str(src).map_err(parse_error)?;
         let field_err = |field: String, message: String| ThemeError::Field {

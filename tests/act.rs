@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use schedscope::act::{self, ActError, ActOptions, Actor, Write, Writer};
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::source::live::{self, LiveOptions};
 use serde_json::{Value, json};
 use support::fake_api::FakeApi;

@@ -1,7 +1,7 @@
 //! DynamicResources through a whole cycle: messages and codes at each point,
 //! including kube-scheduler v1.35.4's Score bug, reproduced and explained.
 
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::explain::explain;
 use schedscope::render::json::to_json;

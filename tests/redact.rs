@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::explain::explain;
 use schedscope::render::json::to_json;

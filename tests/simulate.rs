@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use schedscope::config::SchedulerConfig;
+use schedscope::engine::SchedulerConfig;
 use schedscope::engine::plugins::coscheduling::POD_GROUP_LABEL;
 use schedscope::engine::queue::QueueName;
 use schedscope::engine::scheduler::{

@@ -1317,7 +1317,7 @@ spec:
     );
     let trace = schedscope::explain::explain(
         &snap.cluster,
-        &schedscope::config::SchedulerConfig::defaults(),
+        &schedscope::engine::SchedulerConfig::defaults(),
         "default/db",
         &schedscope::engine::cycle::CycleOptions {
             all_filters: false,

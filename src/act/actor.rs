@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::config::SchedulerConfig;
+use crate::engine::SchedulerConfig;
 use crate::engine::scheduler::{Scheduler, SimEventKind, SimOptions};
 use crate::engine::waiting::WaitingPodView;
 use crate::model::{Cluster, Pod};

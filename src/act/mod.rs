@@ -247,7 +247,7 @@ pub async fn acquire_lease(
 /// The configuration must have a profile named as the scheduler acts (checked
 /// before anything is written, so that the mistake is told at once).
 pub fn check_profile(
-    config: &crate::config::SchedulerConfig,
+    config: &crate::engine::SchedulerConfig,
     opts: &ActOptions,
 ) -> Result<(), ActError> {
     if config

@@ -17,7 +17,7 @@ use super::{
     ActError, ActOptions, acquire_lease_retrying, acquire_lease_within, api_error_text, elapsed,
     release_lease,
 };
-use crate::config::SchedulerConfig;
+use crate::engine::SchedulerConfig;
 use crate::engine::waiting::WaitingPodView;
 use crate::model::Cluster;
 use crate::source::live::{self, LiveOptions};

@@ -1,25 +1,23 @@
-//! KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): parsing, defaults,
-//! merging with the default plugins, validation, and building each profile's
-//! [`Framework`](crate::engine::Framework).
+//! KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as plain data: parsing,
+//! defaults, merging with the default plugins, validation. Building each profile's
+//! framework from it is the engine's (`engine::SchedulerConfig`), as upstream splits
+//! `apis/config` from `framework/runtime`.
 //!
 //! The pipeline follows kube-scheduler: strict decoding → defaulting (plugin sets
 //! merged with the default MultiPoint set, default args appended to pluginConfig) →
-//! validation (all errors at once) → one framework per profile (first error wins).
+//! validation (all errors at once) → (engine) one framework per profile.
 
 pub mod defaults;
 pub mod field;
-pub mod profile;
+pub mod points;
 pub mod v1;
 pub mod validation;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::engine::Framework;
-use crate::engine::plugins::{Registry, registry};
-use profile::{Args, ProfileSpec, new_framework};
-pub use profile::{ExtensionPoint, PluginEntry, describe};
+pub use points::{Args, ExtensionPoint, aggregate};
 use v1::{Extender, KubeSchedulerConfiguration, PluginConfig, Plugins};
 
 /// Where a configuration came from.
@@ -27,45 +25,8 @@ use v1::{Extender, KubeSchedulerConfiguration, PluginConfig, Plugins};
 pub enum ConfigSource {
     /// kube-scheduler's defaults (no file).
     Defaults,
-    /// A file (or, for [`SchedulerConfig::from_str`], the origin name given).
+    /// A file (or, for text parsed without one, the origin name given).
     File(PathBuf),
-}
-
-/// A loaded configuration: every profile built, ready for scheduling cycles.
-#[derive(Clone)]
-pub struct SchedulerConfig {
-    pub profiles: Vec<Framework>,
-    pub parallelism: i32,
-    /// Global value; a profile's own value (in its `Framework`) takes precedence.
-    /// Defaults to `Some(0)` (adaptive), as upstream.
-    pub percentage_of_nodes_to_score: Option<i32>,
-    pub pod_initial_backoff_seconds: i64,
-    pub pod_max_backoff_seconds: i64,
-    pub source: ConfigSource,
-    /// Extenders are validated but cannot be called by schedscope; callers should warn
-    /// when this is not empty, since their verdicts are missing.
-    pub extenders: Vec<Extender>,
-}
-
-impl std::fmt::Debug for SchedulerConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SchedulerConfig")
-            .field(
-                "profiles",
-                &self
-                    .profiles
-                    .iter()
-                    .map(|p| p.profile_name.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .field("parallelism", &self.parallelism)
-            .field(
-                "percentage_of_nodes_to_score",
-                &self.percentage_of_nodes_to_score,
-            )
-            .field("source", &self.source)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Why a configuration could not be loaded. Every variant names its origin (the file).
@@ -121,86 +82,72 @@ impl ConfigError {
     }
 }
 
-impl SchedulerConfig {
-    /// kube-scheduler v1.35's defaults: one `default-scheduler` profile.
-    pub fn defaults() -> Self {
-        let raw = KubeSchedulerConfiguration {
-            api_version: v1::API_VERSION.into(),
-            ..Default::default()
-        };
-        // The defaults are fixed data; failing to build them is a bug in a plugin's
-        // args defaults, which the tests catch.
-        build(raw, ConfigSource::Defaults, "defaults", &registry())
-            .expect("kube-scheduler's default configuration must build")
-    }
+/// Applies a plugin's args kind: its defaults over the user's args (`None` = no
+/// pluginConfig entry), then its checks. `path` is the field path of the args object,
+/// e.g. `profiles[0].pluginConfig[1].args`; errors are rendered with [`field`].
+pub type DefaultArgs = fn(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>>;
 
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|error| ConfigError::Io {
-            origin: origin.clone(),
-            error,
-        })?;
-        // The snapshot loader's decoding: UTF-8 with or without BOM, or UTF-16 with one.
-        let text = crate::source::snapshot::bytes_to_text(&bytes, &origin).map_err(|e| {
-            ConfigError::Syntax {
-                origin: origin.clone(),
-                message: match e {
-                    crate::source::SnapshotError::NotText { offset, .. } => {
-                        format!("not UTF-8 or UTF-16 text (invalid byte at offset {offset})")
-                    }
-                    other => other.to_string(),
-                },
-            }
-        })?;
-        let mut c = Self::from_str(&text, &origin)?;
-        c.source = ConfigSource::File(path.to_path_buf());
-        Ok(c)
-    }
+/// What defaulting needs to know of the plugins: which have an args kind, and its
+/// defaults. The engine's plugin registry answers; the configuration does not know
+/// the plugins themselves.
+pub trait ArgsKinds {
+    fn args_kind(&self, plugin: &str) -> Option<DefaultArgs>;
+}
 
-    /// Parses YAML or JSON text; `origin` names it in errors.
-    #[allow(clippy::should_implement_trait)]
-    pub fn from_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        Self::from_str_with_registry(text, origin, &registry())
-    }
+/// kube-scheduler v1.35's defaults (no file): one `default-scheduler` profile.
+pub fn defaults(kinds: &dyn ArgsKinds) -> DefaultedConfig {
+    let raw = KubeSchedulerConfiguration {
+        api_version: v1::API_VERSION.into(),
+        ..Default::default()
+    };
+    // The defaults are fixed data; failing them is a bug in a plugin's args
+    // defaults, which the tests catch.
+    defaulted(raw, "defaults", kinds).expect("kube-scheduler's default configuration is valid")
+}
 
-    /// As [`SchedulerConfig::from_str`], with another plugin registry.
-    pub fn from_str_with_registry(
-        text: &str,
-        origin: &str,
-        registry: &Registry,
-    ) -> Result<Self, ConfigError> {
-        let value = parse_text(text, origin).map_err(|message| ConfigError::Syntax {
+/// Parses YAML or JSON text, applies the defaults and validates; `origin` names the
+/// text in errors.
+pub fn parse(
+    text: &str,
+    origin: &str,
+    kinds: &dyn ArgsKinds,
+) -> Result<DefaultedConfig, ConfigError> {
+    let value = parse_text(text, origin).map_err(|message| ConfigError::Syntax {
+        origin: origin.to_string(),
+        message,
+    })?;
+    let api_version = value.get("apiVersion").and_then(Value::as_str);
+    let kind = value.get("kind").and_then(Value::as_str);
+    if api_version != Some(v1::API_VERSION) || kind != Some(v1::KIND) {
+        return Err(ConfigError::UnsupportedVersion {
             origin: origin.to_string(),
-            message,
-        })?;
-        let api_version = value.get("apiVersion").and_then(Value::as_str);
-        let kind = value.get("kind").and_then(Value::as_str);
-        if api_version != Some(v1::API_VERSION) || kind != Some(v1::KIND) {
-            return Err(ConfigError::UnsupportedVersion {
-                origin: origin.to_string(),
-                api_version: api_version.unwrap_or_default().to_string(),
-                kind: kind.unwrap_or_default().to_string(),
-            });
-        }
-        let raw = v1::decode(&value).map_err(|e| ConfigError::Decode {
-            origin: origin.to_string(),
-            field: e.field,
-            message: e.message,
-        })?;
-        build(
-            raw,
-            ConfigSource::File(PathBuf::from(origin)),
-            origin,
-            registry,
-        )
+            api_version: api_version.unwrap_or_default().to_string(),
+            kind: kind.unwrap_or_default().to_string(),
+        });
     }
+    let raw = v1::decode(&value).map_err(|e| ConfigError::Decode {
+        origin: origin.to_string(),
+        field: e.field,
+        message: e.message,
+    })?;
+    defaulted(raw, origin, kinds)
+}
 
-    /// The profile a pod with `spec.schedulerName` = `scheduler_name` uses.
-    pub fn profile(&self, scheduler_name: &str) -> Option<&Framework> {
-        self.profiles
-            .iter()
-            .find(|p| p.profile_name == scheduler_name)
+/// Defaulting, then validation (every error at once).
+fn defaulted(
+    raw: KubeSchedulerConfiguration,
+    origin: &str,
+    kinds: &dyn ArgsKinds,
+) -> Result<DefaultedConfig, ConfigError> {
+    let c = set_defaults(raw, kinds);
+    let errors = dedup(validation::validate(&c));
+    if !errors.is_empty() {
+        return Err(ConfigError::Invalid {
+            origin: origin.to_string(),
+            errors,
+        });
     }
+    Ok(c)
 }
 
 /// YAML (JSON is YAML too, but JSON text gets serde_json's clearer errors). Empty
@@ -220,8 +167,7 @@ fn parse_text(text: &str, origin: &str) -> Result<Value, String> {
             None => rendered,
         }
     };
-    crate::source::snapshot::check_alias_expansion(text, serde_saphyr::Options::default())
-        .map_err(render)?;
+    crate::text::check_alias_expansion(text, serde_saphyr::Options::default()).map_err(render)?;
     let documents: Vec<Value> = serde_saphyr::from_multiple(text).map_err(render)?;
     let mut documents = documents.into_iter().filter(|d| !d.is_null());
     let first = documents.next().unwrap_or(Value::Null);
@@ -236,7 +182,7 @@ fn parse_text(text: &str, origin: &str) -> Result<Value, String> {
 
 /// One pluginConfig entry after defaulting.
 #[derive(Clone, Debug)]
-pub(crate) struct PluginConfigEntry {
+pub struct PluginConfigEntry {
     pub name: String,
     pub args: Args,
     /// Validation errors of this entry (duplicate, removed plugin, args).
@@ -244,7 +190,7 @@ pub(crate) struct PluginConfigEntry {
 }
 
 impl PluginConfigEntry {
-    fn comparable_args(&self) -> Option<&Value> {
+    pub(crate) fn comparable_args(&self) -> Option<&Value> {
         match &self.args {
             Args::Ready(Value::Null) | Args::Invalid(_) => None,
             Args::Ready(v) => Some(v),
@@ -253,7 +199,7 @@ impl PluginConfigEntry {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct DefaultedProfile {
+pub struct DefaultedProfile {
     /// Empty when not set (only a single profile gets the default name).
     pub name: String,
     pub percentage_of_nodes_to_score: Option<i32>,
@@ -262,7 +208,7 @@ pub(crate) struct DefaultedProfile {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct LeaderElectionDefaults {
+pub struct LeaderElectionDefaults {
     pub leader_elect: bool,
     pub lease_duration: i64,
     pub renew_deadline: i64,
@@ -274,7 +220,7 @@ pub(crate) struct LeaderElectionDefaults {
 
 /// The configuration after `SetDefaults_KubeSchedulerConfiguration`.
 #[derive(Clone, Debug)]
-pub(crate) struct DefaultedConfig {
+pub struct DefaultedConfig {
     pub api_version: String,
     pub parallelism: i32,
     pub percentage_of_nodes_to_score: Option<i32>,
@@ -286,7 +232,7 @@ pub(crate) struct DefaultedConfig {
     pub extenders: Vec<Extender>,
 }
 
-fn set_defaults(raw: KubeSchedulerConfiguration, registry: &Registry) -> DefaultedConfig {
+fn set_defaults(raw: KubeSchedulerConfiguration, kinds: &dyn ArgsKinds) -> DefaultedConfig {
     let mut profiles = raw.profiles;
     if profiles.is_empty() {
         profiles.push(v1::Profile::default());
@@ -297,7 +243,7 @@ fn set_defaults(raw: KubeSchedulerConfiguration, registry: &Registry) -> Default
     let profiles = profiles
         .into_iter()
         .enumerate()
-        .map(|(i, p)| default_profile(i, p, &raw.api_version, registry))
+        .map(|(i, p)| default_profile(i, p, &raw.api_version, kinds))
         .collect();
 
     let le = &raw.leader_election;
@@ -344,7 +290,7 @@ fn default_profile(
     i: usize,
     p: v1::Profile,
     api_version: &str,
-    registry: &Registry,
+    kinds: &dyn ArgsKinds,
 ) -> DefaultedProfile {
     let plugins = defaults::merge_plugins(p.plugins.as_ref());
 
@@ -359,7 +305,7 @@ fn default_profile(
     enabled.dedup();
     let mut appended = Vec::new();
     for name in enabled {
-        let has_kind = registry.get(name).is_some_and(|f| f.args.is_some());
+        let has_kind = kinds.args_kind(name).is_some();
         if has_kind && !configs.iter().any(|c| c.name == name) {
             appended.push(PluginConfig {
                 name: name.to_string(),
@@ -387,7 +333,7 @@ fn default_profile(
             ));
             Args::Ready(c.args.clone().unwrap_or(Value::Null))
         } else {
-            let (args, errs) = resolve_args(&path, c, registry);
+            let (args, errs) = resolve_args(&path, c, kinds);
             errors.extend(errs);
             args
         };
@@ -408,9 +354,9 @@ fn default_profile(
 
 /// Applies the plugin's args kind (defaults + checks) to one pluginConfig entry.
 /// Returns the args and the errors config validation reports for them.
-fn resolve_args(path: &str, c: &PluginConfig, registry: &Registry) -> (Args, Vec<String>) {
+fn resolve_args(path: &str, c: &PluginConfig, kinds: &dyn ArgsKinds) -> (Args, Vec<String>) {
     let raw = c.args.clone().unwrap_or(Value::Null);
-    let Some(default_args) = registry.get(c.name.as_str()).and_then(|f| f.args) else {
+    let Some(default_args) = kinds.args_kind(&c.name) else {
         // No args kind (or not a known plugin): kept as given.
         return (Args::Ready(raw), Vec::new());
     };
@@ -468,88 +414,6 @@ fn resolve_args(path: &str, c: &PluginConfig, registry: &Registry) -> (Args, Vec
     }
 }
 
-fn build(
-    raw: KubeSchedulerConfiguration,
-    source: ConfigSource,
-    origin: &str,
-    registry: &Registry,
-) -> Result<SchedulerConfig, ConfigError> {
-    let c = set_defaults(raw, registry);
-    let errors = dedup(validation::validate(&c));
-    if !errors.is_empty() {
-        return Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            errors,
-        });
-    }
-
-    let framework_error = |message: String| ConfigError::Framework {
-        origin: origin.to_string(),
-        message,
-    };
-    let mut profiles = Vec::with_capacity(c.profiles.len());
-    // `profile.NewMap`'s check that every profile sorts the queue the same way.
-    let mut first_queue_sort: Option<(String, Option<Value>)> = None;
-    for p in &c.profiles {
-        let plugin_config: Vec<(String, Args)> = p
-            .plugin_config
-            .iter()
-            .map(|e| (e.name.clone(), e.args.clone()))
-            .collect();
-        let spec = ProfileSpec {
-            name: &p.name,
-            // The cycle needs the effective value: the profile's, else the global one.
-            percentage_of_nodes_to_score: p
-                .percentage_of_nodes_to_score
-                .or(c.percentage_of_nodes_to_score),
-            plugins: &p.plugins,
-            plugin_config: &plugin_config,
-        };
-        let fw = new_framework(registry, &spec).map_err(|e| {
-            framework_error(format!(
-                "creating profile for scheduler name {}: {e}",
-                p.name
-            ))
-        })?;
-
-        let queue_sort = fw.queue_sort[0].name().to_string();
-        let args = p
-            .plugin_config
-            .iter()
-            .rev()
-            .find(|e| e.name == queue_sort)
-            .and_then(|e| e.comparable_args().cloned());
-        match &first_queue_sort {
-            None => first_queue_sort = Some((queue_sort, args)),
-            Some((first, first_args)) => {
-                if *first != queue_sort {
-                    return Err(framework_error(format!(
-                        "different queue sort plugins for profile {:?}: {queue_sort:?}, first: {first:?}",
-                        p.name
-                    )));
-                }
-                if *first_args != args {
-                    return Err(framework_error(format!(
-                        "different queue sort plugin args for profile {:?}",
-                        p.name
-                    )));
-                }
-            }
-        }
-        profiles.push(fw);
-    }
-
-    Ok(SchedulerConfig {
-        profiles,
-        parallelism: c.parallelism,
-        percentage_of_nodes_to_score: c.percentage_of_nodes_to_score,
-        pod_initial_backoff_seconds: c.pod_initial_backoff_seconds,
-        pod_max_backoff_seconds: c.pod_max_backoff_seconds,
-        source,
-        extenders: c.extenders,
-    })
-}
-
 /// Repeated messages once, as Go's aggregate prints them.
 fn dedup(errs: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(errs.len());
@@ -560,6 +424,3 @@ fn dedup(errs: Vec<String>) -> Vec<String> {
     }
     out
 }
-
-#[cfg(test)]
-mod tests;

@@ -7,13 +7,16 @@ pub mod fit_error;
 pub mod framework;
 pub mod handle;
 pub mod plugins;
+pub mod profile;
 pub mod queue;
 pub mod scheduler;
+pub mod scheduler_config;
 pub mod status;
 pub mod trace;
 pub mod waiting;
 
 pub use framework::{Ctx, CycleState, Framework};
+pub use scheduler_config::SchedulerConfig;
 pub use status::{Code, Status};
 
 /// Go's `time.Duration.String()` for whole and fractional seconds: `10s`, `1m0s`,

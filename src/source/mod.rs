@@ -2,6 +2,7 @@
 //! output (files or a directory) into a [`Cluster`](crate::model::Cluster), applying the
 //! defaulting and admission the API server would have applied first.
 
+mod config_file;
 pub mod convert;
 pub mod live;
 pub mod observed;

@@ -667,7 +667,7 @@ pub fn sim_fixture() -> Fixture {
     let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
         .expect("gang demo loads")
         .cluster;
-    let config = crate::config::SchedulerConfig::from_file(std::path::Path::new(
+    let config = crate::engine::SchedulerConfig::from_file(std::path::Path::new(
         "examples/coscheduling-config.yaml",
     ))
     .expect("coscheduling config builds");

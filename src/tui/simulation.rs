@@ -512,7 +512,7 @@ mod tests {
         let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
             .expect("gang demo")
             .cluster;
-        let config = crate::config::SchedulerConfig::from_file(std::path::Path::new(
+        let config = crate::engine::SchedulerConfig::from_file(std::path::Path::new(
             "examples/coscheduling-config.yaml",
         ))
         .expect("config");

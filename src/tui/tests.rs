@@ -691,7 +691,7 @@ fn mouse_selects_and_scrolls() {
 
 #[test]
 fn real_engine_cycle_drives_the_panes() {
-    let config = crate::config::SchedulerConfig::defaults();
+    let config = crate::engine::SchedulerConfig::defaults();
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut f = Fixture {
         app: App::new(AppInit {
@@ -846,7 +846,7 @@ fn frame_time_real_engine_5000_nodes() {
         c.upsert_pod(Pod::from_k8s(&p).expect("pod"));
     }
     drop(v);
-    let config = crate::config::SchedulerConfig::defaults();
+    let config = crate::engine::SchedulerConfig::defaults();
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut app = App::new(AppInit {
         cluster: Arc::new(c),
@@ -1297,7 +1297,7 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut init = app_init(cluster, "dark", clock.clone());
     init.runner = crate::tui::engine::engine_runner();
-    init.profiles = crate::config::SchedulerConfig::defaults().profiles;
+    init.profiles = crate::engine::SchedulerConfig::defaults().profiles;
     let mut f = Fixture {
         app: App::new(init),
         clock,

@@ -32,11 +32,7 @@ pub mod volume_restrictions;
 pub mod volume_util;
 pub mod volume_zone;
 
-/// Applies the args kind's defaults to the user's args (`None` = no pluginConfig
-/// entry) and validates them. `path` is the field path of the args object, e.g.
-/// `profiles[0].pluginConfig[1].args`; errors are rendered with [`crate::config::field`].
-pub type DefaultArgs =
-    fn(user: Option<&serde_json::Value>, path: &str) -> Result<serde_json::Value, Vec<String>>;
+pub use crate::config::DefaultArgs;
 
 /// Builds a plugin from its (already defaulted) args; `Value::Null` when the plugin
 /// has no args kind.

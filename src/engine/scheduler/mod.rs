@@ -52,7 +52,7 @@ use super::handle::Handle;
 use super::queue::{Failure, Gate, QueueName, QueuedPod, SchedulingQueue};
 use super::status::{Code, Status};
 use super::waiting::WaitingPodView;
-use crate::config::SchedulerConfig;
+use crate::engine::SchedulerConfig;
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod, PodKey};
 

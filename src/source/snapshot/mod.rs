@@ -38,7 +38,6 @@ use loader::Loader;
 use text::Format;
 
 pub(crate) use text::bytes_to_text;
-pub(crate) use yaml::check_alias_expansion;
 
 /// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
 #[derive(Clone, Debug, Default)]

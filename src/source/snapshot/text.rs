@@ -27,47 +27,15 @@ impl Format {
     }
 }
 
-/// Decode file bytes to text: UTF-8 (with or without BOM), or UTF-16 with a BOM (what
-/// PowerShell's `>` writes).
+/// [`crate::text::bytes_to_text`], with the file named in the error.
 pub(crate) fn bytes_to_text<'a>(
     bytes: &'a [u8],
     file: &str,
 ) -> Result<Cow<'a, str>, SnapshotError> {
-    let utf16 = |be: bool| {
-        let units: Vec<u16> = bytes[2..]
-            .chunks(2)
-            .map(|c| {
-                let pair = [c[0], *c.get(1).unwrap_or(&0)];
-                if be {
-                    u16::from_be_bytes(pair)
-                } else {
-                    u16::from_le_bytes(pair)
-                }
-            })
-            .collect();
-        String::from_utf16(&units).map_err(|_| SnapshotError::NotText {
-            file: file.to_string(),
-            offset: 0,
-        })
-    };
-    match bytes {
-        [0xEF, 0xBB, 0xBF, rest @ ..] => {
-            std::str::from_utf8(rest)
-                .map(Cow::Borrowed)
-                .map_err(|e| SnapshotError::NotText {
-                    file: file.to_string(),
-                    offset: e.valid_up_to() + 3,
-                })
-        }
-        [0xFF, 0xFE, ..] => utf16(false).map(Cow::Owned),
-        [0xFE, 0xFF, ..] => utf16(true).map(Cow::Owned),
-        _ => std::str::from_utf8(bytes)
-            .map(Cow::Borrowed)
-            .map_err(|e| SnapshotError::NotText {
-                file: file.to_string(),
-                offset: e.valid_up_to(),
-            }),
-    }
+    crate::text::bytes_to_text(bytes).map_err(|e| SnapshotError::NotText {
+        file: file.to_string(),
+        offset: e.offset,
+    })
 }
 
 /// YAML reads a lone CR (old Mac line ends) as a line break; documents are split and

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::decode::{Body, Decoded, Loc, Start, decode_any};
 use super::parallel::par_map;
 use crate::source::{Origin, SnapshotError};
+use crate::text::check_alias_expansion;
 
 /// A YAML document: its text and the line it starts on.
 pub(super) struct YamlChunk<'a> {
@@ -99,116 +100,6 @@ pub(super) fn yaml_options() -> serde_saphyr::Options {
         with_snippet: false,
         strict_booleans: true,
         leading_zero_numbers_as_strings: true,
-    }
-}
-
-/// Text an alias may add to a YAML document beyond the document's own length.
-/// kubectl output has no anchors, so its expansion is the text itself; hand-written
-/// files reuse a few blocks. A million-fold expansion (one large anchored scalar
-/// under thousands of aliases) would otherwise be built in memory before any limit
-/// trips.
-pub(super) const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
-
-thread_local! {
-    /// Bytes the metered document may still expand to (see [`check_alias_expansion`]).
-    static EXPANSION_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Walks a YAML document without keeping anything, charging each scalar's bytes
-/// (aliases replay theirs) against [`EXPANSION_LEFT`].
-pub(super) struct ExpansionMeter;
-
-impl ExpansionMeter {
-    pub(super) fn charge<E: de::Error>(bytes: usize) -> Result<ExpansionMeter, E> {
-        // A node costs at least a few bytes, so aliases of empty values count too.
-        let cost = bytes.saturating_add(8);
-        EXPANSION_LEFT.with(|left| match left.get().checked_sub(cost) {
-            Some(rest) => {
-                left.set(rest);
-                Ok(ExpansionMeter)
-            }
-            None => Err(E::custom(EXPANSION_EXCEEDED)),
-        })
-    }
-}
-
-pub(super) const EXPANSION_EXCEEDED: &str =
-    "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it";
-
-impl<'de> Deserialize<'de> for ExpansionMeter {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ExpansionMeter)
-    }
-}
-
-impl<'de> Visitor<'de> for ExpansionMeter {
-    type Value = ExpansionMeter;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self, E> {
-        Self::charge(0)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Self, E> {
-        Self::charge(0)
-    }
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Self, D::Error> {
-        ExpansionMeter::deserialize(d)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self, E> {
-        Self::charge(0)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self, E> {
-        Self::charge(8)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self, E> {
-        Self::charge(8)
-    }
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<Self, E> {
-        Self::charge(16)
-    }
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<Self, E> {
-        Self::charge(16)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self, E> {
-        Self::charge(8)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self, E> {
-        Self::charge(v.len())
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self, E> {
-        Self::charge(v.len())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
-        Self::charge::<A::Error>(0)?;
-        while seq.next_element::<ExpansionMeter>()?.is_some() {}
-        Ok(ExpansionMeter)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
-        Self::charge::<A::Error>(0)?;
-        while map.next_key::<ExpansionMeter>()?.is_some() {
-            map.next_value::<ExpansionMeter>()?;
-        }
-        Ok(ExpansionMeter)
-    }
-}
-
-/// Refuse a YAML document whose aliases expand it far beyond its own size, before
-/// anything is built from it. A document without `&` has no anchor to expand and is
-/// not walked twice.
-pub(crate) fn check_alias_expansion(
-    text: &str,
-    options: serde_saphyr::Options,
-) -> Result<(), serde_saphyr::Error> {
-    if !text.contains('&') {
-        return Ok(());
-    }
-    EXPANSION_LEFT.with(|left| left.set(text.len().saturating_add(ALIAS_EXPANSION_ALLOWANCE)));
-    // Multi-document text is metered as one stream (the config and theme loaders).
-    // Any other problem is left for the real parse to report in its own words.
-    match serde_saphyr::from_multiple_with_options::<ExpansionMeter>(text, options) {
-        Err(e) if e.to_string().contains(EXPANSION_EXCEEDED) => Err(e),
-        _ => Ok(()),
     }
 }
 

@@ -1184,7 +1184,8 @@ fn more_important_pod_order() {
 
 #[test]
 fn config_defaults_and_errors_end_to_end() {
-    use crate::config::{ConfigError, SchedulerConfig};
+    use crate::config::ConfigError;
+    use crate::engine::SchedulerConfig;
     let header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
     let c = SchedulerConfig::defaults();
     let fw = c.profile("default-scheduler").unwrap();

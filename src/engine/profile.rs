@@ -8,134 +8,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::v1::{PluginSet, Plugins};
-use crate::engine::framework::{Framework, Plugin, WeightedPlugin};
-use crate::engine::plugins::Registry;
+use super::framework::{Framework, Plugin, WeightedPlugin};
+use super::plugins::Registry;
+use crate::config::v1::Plugins;
+use crate::config::{Args, ExtensionPoint, aggregate};
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
 /// `framework.MaxTotalScore` (`math.MaxInt64`).
 const MAX_TOTAL_SCORE: i64 = i64::MAX;
-
-/// An extension point, in the order upstream's `getExtensionPoints` lists them (the
-/// order errors are found in).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ExtensionPoint {
-    PreFilter,
-    Filter,
-    PostFilter,
-    Reserve,
-    PreScore,
-    Score,
-    PreBind,
-    Bind,
-    PostBind,
-    Permit,
-    PreEnqueue,
-    QueueSort,
-}
-
-impl ExtensionPoint {
-    pub const ALL: [ExtensionPoint; 12] = [
-        ExtensionPoint::PreFilter,
-        ExtensionPoint::Filter,
-        ExtensionPoint::PostFilter,
-        ExtensionPoint::Reserve,
-        ExtensionPoint::PreScore,
-        ExtensionPoint::Score,
-        ExtensionPoint::PreBind,
-        ExtensionPoint::Bind,
-        ExtensionPoint::PostBind,
-        ExtensionPoint::Permit,
-        ExtensionPoint::PreEnqueue,
-        ExtensionPoint::QueueSort,
-    ];
-
-    /// The Go interface name used in construction errors.
-    pub fn type_name(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreFilter => "PreFilterPlugin",
-            ExtensionPoint::Filter => "FilterPlugin",
-            ExtensionPoint::PostFilter => "PostFilterPlugin",
-            ExtensionPoint::Reserve => "ReservePlugin",
-            ExtensionPoint::PreScore => "PreScorePlugin",
-            ExtensionPoint::Score => "ScorePlugin",
-            ExtensionPoint::PreBind => "PreBindPlugin",
-            ExtensionPoint::Bind => "BindPlugin",
-            ExtensionPoint::PostBind => "PostBindPlugin",
-            ExtensionPoint::Permit => "PermitPlugin",
-            ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
-            ExtensionPoint::QueueSort => "QueueSortPlugin",
-        }
-    }
-
-    /// The field name in `plugins:`.
-    pub fn config_name(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreFilter => "preFilter",
-            ExtensionPoint::Filter => "filter",
-            ExtensionPoint::PostFilter => "postFilter",
-            ExtensionPoint::Reserve => "reserve",
-            ExtensionPoint::PreScore => "preScore",
-            ExtensionPoint::Score => "score",
-            ExtensionPoint::PreBind => "preBind",
-            ExtensionPoint::Bind => "bind",
-            ExtensionPoint::PostBind => "postBind",
-            ExtensionPoint::Permit => "permit",
-            ExtensionPoint::PreEnqueue => "preEnqueue",
-            ExtensionPoint::QueueSort => "queueSort",
-        }
-    }
-
-    pub fn set(self, p: &Plugins) -> &PluginSet {
-        match self {
-            ExtensionPoint::PreFilter => &p.pre_filter,
-            ExtensionPoint::Filter => &p.filter,
-            ExtensionPoint::PostFilter => &p.post_filter,
-            ExtensionPoint::Reserve => &p.reserve,
-            ExtensionPoint::PreScore => &p.pre_score,
-            ExtensionPoint::Score => &p.score,
-            ExtensionPoint::PreBind => &p.pre_bind,
-            ExtensionPoint::Bind => &p.bind,
-            ExtensionPoint::PostBind => &p.post_bind,
-            ExtensionPoint::Permit => &p.permit,
-            ExtensionPoint::PreEnqueue => &p.pre_enqueue,
-            ExtensionPoint::QueueSort => &p.queue_sort,
-        }
-    }
-
-    /// Whether the plugin implements this point (upstream's type assertion).
-    pub fn implemented_by(self, p: &dyn Plugin) -> bool {
-        match self {
-            ExtensionPoint::PreFilter => p.as_pre_filter().is_some(),
-            ExtensionPoint::Filter => p.as_filter().is_some(),
-            ExtensionPoint::PostFilter => p.as_post_filter().is_some(),
-            ExtensionPoint::Reserve => p.as_reserve().is_some(),
-            ExtensionPoint::PreScore => p.as_pre_score().is_some(),
-            ExtensionPoint::Score => p.as_score().is_some(),
-            ExtensionPoint::PreBind => p.as_pre_bind().is_some(),
-            ExtensionPoint::Bind => p.as_bind().is_some(),
-            ExtensionPoint::PostBind => p.as_post_bind().is_some(),
-            ExtensionPoint::Permit => p.as_permit().is_some(),
-            ExtensionPoint::PreEnqueue => p.as_pre_enqueue().is_some(),
-            ExtensionPoint::QueueSort => p.as_queue_sort().is_some(),
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// Args of one pluginConfig entry after defaulting.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Args {
-    /// Defaulted args (args kind) or the raw args (`Null` when none).
-    Ready(Value),
-    /// Errors of an args kind that upstream validates only inside the plugin's
-    /// factory; they surface as `initializing plugin "<name>": ...`.
-    Invalid(Vec<String>),
-}
 
 /// What the builder needs of one defaulted, validated profile.
 pub struct ProfileSpec<'a> {
@@ -146,18 +27,21 @@ pub struct ProfileSpec<'a> {
     pub plugin_config: &'a [(String, Args)],
 }
 
-/// Renders a list of errors like Go's `utilerrors.Aggregate`: one as is, several as
-/// `[a, b]`, repeated messages once.
-pub fn aggregate(errs: &[String]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for e in errs {
-        if !seen.contains(&e.as_str()) {
-            seen.push(e);
-        }
-    }
-    match seen.as_slice() {
-        [one] => one.to_string(),
-        many => format!("[{}]", many.join(", ")),
+/// Whether the plugin implements this point (upstream's type assertion).
+pub fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
+    match point {
+        ExtensionPoint::PreFilter => p.as_pre_filter().is_some(),
+        ExtensionPoint::Filter => p.as_filter().is_some(),
+        ExtensionPoint::PostFilter => p.as_post_filter().is_some(),
+        ExtensionPoint::Reserve => p.as_reserve().is_some(),
+        ExtensionPoint::PreScore => p.as_pre_score().is_some(),
+        ExtensionPoint::Score => p.as_score().is_some(),
+        ExtensionPoint::PreBind => p.as_pre_bind().is_some(),
+        ExtensionPoint::Bind => p.as_bind().is_some(),
+        ExtensionPoint::PostBind => p.as_post_bind().is_some(),
+        ExtensionPoint::Permit => p.as_permit().is_some(),
+        ExtensionPoint::PreEnqueue => p.as_pre_enqueue().is_some(),
+        ExtensionPoint::QueueSort => p.as_queue_sort().is_some(),
     }
 }
 
@@ -220,7 +104,7 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
                     ep.name
                 ));
             };
-            if !point.implemented_by(p.as_ref()) {
+            if !implements(point, p.as_ref()) {
                 return Err(format!(
                     "plugin {:?} does not extend {} plugin",
                     ep.name,
@@ -270,9 +154,7 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
         let Some(p) = built.get(e.name.as_str()) else {
             continue;
         };
-        if !ExtensionPoint::Score.implemented_by(p.as_ref())
-            || weights.contains_key(e.name.as_str())
-        {
+        if !implements(ExtensionPoint::Score, p.as_ref()) || weights.contains_key(e.name.as_str()) {
             continue;
         }
         // A zero weight is not permitted; plugins are disabled explicitly instead.
@@ -365,7 +247,7 @@ fn expand_multi_point<'a>(
             let Some(p) = built.get(name) else {
                 return Err(format!("{} {:?} does not exist", point.type_name(), name));
             };
-            if !point.implemented_by(p.as_ref()) || disabled.contains(name) {
+            if !implements(point, p.as_ref()) || disabled.contains(name) {
                 continue;
             }
             if enabled.contains(&name) {
@@ -474,11 +356,5 @@ mod tests {
         let mut total = 0;
         add_score_weight(&mut total, i32::MIN).unwrap();
         assert_eq!(total, i64::from(i32::MIN) * 100);
-    }
-
-    #[test]
-    fn aggregate_like_go() {
-        assert_eq!(aggregate(&["a".into()]), "a");
-        assert_eq!(aggregate(&["a".into(), "b".into(), "a".into()]), "[a, b]");
     }
 }

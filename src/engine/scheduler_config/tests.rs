@@ -1,14 +1,17 @@
-//! Loading, defaulting, merging, expansion and every validation/construction error.
+//! The configuration pipeline end to end (parse, defaults, merging, validation, then
+//! building each profile): every validation and construction error.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::*;
+use crate::config::*;
 use crate::engine::framework::{
     Ctx, CycleState, Plugin, QueueSortPlugin, QueuedPodInfo, ScorePlugin,
 };
 use crate::engine::plugins::PluginFactory;
+use crate::engine::profile::{PluginEntry, describe};
 use crate::engine::status::Status;
 use crate::model::{NodeInfo, Pod};
 

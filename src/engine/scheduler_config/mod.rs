@@ -1,0 +1,180 @@
+//! The configuration the engine runs: kube-scheduler's configuration (parsed,
+//! defaulted and validated by `config`) with every profile's framework built, as
+//! `profile.NewMap` builds them at start-up.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::framework::Framework;
+use super::plugins::{Registry, registry};
+use super::profile::{ProfileSpec, new_framework};
+use crate::config::v1::Extender;
+use crate::config::{
+    self, Args, ArgsKinds, ConfigError, ConfigSource, DefaultArgs, DefaultedConfig,
+};
+
+/// A loaded configuration: every profile built, ready for scheduling cycles.
+#[derive(Clone)]
+pub struct SchedulerConfig {
+    pub profiles: Vec<Framework>,
+    pub parallelism: i32,
+    /// Global value; a profile's own value (in its `Framework`) takes precedence.
+    /// Defaults to `Some(0)` (adaptive), as upstream.
+    pub percentage_of_nodes_to_score: Option<i32>,
+    pub pod_initial_backoff_seconds: i64,
+    pub pod_max_backoff_seconds: i64,
+    pub source: ConfigSource,
+    /// Extenders are validated but cannot be called by schedscope; callers should warn
+    /// when this is not empty, since their verdicts are missing.
+    pub extenders: Vec<Extender>,
+}
+
+impl std::fmt::Debug for SchedulerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchedulerConfig")
+            .field(
+                "profiles",
+                &self
+                    .profiles
+                    .iter()
+                    .map(|p| p.profile_name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("parallelism", &self.parallelism)
+            .field(
+                "percentage_of_nodes_to_score",
+                &self.percentage_of_nodes_to_score,
+            )
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SchedulerConfig {
+    /// kube-scheduler v1.35's defaults: one `default-scheduler` profile.
+    pub fn defaults() -> Self {
+        let registry = registry();
+        // The defaults are fixed data; failing to build them is a bug in a plugin,
+        // which the tests catch.
+        build(
+            config::defaults(&registry),
+            ConfigSource::Defaults,
+            "defaults",
+            &registry,
+        )
+        .expect("kube-scheduler's default configuration must build")
+    }
+
+    /// Parses YAML or JSON text; `origin` names it in errors.
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        Self::from_str_with_registry(text, origin, &registry())
+    }
+
+    /// As [`SchedulerConfig::from_str`], with another plugin registry.
+    pub fn from_str_with_registry(
+        text: &str,
+        origin: &str,
+        registry: &Registry,
+    ) -> Result<Self, ConfigError> {
+        let c = config::parse(text, origin, registry)?;
+        build(
+            c,
+            ConfigSource::File(PathBuf::from(origin)),
+            origin,
+            registry,
+        )
+    }
+
+    /// The profile a pod with `spec.schedulerName` = `scheduler_name` uses.
+    pub fn profile(&self, scheduler_name: &str) -> Option<&Framework> {
+        self.profiles
+            .iter()
+            .find(|p| p.profile_name == scheduler_name)
+    }
+}
+
+/// The registry tells the configuration which plugins have an args kind.
+impl ArgsKinds for Registry {
+    fn args_kind(&self, plugin: &str) -> Option<DefaultArgs> {
+        self.get(plugin).and_then(|f| f.args)
+    }
+}
+
+/// One framework per profile (`profile.NewMap`): the first error wins.
+fn build(
+    c: DefaultedConfig,
+    source: ConfigSource,
+    origin: &str,
+    registry: &Registry,
+) -> Result<SchedulerConfig, ConfigError> {
+    let framework_error = |message: String| ConfigError::Framework {
+        origin: origin.to_string(),
+        message,
+    };
+    let mut profiles = Vec::with_capacity(c.profiles.len());
+    // `profile.NewMap`'s check that every profile sorts the queue the same way.
+    let mut first_queue_sort: Option<(String, Option<Value>)> = None;
+    for p in &c.profiles {
+        let plugin_config: Vec<(String, Args)> = p
+            .plugin_config
+            .iter()
+            .map(|e| (e.name.clone(), e.args.clone()))
+            .collect();
+        let spec = ProfileSpec {
+            name: &p.name,
+            // The cycle needs the effective value: the profile's, else the global one.
+            percentage_of_nodes_to_score: p
+                .percentage_of_nodes_to_score
+                .or(c.percentage_of_nodes_to_score),
+            plugins: &p.plugins,
+            plugin_config: &plugin_config,
+        };
+        let fw = new_framework(registry, &spec).map_err(|e| {
+            framework_error(format!(
+                "creating profile for scheduler name {}: {e}",
+                p.name
+            ))
+        })?;
+
+        let queue_sort = fw.queue_sort[0].name().to_string();
+        let args = p
+            .plugin_config
+            .iter()
+            .rev()
+            .find(|e| e.name == queue_sort)
+            .and_then(|e| e.comparable_args().cloned());
+        match &first_queue_sort {
+            None => first_queue_sort = Some((queue_sort, args)),
+            Some((first, first_args)) => {
+                if *first != queue_sort {
+                    return Err(framework_error(format!(
+                        "different queue sort plugins for profile {:?}: {queue_sort:?}, first: {first:?}",
+                        p.name
+                    )));
+                }
+                if *first_args != args {
+                    return Err(framework_error(format!(
+                        "different queue sort plugin args for profile {:?}",
+                        p.name
+                    )));
+                }
+            }
+        }
+        profiles.push(fw);
+    }
+
+    Ok(SchedulerConfig {
+        profiles,
+        parallelism: c.parallelism,
+        percentage_of_nodes_to_score: c.percentage_of_nodes_to_score,
+        pod_initial_backoff_seconds: c.pod_initial_backoff_seconds,
+        pod_max_backoff_seconds: c.pod_max_backoff_seconds,
+        source,
+        extenders: c.extenders,
+    })
+}
+
+#[cfg(test)]
+mod tests;
