@@ -13,12 +13,12 @@ use crate::model::{Cluster, Pod};
 use crate::theme::{BUILTIN, Theme, ThemeError};
 
 use super::action::{Action, DataUpdate, Focus, MouseKind, Tab};
-use super::engine::{CycleRunner, TraceCache, TraceJob, TraceKey};
 use super::keymap;
-use super::simulation::{Simulation, Step};
+use super::playback::{Simulation, Step};
 use super::view::{PodQuery, PodRow, TraceView, pod_rows};
-use super::waiting::{Clock, WaitingEvent, WaitingPod, WaitingPods};
+use super::waiting::{Clock, PermitGate, WaitingEvent, WaitingPod};
 use super::widgets::{Cursor, Scroll};
+use super::worker::{CycleRunner, TraceCache, TraceJob, TraceKey};
 use crate::source::live::{KindHealth, LiveControl};
 use crate::source::{SchedulerWord, SchedulingEvents, SourceStatus};
 
@@ -31,7 +31,7 @@ pub struct AppInit {
     pub profiles: Vec<Framework>,
     pub runner: Arc<dyn CycleRunner>,
     pub clock: Arc<dyn Clock>,
-    pub waiting: Box<dyn WaitingPods>,
+    pub waiting: Box<dyn PermitGate>,
     pub theme: Theme,
     pub theme_loader: ThemeLoader,
     /// Where the data comes from, for the status bar (`snapshot cluster.yaml`).
@@ -45,12 +45,12 @@ pub struct AppInit {
 /// Where waiting pods come from: a list (a snapshot, tests) or the running simulation,
 /// which the app owns like any other state.
 pub enum WaitingSource {
-    List(Box<dyn WaitingPods>),
+    List(Box<dyn PermitGate>),
     Sim(Box<Simulation>),
 }
 
 impl WaitingSource {
-    fn get(&mut self) -> &mut dyn WaitingPods {
+    fn get(&mut self) -> &mut dyn PermitGate {
         match self {
             WaitingSource::List(l) => l.as_mut(),
             WaitingSource::Sim(s) => s.as_mut(),
@@ -102,8 +102,6 @@ pub struct Message {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceStatus {
     NoPod,
-    /// The pod runs already; nothing to replay.
-    Bound(String),
     /// `spec.schedulerName` matches no profile.
     NoProfile(String),
     Computing,
@@ -406,13 +404,7 @@ impl App {
 
     /// The profile a pod replays with: the override, or its schedulerName's.
     pub fn profile_for(&self, pod: &Pod) -> Option<usize> {
-        match self.profile_override {
-            Some(i) if i < self.profiles.len() => Some(i),
-            _ => self
-                .profiles
-                .iter()
-                .position(|f| f.profile_name == pod.scheduler_name),
-        }
+        crate::explain::choose_profile(&self.profiles, pod, self.profile_override)
     }
 
     /// The profile the Profile tab shows.
@@ -755,10 +747,6 @@ impl App {
                 attempt: Some(i),
             });
         }
-        let waiting = self.waiting.iter().any(|w| &w.pod == key);
-        if pod.is_bound() && !waiting {
-            return None;
-        }
         Some(TraceKey {
             pod: key.clone(),
             profile: self.profile_for(pod)?,
@@ -780,18 +768,12 @@ impl App {
             self.status = TraceStatus::NoPod;
             return;
         };
+        // A bound pod is replayed as pending, as `schedscope explain` does.
         let Some(pod) = self.cluster.pod(&key).cloned() else {
             self.current = None;
             self.status = TraceStatus::NoPod;
             return;
         };
-        let waiting = self.waiting.iter().any(|w| w.pod == key);
-        if pod.is_bound() && !waiting && self.sim_attempt(&key).is_none() {
-            self.current = None;
-            self.status = TraceStatus::Bound(pod.node_name.clone().unwrap_or_default());
-            self.node = pod.node_name.clone();
-            return;
-        }
         let Some(want) = self.wanted_key() else {
             self.current = None;
             self.status = TraceStatus::NoProfile(pod.scheduler_name.clone());
@@ -830,7 +812,6 @@ impl App {
             key: want,
             cluster: self.cluster.clone(),
             profiles: self.profiles.clone(),
-            pod,
             now: self.now(),
             runner: self.runner.clone(),
         });
@@ -865,10 +846,12 @@ impl App {
             .as_ref()
             .is_some_and(|n| c.is_some_and(|c| c.view.row_of.contains_key(n)) && same_pod);
         if !node_ok {
+            // A bound pod's own node first: the Node tab shows where it runs.
             self.node = c.and_then(|c| {
                 c.trace
-                    .selected_node
+                    .bound_to
                     .clone()
+                    .or_else(|| c.trace.selected_node.clone())
                     .or_else(|| c.view.rows.first().map(|r| r.node.clone()))
             });
         }
@@ -1664,7 +1647,7 @@ impl App {
     }
 
     /// The selected pod's attempts, newest first (the History tab's rows).
-    pub fn history_rows(&self) -> Vec<super::simulation::HistoryEntry> {
+    pub fn history_rows(&self) -> Vec<super::playback::HistoryEntry> {
         let (Some(sim), Some(key)) = (self.sim(), self.selected_pod.as_deref()) else {
             return Vec::new();
         };

@@ -14,15 +14,15 @@ pub mod acting;
 pub mod action;
 pub mod app;
 pub mod components;
-pub mod engine;
 pub mod format;
 pub mod keymap;
+pub mod playback;
 pub mod runner;
-pub mod simulation;
 pub mod terminal;
 pub mod view;
 pub mod waiting;
 pub mod widgets;
+pub mod worker;
 
 #[cfg(test)]
 mod fixtures;
@@ -34,9 +34,9 @@ use std::sync::mpsc::Receiver;
 
 pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
-pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
-pub use simulation::Simulation;
-pub use waiting::{Clock, SystemClock, WaitingEvent, WaitingList, WaitingPod, WaitingPods};
+pub use playback::Simulation;
+pub use waiting::{Clock, PermitGate, SystemClock, WaitingEvent, WaitingList, WaitingPod};
+pub use worker::{CycleRunner, TraceJob, TraceKey, engine_runner};
 
 use crate::engine::Framework;
 use crate::model::Cluster;
@@ -55,7 +55,7 @@ pub struct TuiOptions {
     /// Pod to open first (`namespace/name`).
     pub pod: Option<String>,
     /// Pods waiting at Permit, when the source has them.
-    pub waiting: Option<Box<dyn WaitingPods>>,
+    pub waiting: Option<Box<dyn PermitGate>>,
     /// Cluster replacements from a data source (reload, live watch).
     pub updates: Option<Receiver<DataUpdate>>,
     /// A live source's per-kind state and retry (the connection view).

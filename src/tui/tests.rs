@@ -277,8 +277,11 @@ fn pod_without_profile_and_bound_pod() {
     // p replays it with the first profile.
     keys(&mut f, "p");
     assert_eq!(f.app.status, TraceStatus::Ready);
+    // A bound pod is replayed as pending, as `schedscope explain` replays it.
     open_pod(&mut f, "default/low-1");
-    assert_eq!(f.app.status, TraceStatus::Bound("n1".into()));
+    assert_eq!(f.app.status, TraceStatus::Ready);
+    let cur = f.app.current.clone().expect("a bound pod's replay");
+    assert_eq!(cur.trace.bound_to.as_deref(), Some("n1"));
     keys(&mut f, "4");
     assert_eq!(f.app.node.as_deref(), Some("n1"));
     // Its node, without counting it twice.
@@ -697,7 +700,7 @@ fn real_engine_cycle_drives_the_panes() {
         app: App::new(AppInit {
             cluster: Arc::new(cluster()),
             profiles: config.profiles.clone(),
-            runner: super::engine::engine_runner(),
+            runner: super::worker::engine_runner(),
             clock: clock.clone(),
             waiting: Box::new(super::waiting::WaitingList::default()),
             theme: Theme::builtin("dark").expect("dark"),
@@ -851,7 +854,7 @@ fn frame_time_real_engine_5000_nodes() {
     let mut app = App::new(AppInit {
         cluster: Arc::new(c),
         profiles: config.profiles.clone(),
-        runner: super::engine::engine_runner(),
+        runner: super::worker::engine_runner(),
         clock,
         waiting: Box::new(super::waiting::WaitingList::default()),
         theme: Theme::builtin("dark").expect("dark"),
@@ -1296,7 +1299,7 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
     // The real engine, not the fixtures' canned traces.
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut init = app_init(cluster, "dark", clock.clone());
-    init.runner = crate::tui::engine::engine_runner();
+    init.runner = crate::tui::worker::engine_runner();
     init.profiles = crate::config::SchedulerConfig::defaults().profiles;
     let mut f = Fixture {
         app: App::new(init),

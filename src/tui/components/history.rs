@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::super::action::Focus;
 use super::super::app::{App, Hit};
-use super::super::simulation::{AttemptOutcome, offset};
+use super::super::playback::{AttemptOutcome, offset};
 use super::super::widgets::{centered_note, virtual_table};
 use crate::theme::Theme;
 

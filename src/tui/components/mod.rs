@@ -125,9 +125,6 @@ fn draw_detail(app: &mut App, f: &mut Frame, area: Rect) {
 fn status_note(app: &App) -> String {
     match &app.status {
         TraceStatus::NoPod => "no pod selected".into(),
-        TraceStatus::Bound(n) => {
-            format!("bound to {n}: nothing to replay (4 shows the node; A lists pending pods)")
-        }
         TraceStatus::NoProfile(s) => no_profile_note(app, s),
         TraceStatus::Computing => "replaying the scheduling cycle…".into(),
         TraceStatus::Ready => String::new(),
@@ -185,7 +182,7 @@ fn detail_title(app: &App) -> Line<'static> {
                             " · attempt {} (cycle #{}, {})",
                             h.pod_attempt,
                             i + 1,
-                            super::simulation::offset(h.at_ms)
+                            super::playback::offset(h.at_ms)
                         ),
                         t.key,
                     ));
