@@ -13,12 +13,16 @@
 pub mod acting;
 pub mod action;
 pub mod app;
+pub mod command;
 pub mod components;
 pub mod format;
 pub mod keymap;
 pub mod playback;
 pub mod runner;
+pub mod session;
+pub mod shared;
 pub mod terminal;
+pub mod traces;
 pub mod view;
 pub mod waiting;
 pub mod widgets;
