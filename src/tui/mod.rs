@@ -1,14 +1,18 @@
 //! The terminal UI: pods in queue order, the selected pod's pipeline, filter verdicts,
 //! scores, node detail and comparison, preemption, waiting pods and the profile.
 //!
-//! Shape (ratatui's component template, gitui, k9s): [`App`] owns all state and
-//! changes only through [`App::update`] with an [`Action`]; [`App::draw`] renders it.
-//! Input, the trace worker and data sources are threads sending owned messages to the
-//! thin loop in `runner`; the loop redraws only when something changed and ticks at
-//! 1 Hz only while a Permit countdown runs (or a simulation plays). In simulation
-//! mode (`--simulate`) the app owns a [`Simulation`] that steps the engine's
-//! scheduler loop and feeds the panes its model. The engine is reached through a
-//! [`CycleRunner`] so tests inject hand-made traces.
+//! Shape (ratatui's component template, gitui, k9s): each pane is a component owning
+//! its cursor, scroll, sort and filter and handling its keys (`components`); they
+//! read the shared state through a read-only context and answer with effects.
+//! [`App`] routes each [`Action`] to the focused pane and owns what is shared
+//! (`shared`: cluster, trace, theme, focus, tab, prompt, waiting pods); [`App::draw`]
+//! renders it. Input, the trace worker and data sources are threads sending owned
+//! messages to the thin loop in `runner`; the loop redraws only when something
+//! changed and ticks at 1 Hz only while a Permit countdown runs (or a simulation
+//! plays). In simulation mode (`--simulate`) the app owns a [`Simulation`] that steps
+//! the engine's scheduler loop and feeds the panes its model. A pod's answer comes
+//! from `explain`, as on the CLI, through the worker's [`CycleRunner`] seam, so
+//! tests inject hand-made traces.
 
 pub mod acting;
 pub mod action;

@@ -731,6 +731,69 @@ fn mouse_selects_and_scrolls() {
     assert_eq!(f.app.panes.node.node.as_deref(), Some("n2"));
 }
 
+/// A bound pod gets in the TUI the answer `schedscope explain` gives: replayed as
+/// pending (taken off its node first), with the profile its schedulerName names.
+#[test]
+fn bound_pod_gets_the_answer_explain_gives() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut f = Fixture {
+        app: App::new(AppInit {
+            profiles: config.profiles.clone(),
+            runner: super::worker::engine_runner(),
+            pod: Some("default/low-1".into()),
+            ..app_init(cluster(), "dark", clock.clone())
+        }),
+        clock,
+    };
+    f.settle();
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
+    let cur = f
+        .app
+        .shared
+        .traces
+        .current
+        .clone()
+        .expect("a bound pod's replay");
+    let opts = crate::engine::cycle::CycleOptions {
+        all_filters: true,
+        now: t0(),
+    };
+    let cli = crate::explain::explain(&cluster(), &config, "default/low-1", &opts)
+        .expect("explain answers");
+    assert_eq!(*cur.trace, cli);
+    assert_eq!(cur.trace.bound_to.as_deref(), Some("n1"));
+    // The pod is off its node in the replay: n1 has room for it again.
+    assert!(
+        cur.trace.feasible.iter().any(|n| n == "n1"),
+        "{:?}",
+        cur.trace.feasible
+    );
+}
+
+/// The profile override the TUI cycles through goes through the same door: a pod
+/// no profile serves is explain's NoProfile error, unless a profile is picked.
+#[test]
+fn explain_pod_takes_a_profile_override() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let c = cluster();
+    let opts = crate::engine::cycle::CycleOptions::default();
+    let err = crate::explain::explain_pod(&c, &config.profiles, "default/other-sched", None, &opts);
+    assert!(
+        matches!(err, Err(crate::explain::ExplainError::NoProfile { .. })),
+        "{err:?}"
+    );
+    let t =
+        crate::explain::explain_pod(&c, &config.profiles, "default/other-sched", Some(0), &opts)
+            .expect("replayed with profile 0");
+    assert_eq!(t.profile, config.profiles[0].profile_name);
+    let missing = crate::explain::explain_pod(&c, &config.profiles, "default/nope", None, &opts);
+    assert!(matches!(
+        missing,
+        Err(crate::explain::ExplainError::PodNotFound { .. })
+    ));
+}
+
 #[test]
 fn real_engine_cycle_drives_the_panes() {
     let config = crate::config::SchedulerConfig::defaults();

@@ -114,6 +114,10 @@ impl Component for FiltersPane {
             }
             return Handled::Yes;
         }
+        if matches!(action, Action::ToggleView) {
+            self.summary = !self.summary;
+            return Handled::Yes;
+        }
         let Some(c) = ctx.current else {
             return Handled::No;
         };
@@ -134,7 +138,6 @@ impl Component for FiltersPane {
                     self.select_node(&c.view, &n);
                 }
             }
-            Action::ToggleView => self.summary = !self.summary,
             Action::Enter if self.summary => {
                 let g = self.group_cursor.selected;
                 if g < c.view.summary.len() {
