@@ -93,7 +93,10 @@ impl Component for NodePane {
         let cur = ctx.current.cloned();
         let no_replay = match ctx.status {
             TraceStatus::NoProfile(s) => super::no_profile_note(ctx, s),
-            _ => "no replay for the selected pod (only pending pods are replayed)".into(),
+            // Bound pods are replayed too (as `explain` does): no replay is no pod yet,
+            // or one on its way.
+            TraceStatus::Computing => "replaying the scheduling cycle…".into(),
+            _ => "no replay: no pod selected".into(),
         };
         let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
             ctx.cluster,
