@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::SchedulerConfig;
+use crate::engine::{Framework, SchedulerConfig};
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
@@ -26,8 +26,9 @@ pub enum ExplainError {
     },
 }
 
-/// Replay `key` (`namespace/name`, or a bare name in `default`). A bound pod is
-/// replayed as if it were pending again: it is taken off its node first.
+/// Replay `key` (`namespace/name`, or a bare name in `default`) with the profile its
+/// schedulerName names. A bound pod is replayed as if it were pending again: it is
+/// taken off its node first.
 pub fn explain(
     cluster: &Cluster,
     config: &SchedulerConfig,
@@ -39,6 +40,45 @@ pub fn explain(
     } else {
         format!("default/{key}")
     };
+    explain_pod(cluster, &config.profiles, &key, None, opts)
+}
+
+/// The profile a pod replays with: `profile` (an index into `profiles`, as the TUI
+/// lets the user pick one) when it exists, else the one its schedulerName names.
+pub fn choose_profile(profiles: &[Framework], pod: &Pod, profile: Option<usize>) -> Option<usize> {
+    match profile {
+        Some(i) if i < profiles.len() => Some(i),
+        _ => profiles
+            .iter()
+            .position(|f| f.profile_name == pod.scheduler_name),
+    }
+}
+
+/// The one way a pod's answer is computed, for the CLI and the TUI alike: look the pod
+/// up by its full key, choose its profile ([`choose_profile`]), replay a bound pod as
+/// pending, run the cycle.
+pub fn explain_pod(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    profile: Option<usize>,
+    opts: &CycleOptions,
+) -> Result<Trace, ExplainError> {
+    explain_with(cluster, profiles, key, profile, &|fw, c, p| {
+        run_cycle(fw, c, p, opts)
+    })
+}
+
+/// [`explain_pod`] with the cycle itself injected (the TUI's tests hand-make traces);
+/// everything around the cycle is the same.
+pub fn explain_with(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    profile: Option<usize>,
+    cycle: &dyn Fn(&Framework, &Cluster, &Pod) -> Trace,
+) -> Result<Trace, ExplainError> {
+    let key = key.to_string();
     let Some(pod) = cluster.pod(&key) else {
         if let Some(phase) = cluster.finished_pods.get(&key) {
             return Err(ExplainError::PodFinished {
@@ -51,13 +91,12 @@ pub fn explain(
             key,
         });
     };
-    let fw = config
-        .profile(&pod.scheduler_name)
+    let fw = choose_profile(profiles, pod, profile)
+        .and_then(|i| profiles.get(i))
         .ok_or_else(|| ExplainError::NoProfile {
             key: key.clone(),
             scheduler: pod.scheduler_name.clone(),
-            profiles: config
-                .profiles
+            profiles: profiles
                 .iter()
                 .map(|p| p.profile_name.as_str())
                 .collect::<Vec<_>>()
@@ -70,11 +109,11 @@ pub fn explain(
         c.delete_pod(&key);
         let pending = Arc::new(pending);
         c.upsert_pod((*pending).clone());
-        let mut trace = run_cycle(fw, &c, &pending, opts);
+        let mut trace = cycle(fw, &c, &pending);
         trace.bound_to = pod.node_name.clone();
         return Ok(trace);
     }
-    Ok(run_cycle(fw, cluster, pod, opts))
+    Ok(cycle(fw, cluster, pod))
 }
 
 /// Suggest pods with the same name in other namespaces, or similar names.

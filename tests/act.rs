@@ -400,7 +400,7 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 /// Waiting tab's Allow reaches the engine and both pods are bound through the API.
 #[tokio::test]
 async fn inspector_allow_binds_a_waiting_gang_through_the_session() {
-    use schedscope::tui::WaitingPods;
+    use schedscope::tui::PermitGate;
     use schedscope::tui::acting::ActWaiting;
     let api = cluster().await;
     gang_one_short(&api);

@@ -9,7 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::act::{ActHandle, Command};
 
-use super::waiting::{WaitingEvent, WaitingPod, WaitingPods};
+use super::waiting::{PermitGate, WaitingEvent, WaitingPod};
 
 pub struct ActWaiting {
     handle: ActHandle,
@@ -27,7 +27,7 @@ impl ActWaiting {
     }
 }
 
-impl WaitingPods for ActWaiting {
+impl PermitGate for ActWaiting {
     fn list(&self) -> Vec<WaitingPod> {
         self.handle
             .waiting()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::engine::trace::Trace;
 pub use crate::source::{DataUpdate, Notice};
 
-use super::engine::TraceKey;
+use super::worker::TraceKey;
 
 /// The detail tabs, in tab-bar order (keys `1`..`9`; History only in simulation mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -684,7 +684,7 @@ pub fn sim_fixture() -> Fixture {
     let app = App::new(AppInit {
         cluster: Arc::new(cluster),
         profiles: config.profiles,
-        runner: super::engine::engine_runner(),
+        runner: super::worker::engine_runner(),
         clock: clock.clone(),
         waiting: Box::new(WaitingList::default()),
         theme: Theme::builtin("dark").expect("builtin theme"),
@@ -697,7 +697,7 @@ pub fn sim_fixture() -> Fixture {
         }),
         source: "simulate examples/gang-demo.yaml".into(),
         pod: None,
-        simulation: Some(super::simulation::Simulation::new(
+        simulation: Some(super::playback::Simulation::new(
             sim,
             "simulate examples/gang-demo.yaml",
         )),

@@ -1,28 +1,36 @@
 //! The terminal UI: pods in queue order, the selected pod's pipeline, filter verdicts,
 //! scores, node detail and comparison, preemption, waiting pods and the profile.
 //!
-//! Shape (ratatui's component template, gitui, k9s): [`App`] owns all state and
-//! changes only through [`App::update`] with an [`Action`]; [`App::draw`] renders it.
-//! Input, the trace worker and data sources are threads sending owned messages to the
-//! thin loop in `runner`; the loop redraws only when something changed and ticks at
-//! 1 Hz only while a Permit countdown runs (or a simulation plays). In simulation
-//! mode (`--simulate`) the app owns a [`Simulation`] that steps the engine's
-//! scheduler loop and feeds the panes its model. The engine is reached through a
-//! [`CycleRunner`] so tests inject hand-made traces.
+//! Shape (ratatui's component template, gitui, k9s): each pane is a component owning
+//! its cursor, scroll, sort and filter and handling its keys (`components`); they
+//! read the shared state through a read-only context and answer with effects.
+//! [`App`] routes each [`Action`] to the focused pane and owns what is shared
+//! (`shared`: cluster, trace, theme, focus, tab, prompt, waiting pods); [`App::draw`]
+//! renders it. Input, the trace worker and data sources are threads sending owned
+//! messages to the thin loop in `runner`; the loop redraws only when something
+//! changed and ticks at 1 Hz only while a Permit countdown runs (or a simulation
+//! plays). In simulation mode (`--simulate`) the app owns a [`Simulation`] that steps
+//! the engine's scheduler loop and feeds the panes its model. A pod's answer comes
+//! from `explain`, as on the CLI, through the worker's [`CycleRunner`] seam, so
+//! tests inject hand-made traces.
 
 pub mod acting;
 pub mod action;
 pub mod app;
+pub mod command;
 pub mod components;
-pub mod engine;
 pub mod format;
 pub mod keymap;
+pub mod playback;
 pub mod runner;
-pub mod simulation;
+pub mod session;
+pub mod shared;
 pub mod terminal;
+pub mod traces;
 pub mod view;
 pub mod waiting;
 pub mod widgets;
+pub mod worker;
 
 #[cfg(test)]
 mod fixtures;
@@ -34,9 +42,9 @@ use std::sync::mpsc::Receiver;
 
 pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
-pub use engine::{CycleRunner, TraceJob, TraceKey, engine_runner};
-pub use simulation::Simulation;
-pub use waiting::{Clock, SystemClock, WaitingEvent, WaitingList, WaitingPod, WaitingPods};
+pub use playback::Simulation;
+pub use waiting::{Clock, PermitGate, SystemClock, WaitingEvent, WaitingList, WaitingPod};
+pub use worker::{CycleRunner, TraceJob, TraceKey, engine_runner};
 
 use crate::engine::Framework;
 use crate::model::Cluster;
@@ -55,7 +63,7 @@ pub struct TuiOptions {
     /// Pod to open first (`namespace/name`).
     pub pod: Option<String>,
     /// Pods waiting at Permit, when the source has them.
-    pub waiting: Option<Box<dyn WaitingPods>>,
+    pub waiting: Option<Box<dyn PermitGate>>,
     /// Cluster replacements from a data source (reload, live watch).
     pub updates: Option<Receiver<DataUpdate>>,
     /// A live source's per-kind state and retry (the connection view).

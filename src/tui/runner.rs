@@ -10,9 +10,9 @@ use crossterm::event::{self, Event as CtEvent, KeyEventKind, MouseButton, MouseE
 
 use super::action::{Action, DataUpdate, MouseKind};
 use super::app::App;
-use super::engine::{TraceJob, TraceKey};
 use super::terminal::{self, Tui};
 use super::view::TraceView;
+use super::worker::{TraceJob, TraceKey};
 use crate::engine::trace::Trace;
 use crate::signals::{self, Stopped};
 

@@ -13,8 +13,9 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 
 use super::action::{Action, DataUpdate, Focus, MouseKind, Tab};
-use super::app::{App, AppInit, TraceStatus};
+use super::app::{App, AppInit};
 use super::fixtures::*;
+use super::traces::TraceStatus;
 use crate::engine::Framework;
 use crate::model::{Cluster, Pod};
 use crate::theme::Theme;
@@ -79,7 +80,7 @@ fn open_pod(f: &mut Fixture, pod: &str) {
 #[test]
 fn pods_in_queue_order_with_pipeline() {
     let mut f = fixture();
-    let keys_in_order: Vec<String> = f.app.pods.iter().map(|r| r.key()).collect();
+    let keys_in_order: Vec<String> = f.app.panes.pods.rows.iter().map(|r| r.key()).collect();
     assert_eq!(
         keys_in_order,
         [
@@ -100,12 +101,12 @@ fn pods_in_queue_order_with_pipeline() {
 fn pipeline_of_a_scheduled_pod_walks_every_point() {
     let mut f = fixture();
     open_pod(&mut f, "default/web");
-    assert_eq!(f.app.tab, Tab::Pipeline);
+    assert_eq!(f.app.shared.tab, Tab::Pipeline);
     keys(&mut f, "jj");
     assert_snapshot!("pipeline_prefilter", screen(&mut f.app, 130, 30));
     // Enter on Filter opens the Filters tab.
     keys(&mut f, "j<enter>");
-    assert_eq!(f.app.tab, Tab::Filters);
+    assert_eq!(f.app.shared.tab, Tab::Filters);
 }
 
 #[test]
@@ -157,24 +158,37 @@ fn filters_sort_and_filter() {
     keys(&mut f, "s");
     let order: Vec<String> = f
         .app
+        .panes
         .filters
+        .table
         .order
         .iter()
         .map(|&i| {
-            f.app.current.as_ref().expect("trace").view.rows[i as usize]
+            f.app
+                .shared
+                .traces
+                .current
+                .as_ref()
+                .expect("trace")
+                .view
+                .rows[i as usize]
                 .node
                 .clone()
         })
         .collect();
     assert_eq!(order, ["n5", "n4", "n1", "n2", "n3"]);
     keys(&mut f, "s");
-    assert_eq!(f.app.filters.sort, Some((14, true)));
+    assert_eq!(f.app.panes.filters.table.sort, Some((14, true)));
     keys(&mut f, "/insuff");
-    assert_eq!(f.app.filters.order.len(), 1, "only n4 says Insufficient");
+    assert_eq!(
+        f.app.panes.filters.table.order.len(),
+        1,
+        "only n4 says Insufficient"
+    );
     keys(&mut f, "<enter>");
     assert_snapshot!("filters_filtered", screen(&mut f.app, 130, 20));
     keys(&mut f, "<esc>");
-    assert_eq!(f.app.filters.order.len(), 5);
+    assert_eq!(f.app.panes.filters.table.order.len(), 5);
 }
 
 #[test]
@@ -184,11 +198,15 @@ fn filters_summary_groups_by_reason_then_drills_down() {
     keys(&mut f, "2v");
     assert_snapshot!("filters_summary", screen(&mut f.app, 130, 20));
     keys(&mut f, "<enter>");
-    assert!(!f.app.filters.summary);
-    assert_eq!(f.app.filters.order.len(), 4, "the 4 Insufficient cpu nodes");
+    assert!(!f.app.panes.filters.summary);
+    assert_eq!(
+        f.app.panes.filters.table.order.len(),
+        4,
+        "the 4 Insufficient cpu nodes"
+    );
     assert_snapshot!("filters_group", screen(&mut f.app, 130, 20));
     keys(&mut f, "<esc>");
-    assert!(f.app.filters.summary, "esc returns to the summary");
+    assert!(f.app.panes.filters.summary, "esc returns to the summary");
 }
 
 #[test]
@@ -206,8 +224,8 @@ fn preemption_nominated_node_and_victims() {
     keys(&mut f, "6");
     assert_snapshot!("preemption", screen(&mut f.app, 130, 24));
     keys(&mut f, "<enter>");
-    assert_eq!(f.app.tab, Tab::Node);
-    assert_eq!(f.app.node.as_deref(), Some("n1"));
+    assert_eq!(f.app.shared.tab, Tab::Node);
+    assert_eq!(f.app.panes.node.node.as_deref(), Some("n1"));
 }
 
 #[test]
@@ -238,33 +256,40 @@ fn help_lists_every_key() {
     }
     assert_snapshot!("help", s);
     keys(&mut f, "<esc>");
-    assert!(f.app.help.is_none());
+    assert!(f.app.panes.help.is_none());
 }
 
 #[test]
 fn status_bar_prompt_and_messages() {
     let mut f = fixture();
     keys(&mut f, ":ns nosuch<enter>");
-    assert!(f.app.message.as_ref().is_some_and(|m| m.error));
+    assert!(f.app.shared.message.as_ref().is_some_and(|m| m.error));
     assert_snapshot!("status_error", screen(&mut f.app, 100, 10));
     keys(&mut f, ":ns team-a");
     assert_snapshot!("prompt_command", screen(&mut f.app, 100, 10));
     keys(&mut f, "<enter>");
-    assert_eq!(f.app.namespace.as_deref(), Some("team-a"));
-    assert!(f.app.pods.iter().all(|r| r.pod.namespace == "team-a"));
+    assert_eq!(f.app.panes.pods.namespace.as_deref(), Some("team-a"));
+    assert!(
+        f.app
+            .panes
+            .pods
+            .rows
+            .iter()
+            .all(|r| r.pod.namespace == "team-a")
+    );
     keys(&mut f, "<esc>");
-    assert_eq!(f.app.namespace, None, "esc clears the namespace");
+    assert_eq!(f.app.panes.pods.namespace, None, "esc clears the namespace");
 }
 
 #[test]
 fn pods_filter_and_all_pods() {
     let mut f = fixture();
     keys(&mut f, "/team");
-    assert_eq!(f.app.pods.len(), 3);
+    assert_eq!(f.app.panes.pods.rows.len(), 3);
     keys(&mut f, "<enter>");
     assert_snapshot!("pods_filtered", screen(&mut f.app, 130, 14));
     keys(&mut f, "<esc>A");
-    assert_eq!(f.app.pods.len(), 11, "all pods, bound included");
+    assert_eq!(f.app.panes.pods.rows.len(), 11, "all pods, bound included");
     assert_snapshot!("pods_all", screen(&mut f.app, 130, 18));
 }
 
@@ -272,15 +297,27 @@ fn pods_filter_and_all_pods() {
 fn pod_without_profile_and_bound_pod() {
     let mut f = fixture();
     open_pod(&mut f, "default/other-sched");
-    assert_eq!(f.app.status, TraceStatus::NoProfile("my-scheduler".into()));
+    assert_eq!(
+        f.app.shared.traces.status,
+        TraceStatus::NoProfile("my-scheduler".into())
+    );
     assert_snapshot!("no_profile", screen(&mut f.app, 130, 12));
     // p replays it with the first profile.
     keys(&mut f, "p");
-    assert_eq!(f.app.status, TraceStatus::Ready);
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
+    // A bound pod is replayed as pending, as `schedscope explain` replays it.
     open_pod(&mut f, "default/low-1");
-    assert_eq!(f.app.status, TraceStatus::Bound("n1".into()));
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
+    let cur = f
+        .app
+        .shared
+        .traces
+        .current
+        .clone()
+        .expect("a bound pod's replay");
+    assert_eq!(cur.trace.bound_to.as_deref(), Some("n1"));
     keys(&mut f, "4");
-    assert_eq!(f.app.node.as_deref(), Some("n1"));
+    assert_eq!(f.app.panes.node.node.as_deref(), Some("n1"));
     // Its node, without counting it twice.
     assert_snapshot!("node_of_bound_pod", screen(&mut f.app, 130, 24));
 }
@@ -307,15 +344,18 @@ fn unserved_pod_says_what_explain_says() {
         },
     );
     f.app.update(Action::Data(DataUpdate {
-        cluster: f.app.cluster.clone(),
+        cluster: f.app.shared.cluster.clone(),
         source: None,
         status: Some(SourceStatus::Connected),
         events: Some(Arc::new(events)),
         notice: None,
     }));
     f.settle();
-    assert_eq!(f.app.status, TraceStatus::NoProfile("my-scheduler".into()));
-    let note = super::components::no_profile_note(&f.app, "my-scheduler");
+    assert_eq!(
+        f.app.shared.traces.status,
+        TraceStatus::NoProfile("my-scheduler".into())
+    );
+    let note = super::components::no_profile_note(&f.app.ctx(), "my-scheduler");
     assert_eq!(
         note,
         "pod default/other-sched asks for schedulerName \"my-scheduler\", which no profile \
@@ -325,7 +365,7 @@ fn unserved_pod_says_what_explain_says() {
          affinity/selector."
     );
     assert_snapshot!("unserved_pod_live", screen(&mut f.app, 130, 14));
-    f.app.node = Some("n1".into());
+    f.app.panes.node.node = Some("n1".into());
     keys(&mut f, "4");
     let s = screen(&mut f.app, 200, 8);
     assert!(
@@ -343,35 +383,35 @@ fn flow_select_pod_verdicts_scores_node_compare() {
     // Select web in the list (5th) and open it.
     keys(&mut f, "jjjj<enter>");
     assert_eq!(f.app.selected_pod_key(), Some("default/web"));
-    assert_eq!(f.app.focus, Focus::Detail);
+    assert_eq!(f.app.shared.focus, Focus::Detail);
     // Verdicts: n4 rejected, open it.
     keys(&mut f, "2jjj<enter>");
-    assert_eq!(f.app.tab, Tab::Node);
-    assert_eq!(f.app.node.as_deref(), Some("n4"));
+    assert_eq!(f.app.shared.tab, Tab::Node);
+    assert_eq!(f.app.panes.node.node.as_deref(), Some("n4"));
     assert_snapshot!("flow_node_n4", screen(&mut f.app, 130, 30));
     // Back to the verdicts, then scores.
     keys(&mut f, "<esc>");
-    assert_eq!(f.app.tab, Tab::Filters);
+    assert_eq!(f.app.shared.tab, Tab::Filters);
     keys(&mut f, "3");
     // Mark the winner, then the runner-up: Compare opens.
     keys(&mut f, "c");
-    assert!(f.app.message.is_some());
+    assert!(f.app.shared.message.is_some());
     keys(&mut f, "jc");
-    assert_eq!(f.app.tab, Tab::Compare);
-    assert_eq!(f.app.compare.a.as_deref(), Some("n2"));
-    assert_eq!(f.app.compare.b.as_deref(), Some("n3"));
+    assert_eq!(f.app.shared.tab, Tab::Compare);
+    assert_eq!(f.app.panes.compare.a.as_deref(), Some("n2"));
+    assert_eq!(f.app.panes.compare.b.as_deref(), Some("n3"));
     assert_snapshot!("flow_compare_tie", screen(&mut f.app, 130, 34));
     // Once A and B are set, c starts a new pair: the runner-up against the loser.
     keys(&mut f, "3c");
-    assert_eq!(f.app.compare.a.as_deref(), Some("n3"));
-    assert_eq!(f.app.compare.b, None);
+    assert_eq!(f.app.panes.compare.a.as_deref(), Some("n3"));
+    assert_eq!(f.app.panes.compare.b, None);
     keys(&mut f, "jc");
-    assert_eq!(f.app.compare.b.as_deref(), Some("n1"));
+    assert_eq!(f.app.panes.compare.b.as_deref(), Some("n1"));
     let s = screen(&mut f.app, 130, 34);
     assert!(s.contains("n3 beats n1 by 62"), "{s}");
     // And a feasible node against a rejected one, marked in the verdicts.
     keys(&mut f, "2gcGc");
-    assert_eq!(f.app.tab, Tab::Compare);
+    assert_eq!(f.app.shared.tab, Tab::Compare);
     let s = screen(&mut f.app, 130, 34);
     assert!(
         s.contains("n1 passes every filter; n5 is rejected by TaintToleration"),
@@ -403,7 +443,7 @@ fn flow_waiting_pod_countdown_allow() {
     });
     assert!(urgent, "0:07 uses countdown_urgent");
     keys(&mut f, "a");
-    assert!(f.app.waiting.is_empty());
+    assert!(f.app.shared.session.waiting.is_empty());
     assert!(!f.app.needs_tick(), "no countdown: no tick");
     assert_snapshot!("waiting_allowed", screen(&mut f.app, 120, 14));
 }
@@ -414,8 +454,8 @@ fn flow_waiting_pod_reject_with_reason() {
     keys(&mut f, "7r");
     assert_snapshot!("waiting_reject_prompt", screen(&mut f.app, 120, 12));
     keys(&mut f, "quota exceeded<enter>");
-    assert!(f.app.waiting.is_empty());
-    let m = f.app.message.clone().expect("message");
+    assert!(f.app.shared.session.waiting.is_empty());
+    let m = f.app.shared.message.clone().expect("message");
     assert!(m.error);
     assert_eq!(
         m.text,
@@ -429,8 +469,8 @@ fn waiting_pod_times_out_at_the_first_deadline() {
     keys(&mut f, "7");
     f.clock.advance(Duration::from_secs(12));
     f.app.update(Action::Tick);
-    assert!(f.app.waiting.is_empty());
-    let m = f.app.message.clone().expect("message");
+    assert!(f.app.shared.session.waiting.is_empty());
+    let m = f.app.shared.message.clone().expect("message");
     assert!(
         m.text
             .contains("rejected due to timeout after waiting 12s at plugin Quota"),
@@ -470,7 +510,7 @@ fn resize_keeps_the_selection_visible() {
     keys(&mut f, "2G");
     screen(&mut f.app, 130, 40);
     screen(&mut f.app, 130, 10);
-    let c = f.app.filters.cursor;
+    let c = f.app.panes.filters.table.cursor;
     assert!(c.selected >= c.offset && c.selected < c.offset + c.page);
 }
 
@@ -514,13 +554,13 @@ fn every_theme_renders_and_cycles() {
     let mut seen = Vec::new();
     for _ in 0..crate::theme::BUILTIN.len() {
         keys(&mut f, "T");
-        seen.push(f.app.theme.name.clone());
+        seen.push(f.app.shared.theme.name.clone());
         screen(&mut f.app, 100, 20);
     }
     seen.sort();
     assert_eq!(seen, ["colorblind", "dark", "light", "mono"]);
     keys(&mut f, ":theme nosuch<enter>");
-    assert!(f.app.message.as_ref().is_some_and(|m| m.error));
+    assert!(f.app.shared.message.as_ref().is_some_and(|m| m.error));
 }
 
 // ----- core behaviour -----
@@ -604,7 +644,7 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
         Some("default/web"),
         "selection kept"
     );
-    assert_eq!(f.app.source, "snapshot v2");
+    assert_eq!(f.app.shared.source.source, "snapshot v2");
 }
 
 #[test]
@@ -627,10 +667,10 @@ fn stale_traces_are_dropped() {
         old_key,
         Arc::new(web_trace("default/web")),
     ));
-    assert_eq!(f.app.status, TraceStatus::Computing);
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Computing);
     let (k, t, v) = job.run_with_view();
     f.app.trace_ready(k, t, v);
-    assert_eq!(f.app.status, TraceStatus::Ready);
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
 }
 
 #[test]
@@ -650,33 +690,35 @@ fn mouse_selects_and_scrolls() {
     let (rect, _) = *f
         .app
         .hits
+        .rects
         .iter()
-        .find(|(_, h)| *h == super::app::Hit::Tab(Tab::Scores))
+        .find(|(_, h)| *h == super::components::Hit::Tab(Tab::Scores))
         .expect("scores tab hit");
     f.app.update(Action::Mouse {
         kind: MouseKind::Click,
         column: rect.x + 1,
         row: rect.y,
     });
-    assert_eq!(f.app.tab, Tab::Scores);
+    assert_eq!(f.app.shared.tab, Tab::Scores);
     // The wheel over the pods list moves down.
     screen(&mut f.app, 130, 30);
-    let before = f.app.pods_cur.selected;
+    let before = f.app.panes.pods.table.cursor.selected;
     f.app.update(Action::Mouse {
         kind: MouseKind::ScrollDown,
         column: 5,
         row: 8,
     });
     f.settle();
-    assert!(f.app.pods_cur.selected >= before);
+    assert!(f.app.panes.pods.table.cursor.selected >= before);
     // Clicking the selected filter row again opens the node.
     keys(&mut f, "2");
     screen(&mut f.app, 130, 30);
     let (rows, _) = *f
         .app
         .hits
+        .rects
         .iter()
-        .find(|(_, h)| *h == super::app::Hit::DetailRows)
+        .find(|(_, h)| *h == super::components::Hit::DetailRows)
         .expect("filter rows");
     for _ in 0..2 {
         f.app.update(Action::Mouse {
@@ -685,8 +727,71 @@ fn mouse_selects_and_scrolls() {
             row: rows.y + 1,
         });
     }
-    assert_eq!(f.app.tab, Tab::Node);
-    assert_eq!(f.app.node.as_deref(), Some("n2"));
+    assert_eq!(f.app.shared.tab, Tab::Node);
+    assert_eq!(f.app.panes.node.node.as_deref(), Some("n2"));
+}
+
+/// A bound pod gets in the TUI the answer `schedscope explain` gives: replayed as
+/// pending (taken off its node first), with the profile its schedulerName names.
+#[test]
+fn bound_pod_gets_the_answer_explain_gives() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let mut f = Fixture {
+        app: App::new(AppInit {
+            profiles: config.profiles.clone(),
+            runner: super::worker::engine_runner(),
+            pod: Some("default/low-1".into()),
+            ..app_init(cluster(), "dark", clock.clone())
+        }),
+        clock,
+    };
+    f.settle();
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
+    let cur = f
+        .app
+        .shared
+        .traces
+        .current
+        .clone()
+        .expect("a bound pod's replay");
+    let opts = crate::engine::cycle::CycleOptions {
+        all_filters: true,
+        now: t0(),
+    };
+    let cli = crate::explain::explain(&cluster(), &config, "default/low-1", &opts)
+        .expect("explain answers");
+    assert_eq!(*cur.trace, cli);
+    assert_eq!(cur.trace.bound_to.as_deref(), Some("n1"));
+    // The pod is off its node in the replay: n1 has room for it again.
+    assert!(
+        cur.trace.feasible.iter().any(|n| n == "n1"),
+        "{:?}",
+        cur.trace.feasible
+    );
+}
+
+/// The profile override the TUI cycles through goes through the same door: a pod
+/// no profile serves is explain's NoProfile error, unless a profile is picked.
+#[test]
+fn explain_pod_takes_a_profile_override() {
+    let config = crate::config::SchedulerConfig::defaults();
+    let c = cluster();
+    let opts = crate::engine::cycle::CycleOptions::default();
+    let err = crate::explain::explain_pod(&c, &config.profiles, "default/other-sched", None, &opts);
+    assert!(
+        matches!(err, Err(crate::explain::ExplainError::NoProfile { .. })),
+        "{err:?}"
+    );
+    let t =
+        crate::explain::explain_pod(&c, &config.profiles, "default/other-sched", Some(0), &opts)
+            .expect("replayed with profile 0");
+    assert_eq!(t.profile, config.profiles[0].profile_name);
+    let missing = crate::explain::explain_pod(&c, &config.profiles, "default/nope", None, &opts);
+    assert!(matches!(
+        missing,
+        Err(crate::explain::ExplainError::PodNotFound { .. })
+    ));
 }
 
 #[test]
@@ -697,7 +802,7 @@ fn real_engine_cycle_drives_the_panes() {
         app: App::new(AppInit {
             cluster: Arc::new(cluster()),
             profiles: config.profiles.clone(),
-            runner: super::engine::engine_runner(),
+            runner: super::worker::engine_runner(),
             clock: clock.clone(),
             waiting: Box::new(super::waiting::WaitingList::default()),
             theme: Theme::builtin("dark").expect("dark"),
@@ -715,8 +820,8 @@ fn real_engine_cycle_drives_the_panes() {
         clock,
     };
     f.settle();
-    assert_eq!(f.app.status, TraceStatus::Ready);
-    let cur = f.app.current.clone().expect("trace");
+    assert_eq!(f.app.shared.traces.status, TraceStatus::Ready);
+    let cur = f.app.shared.traces.current.clone().expect("trace");
     assert_eq!(cur.trace.nodes_total, 5);
     assert!(
         cur.trace.filter_all.is_some(),
@@ -732,7 +837,7 @@ fn real_engine_cycle_drives_the_panes() {
     }
     // The gated pod stops at PreEnqueue.
     open_pod(&mut f, "team-a/gated");
-    let cur = f.app.current.clone().expect("trace");
+    let cur = f.app.shared.traces.current.clone().expect("trace");
     assert!(matches!(
         cur.trace.outcome,
         crate::engine::trace::Outcome::Gated { .. }
@@ -795,7 +900,7 @@ fn frame_time_5000_nodes() {
         ("pipeline", Tab::Pipeline, false),
     ] {
         app.update(Action::SelectTab(tab));
-        app.filters.summary = summary;
+        app.panes.filters.summary = summary;
         let frames = 200;
         let start = Instant::now();
         for i in 0..frames {
@@ -818,7 +923,7 @@ fn frame_time_5000_nodes() {
     println!(
         "scale: 5000 nodes, 150000 pods ({pending} pending), pods list of {} rows\n\
          build cluster {build:.2?}, first trace + view {trace_time:.2?}, all-pods list {all_pods:.2?}\n{}",
-        app.pods.len(),
+        app.panes.pods.rows.len(),
         report.join("\n")
     );
 }
@@ -851,7 +956,7 @@ fn frame_time_real_engine_5000_nodes() {
     let mut app = App::new(AppInit {
         cluster: Arc::new(c),
         profiles: config.profiles.clone(),
-        runner: super::engine::engine_runner(),
+        runner: super::worker::engine_runner(),
         clock,
         waiting: Box::new(super::waiting::WaitingList::default()),
         theme: Theme::builtin("dark").expect("dark"),
@@ -879,7 +984,7 @@ fn frame_time_real_engine_5000_nodes() {
             app.trace_ready(k, t, v);
         }
         let cycle = start.elapsed();
-        let cur = app.current.clone().expect("trace");
+        let cur = app.shared.traces.current.clone().expect("trace");
         let mut report = Vec::new();
         for (label, tab, summary) in [
             ("filters matrix", Tab::Filters, false),
@@ -888,7 +993,7 @@ fn frame_time_real_engine_5000_nodes() {
             ("node detail", Tab::Node, false),
         ] {
             app.update(Action::SelectTab(tab));
-            app.filters.summary = summary;
+            app.panes.filters.summary = summary;
             let frames = 100;
             let t = Instant::now();
             for i in 0..frames {
@@ -917,11 +1022,21 @@ fn frame_time_real_engine_5000_nodes() {
 // ----- simulation mode -----
 
 fn waiting_keys(f: &Fixture) -> Vec<String> {
-    f.app.waiting.iter().map(|w| w.pod.clone()).collect()
+    f.app
+        .shared
+        .session
+        .waiting
+        .iter()
+        .map(|w| w.pod.clone())
+        .collect()
 }
 
 fn node_of(f: &Fixture, pod: &str) -> Option<String> {
-    f.app.cluster.pod(pod).and_then(|p| p.node_name.clone())
+    f.app
+        .shared
+        .cluster
+        .pod(pod)
+        .and_then(|p| p.node_name.clone())
 }
 
 #[test]
@@ -938,7 +1053,7 @@ fn sim_gang_demo_step_until_two_wait_then_allow_binds() {
     );
     // The step selects the cycle's pod and shows its attempt's trace.
     assert_eq!(f.app.selected_pod_key(), Some("training/resnet-worker-1"));
-    let cur = f.app.current.clone().expect("attempt trace");
+    let cur = f.app.shared.traces.current.clone().expect("attempt trace");
     assert_eq!(cur.key.attempt, Some(1));
     assert_snapshot!("sim_two_waiting", screen(&mut f.app, 140, 16));
     keys(&mut f, "7");
@@ -956,7 +1071,7 @@ fn sim_gang_demo_step_until_two_wait_then_allow_binds() {
         node_of(&f, "training/resnet-worker-0").as_deref(),
         Some("gpu-node-1")
     );
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert!(
         m.text.contains(
             "training/resnet-worker-0: allowed by every plugin; binding to gpu-node-1 goes on"
@@ -967,7 +1082,7 @@ fn sim_gang_demo_step_until_two_wait_then_allow_binds() {
     assert_snapshot!("sim_allowed", screen(&mut f.app, 140, 16));
     // Its history: one attempt, bound.
     keys(&mut f, ":pod training/resnet-worker-0<enter>9");
-    assert_eq!(f.app.tab, Tab::History);
+    assert_eq!(f.app.shared.tab, Tab::History);
     assert_snapshot!("sim_history_bound", screen(&mut f.app, 140, 12));
 }
 
@@ -1007,8 +1122,8 @@ fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
     assert_snapshot!("sim_countdown_urgent", t.backend().to_string());
     f.clock.advance(Duration::from_secs(8));
     f.app.update(Action::Tick);
-    assert!(f.app.waiting.is_empty());
-    let m = f.app.message.clone().expect("message");
+    assert!(f.app.shared.session.waiting.is_empty());
+    let m = f.app.shared.message.clone().expect("message");
     assert!(m.error);
     assert!(
         m.text.contains(
@@ -1031,7 +1146,7 @@ fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
     let mut f = sim_fixture();
     keys(&mut f, "nn7rnope<enter>");
     // Coscheduling's Unreserve rejects the waiting sibling too.
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert!(m.error);
     assert!(
         m.text.starts_with(
@@ -1046,7 +1161,7 @@ fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
         "{}",
         m.text
     );
-    assert!(f.app.waiting.is_empty());
+    assert!(f.app.shared.session.waiting.is_empty());
     // Steps until resnet-worker-0's second attempt binds it.
     keys(&mut f, "nnnnnn");
     assert_eq!(
@@ -1054,12 +1169,12 @@ fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
         Some("gpu-node-1")
     );
     keys(&mut f, ":pod training/resnet-worker-0<enter>9");
-    let cur = f.app.current.clone().expect("trace");
+    let cur = f.app.shared.traces.current.clone().expect("trace");
     assert_eq!(cur.key.attempt, Some(6), "the latest attempt (cycle #7)");
     assert_snapshot!("sim_history_two_attempts", screen(&mut f.app, 150, 10));
     // The older attempt: its trace fills the panes.
     keys(&mut f, "j");
-    let cur = f.app.current.clone().expect("trace");
+    let cur = f.app.shared.traces.current.clone().expect("trace");
     assert_eq!(cur.key.attempt, Some(0));
     let s = screen(&mut f.app, 190, 10);
     assert!(s.contains("attempt 1 (cycle #1, +0:00)"), "{s}");
@@ -1067,21 +1182,41 @@ fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
     keys(&mut f, "n");
     keys(&mut f, ":pod training/resnet-worker-0<enter>9");
     keys(&mut f, "j<enter>");
-    assert_eq!(f.app.tab, Tab::Pipeline);
-    assert_eq!(f.app.current.clone().expect("trace").key.attempt, Some(0));
+    assert_eq!(f.app.shared.tab, Tab::Pipeline);
+    assert_eq!(
+        f.app
+            .shared
+            .traces
+            .current
+            .clone()
+            .expect("trace")
+            .key
+            .attempt,
+        Some(0)
+    );
     // Back to the top row: follows the latest again.
     keys(&mut f, "9k");
-    assert_eq!(f.app.current.clone().expect("trace").key.attempt, Some(6));
+    assert_eq!(
+        f.app
+            .shared
+            .traces
+            .current
+            .clone()
+            .expect("trace")
+            .key
+            .attempt,
+        Some(6)
+    );
 }
 
 #[test]
 fn sim_keys_without_a_simulation_say_how_to_start_one() {
     let mut f = fixture();
     keys(&mut f, "n");
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert!(m.error && m.text.contains("--simulate"), "{}", m.text);
     keys(&mut f, "9");
-    assert_ne!(f.app.tab, Tab::History);
+    assert_ne!(f.app.shared.tab, Tab::History);
     assert!(!screen(&mut f.app, 130, 10).contains("9:Hist"));
 }
 
@@ -1089,18 +1224,18 @@ fn sim_keys_without_a_simulation_say_how_to_start_one() {
 fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
     let mut f = sim_fixture();
     keys(&mut f, "N");
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert_eq!(m.text, "6 cycles at +0:00; 2 waiting at Permit");
     assert_eq!(f.app.sim().expect("sim").attempts().len(), 6);
     keys(&mut f, "n");
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert!(
         m.text.starts_with("nothing to schedule; time jumps to +1:30: training/bert-worker-0: rejected by Coscheduling"),
         "{}",
         m.text
     );
     keys(&mut f, "n");
-    let m = f.app.message.clone().expect("message");
+    let m = f.app.shared.message.clone().expect("message");
     assert_eq!(
         m.text,
         "settled at +1:30: nothing left to schedule, nothing waits"
@@ -1125,10 +1260,10 @@ fn live_status_and_the_real_schedulers_word() {
             uid: String::new(),
         },
     );
-    let generation = f.app.generation;
+    let generation = f.app.shared.generation;
     // Status-only update: the same cluster, so no recompute.
     f.app.update(Action::Data(DataUpdate {
-        cluster: f.app.cluster.clone(),
+        cluster: f.app.shared.cluster.clone(),
         source: None,
         status: Some(SourceStatus::Reconnecting {
             since,
@@ -1142,7 +1277,7 @@ fn live_status_and_the_real_schedulers_word() {
         f.app.take_job().is_none(),
         "no recompute on a status change"
     );
-    assert_eq!(f.app.generation, generation);
+    assert_eq!(f.app.shared.generation, generation);
     assert!(f.app.needs_tick(), "the data's age moves on");
     let s = screen(&mut f.app, 160, 30);
     assert!(s.contains("stale: data 45s old"), "{s}");
@@ -1156,7 +1291,7 @@ fn live_status_and_the_real_schedulers_word() {
     );
 
     f.app.update(Action::Data(DataUpdate {
-        cluster: f.app.cluster.clone(),
+        cluster: f.app.shared.cluster.clone(),
         source: None,
         status: Some(SourceStatus::Connected),
         events: None,
@@ -1164,7 +1299,7 @@ fn live_status_and_the_real_schedulers_word() {
     }));
     assert_eq!(
         f.app.needs_tick(),
-        !f.app.waiting.is_empty(),
+        !f.app.shared.session.waiting.is_empty(),
         "connected: ticks only for countdowns"
     );
     let s = screen(&mut f.app, 160, 30);
@@ -1189,7 +1324,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
         source: "act as schedscope · test".into(),
         ..app_init(Cluster::new(), "dark", clock.clone())
     });
-    assert!(app.waiting.is_empty());
+    assert!(app.shared.session.waiting.is_empty());
     let deadline = |s: i64| {
         t0().checked_add(k8s_openapi::jiff::SignedDuration::from_secs(s))
             .expect("ts")
@@ -1217,10 +1352,10 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
         "team-a/job-1 waiting at Permit on n1 (60s left)".into(),
         false,
     )));
-    assert_eq!(app.waiting.len(), 1);
+    assert_eq!(app.shared.session.waiting.len(), 1);
     assert!(app.needs_tick(), "a countdown runs");
     assert_eq!(
-        app.message.as_ref().map(|m| m.text.as_str()),
+        app.shared.message.as_ref().map(|m| m.text.as_str()),
         Some("team-a/job-1 waiting at Permit on n1 (60s left)")
     );
     for c in "7".chars() {
@@ -1234,7 +1369,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     // A tick past a deadline rejects nothing here: the session's engine does that.
     clock.advance(Duration::from_secs(10));
     app.update(Action::Tick);
-    assert_eq!(app.waiting.len(), 1);
+    assert_eq!(app.shared.session.waiting.len(), 1);
     app.handle_key(&KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
     let mut got = Vec::new();
     while let Some(c) = inputs.try_command() {
@@ -1253,7 +1388,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
             },
         ]
     );
-    let m = app.message.clone().expect("message");
+    let m = app.shared.message.clone().expect("message");
     assert_eq!(
         m.text,
         "team-a/job-1: allowed by every plugin; binding to n1 goes on"
@@ -1278,7 +1413,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
         "bound team-a/job-1 to n1".into(),
         false,
     )));
-    assert!(app.waiting.is_empty());
+    assert!(app.shared.session.waiting.is_empty());
     assert!(!app.needs_tick());
 }
 
@@ -1296,7 +1431,7 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
     // The real engine, not the fixtures' canned traces.
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut init = app_init(cluster, "dark", clock.clone());
-    init.runner = crate::tui::engine::engine_runner();
+    init.runner = crate::tui::worker::engine_runner();
     init.profiles = crate::engine::SchedulerConfig::defaults().profiles;
     let mut f = Fixture {
         app: App::new(init),
@@ -1304,7 +1439,7 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
     };
     f.settle();
     open_pod(&mut f, "default/pending");
-    f.app.node = Some("n1".into());
+    f.app.panes.node.node = Some("n1".into());
     keys(&mut f, "4");
     let s = screen(&mut f.app, 200, 30);
     assert!(s.contains("Devices (2, 0 free)"), "{s}");

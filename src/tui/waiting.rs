@@ -112,7 +112,7 @@ impl WaitingEvent {
 }
 
 /// The waiting-pods map as the TUI drives it.
-pub trait WaitingPods: Send {
+pub trait PermitGate: Send {
     /// Current waiting pods, by pod key.
     fn list(&self) -> Vec<WaitingPod>;
     /// `Allow(plugin)`; `None` while other plugins still wait.
@@ -161,7 +161,7 @@ impl WaitingList {
     }
 }
 
-impl WaitingPods for WaitingList {
+impl PermitGate for WaitingList {
     fn list(&self) -> Vec<WaitingPod> {
         self.pods.clone()
     }

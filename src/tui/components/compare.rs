@@ -6,35 +6,86 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::super::app::{App, Current, Hit};
+use super::super::action::{Action, Tab};
 use super::super::format;
+use super::super::traces::Current;
 use super::super::view::Mark;
-use super::super::widgets::{centered_note, scroll_text};
+use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::node::resources;
-use super::{mark_span, mark_style, traced_pod};
+use super::{
+    Component, Ctx, Effect, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod,
+};
 use crate::theme::Theme;
 
-pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
-    let t = app.theme.clone();
-    let Some(cur) = app.current.clone() else {
-        return;
-    };
-    let (a, b) = match (&app.compare.a, &app.compare.b) {
-        (Some(a), Some(b)) => (a.clone(), b.clone()),
-        _ => {
-            centered_note(
-                f,
-                area,
-                t.dim,
-                "c marks a node in Filters, Scores or Node; c on a second node compares them",
-            );
-            return;
+/// Two nodes, A and B, side by side.
+#[derive(Clone, Debug, Default)]
+pub struct ComparePane {
+    pub a: Option<String>,
+    pub b: Option<String>,
+    pub scroll: Scroll,
+}
+
+impl ComparePane {
+    /// `c` on `node`: it becomes B when A waits for a partner, else a new A.
+    pub fn mark(&mut self, node: String) -> Handled {
+        match &self.a {
+            Some(a) if *a != node && self.b.is_none() => {
+                self.b = Some(node);
+                self.scroll = Scroll::default();
+                Handled::Then(Effect::OpenTab(Tab::Compare))
+            }
+            _ => {
+                self.a = Some(node.clone());
+                self.b = None;
+                Handled::Then(Effect::Flash(
+                    format!("{node} marked for comparison; press c on another node"),
+                    false,
+                ))
+            }
         }
-    };
-    app.hits.push((area, Hit::DetailPane));
-    let pod = traced_pod(app);
-    let lines = compare_lines(&t, app, &cur, pod.as_deref(), &a, &b, area.width as usize);
-    scroll_text(f, area, &t, lines, &mut app.compare.scroll);
+    }
+}
+
+impl Component for ComparePane {
+    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+        if matches!(action, Action::SwapCompare) {
+            std::mem::swap(&mut self.a, &mut self.b);
+            return Handled::Yes;
+        }
+        scroll_by(&mut self.scroll, action)
+    }
+
+    fn page(&self) -> usize {
+        self.scroll.page.max(1)
+    }
+
+    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        self.scroll.by(delta);
+        Handled::Yes
+    }
+
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        let t = ctx.theme.clone();
+        let Some(cur) = ctx.current.cloned() else {
+            return;
+        };
+        let (a, b) = match (&self.a, &self.b) {
+            (Some(a), Some(b)) => (a.clone(), b.clone()),
+            _ => {
+                centered_note(
+                    f,
+                    area,
+                    t.dim,
+                    "c marks a node in Filters, Scores or Node; c on a second node compares them",
+                );
+                return;
+            }
+        };
+        hits.rects.push((area, Hit::DetailPane));
+        let pod = traced_pod(ctx);
+        let lines = compare_lines(&t, ctx, &cur, pod.as_deref(), &a, &b, area.width as usize);
+        scroll_text(f, area, &t, lines, &mut self.scroll);
+    }
 }
 
 struct Cols {
@@ -152,7 +203,7 @@ fn why(cur: &Current, a: &str, b: &str) -> String {
 
 fn compare_lines(
     t: &Theme,
-    app: &App,
+    ctx: &Ctx,
     cur: &Current,
     pod: Option<&crate::model::Pod>,
     a: &str,
@@ -258,7 +309,7 @@ fn compare_lines(
         ));
     }
 
-    let (na, nb) = (app.cluster.node(a), app.cluster.node(b));
+    let (na, nb) = (ctx.cluster.node(a), ctx.cluster.node(b));
     if let (Some(na), Some(nb)) = (na, nb) {
         out.push(Line::default());
         out.push(Line::from(Span::styled(

@@ -9,9 +9,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Clear;
 
-use super::super::app::App;
+use super::super::action::Action;
 use super::super::format;
 use super::super::widgets::{Scroll, block, scroll_text, wrap};
+use super::{Component, Ctx, Handled, Hits, scroll_by};
 use crate::source::SourceStatus;
 use crate::source::live::{KindHealth, KindPhase};
 use crate::theme::Theme;
@@ -80,10 +81,10 @@ fn kind_style(t: &Theme, k: &KindHealth) -> Style {
     }
 }
 
-fn lines(app: &App, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let kinds = &app.live_kinds;
-    let (head, error) = summary(app.live_status.as_ref(), kinds);
+fn lines(ctx: &Ctx, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'static>> {
+    let t = ctx.theme;
+    let kinds = &ctx.source.live_kinds;
+    let (head, error) = summary(ctx.source.live_status.as_ref(), kinds);
     let mut out = vec![Line::from(Span::styled(head, t.header))];
     if let Some(e) = error {
         for l in wrap(&e, width) {
@@ -121,51 +122,69 @@ fn lines(app: &App, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'stati
 }
 
 /// In place of the panes while a live source has listed nothing yet.
-pub fn draw_screen(app: &mut App, f: &mut Frame, area: Rect) {
-    let now = app.now();
-    let b = block(&app.theme, " Connection ", true);
+pub fn draw_screen(ctx: &Ctx, f: &mut Frame, area: Rect) {
+    let now = ctx.now;
+    let b = block(ctx.theme, " Connection ", true);
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let keys = if app.can_retry() {
+    let keys = if ctx.source.can_retry {
         "R retry now · C details · q quit"
     } else {
         "retried with backoff · q quit"
     };
     let text = lines(
-        app,
+        ctx,
         inner.width.saturating_sub(1).max(10) as usize,
         keys,
         now,
     );
     let mut scroll = Scroll::default();
-    scroll_text(f, inner, &app.theme.clone(), text, &mut scroll);
+    scroll_text(f, inner, &ctx.theme.clone(), text, &mut scroll);
 }
 
-/// `C`: over the panes.
-pub fn draw_overlay(app: &mut App, f: &mut Frame, area: Rect) {
-    let now = app.now();
-    let t = app.theme.clone();
-    let w = area.width.saturating_sub(4).clamp(20, 110);
-    let keys = if app.can_retry() {
-        "R retry now · C or esc closes · j/k scroll"
-    } else {
-        "C or esc closes · j/k scroll"
-    };
-    let text = lines(app, w.saturating_sub(3) as usize, keys, now);
-    let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-    let rect = Rect {
-        x: area.x + (area.width.saturating_sub(w)) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w.min(area.width),
-        height: h.min(area.height),
-    };
-    f.render_widget(Clear, rect);
-    let b = block(&t, " Connection ", true).style(t.text);
-    let inner = b.inner(rect);
-    f.render_widget(b, rect);
-    let mut scroll = app.connection.unwrap_or_default();
-    scroll_text(f, inner, &t, text, &mut scroll);
-    app.connection = Some(scroll);
+/// `C`: each watched kind's state, over the panes.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectionPane {
+    pub scroll: Scroll,
+}
+
+impl Component for ConnectionPane {
+    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+        scroll_by(&mut self.scroll, action)
+    }
+
+    fn page(&self) -> usize {
+        self.scroll.page.max(1)
+    }
+
+    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        self.scroll.by(delta);
+        Handled::Yes
+    }
+
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, _hits: &mut Hits) {
+        let now = ctx.now;
+        let t = ctx.theme.clone();
+        let w = area.width.saturating_sub(4).clamp(20, 110);
+        let keys = if ctx.source.can_retry {
+            "R retry now · C or esc closes · j/k scroll"
+        } else {
+            "C or esc closes · j/k scroll"
+        };
+        let text = lines(ctx, w.saturating_sub(3) as usize, keys, now);
+        let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
+        let rect = Rect {
+            x: area.x + (area.width.saturating_sub(w)) / 2,
+            y: area.y + (area.height.saturating_sub(h)) / 2,
+            width: w.min(area.width),
+            height: h.min(area.height),
+        };
+        f.render_widget(Clear, rect);
+        let b = block(&t, " Connection ", true).style(t.text);
+        let inner = b.inner(rect);
+        f.render_widget(b, rect);
+        scroll_text(f, inner, &t, text, &mut self.scroll);
+    }
 }
 
 #[cfg(test)]
@@ -182,7 +201,7 @@ mod tests {
     use crate::tui::action::{Action, DataUpdate};
     use crate::tui::fixtures::{Fixture, fixture, t0};
 
-    fn screen(app: &mut App, w: u16, h: u16) -> String {
+    fn screen(app: &mut crate::tui::App, w: u16, h: u16) -> String {
         let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
         t.draw(|f| app.draw(f)).expect("draw");
         t.backend().to_string()
@@ -225,7 +244,7 @@ mod tests {
         status: SourceStatus,
         cluster: Option<Arc<crate::model::Cluster>>,
     ) {
-        let cluster = cluster.unwrap_or_else(|| f.app.cluster.clone());
+        let cluster = cluster.unwrap_or_else(|| f.app.shared.cluster.clone());
         f.app.update(Action::Data(DataUpdate {
             cluster,
             source: None,
@@ -307,11 +326,11 @@ mod tests {
         assert!(s.contains("(connected · 1 kind not readable (C))"), "{s}");
         assert!(s.contains("updated 12:00:00Z"), "{s}");
         press(&mut f, 'C');
-        assert!(f.app.connection.is_some());
+        assert!(f.app.panes.connection.is_some());
         assert_snapshot!("connection_view", screen(&mut f.app, 120, 20));
         f.app
             .handle_key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-        assert!(f.app.connection.is_none());
+        assert!(f.app.panes.connection.is_none());
     }
 
     /// A long error never pushes the counts out of the status bar: it comes last.
@@ -357,7 +376,7 @@ mod tests {
         assert!(!s.contains("R retry now"), "{s}");
         press(&mut f, 'R');
         assert_eq!(
-            f.app.message.as_ref().map(|m| m.text.as_str()),
+            f.app.shared.message.as_ref().map(|m| m.text.as_str()),
             Some("nothing to retry: not a live source")
         );
     }

@@ -1,5 +1,9 @@
-//! The panes. Each draws from the app's state (and its cached trace view) and records
-//! where its rows are for the mouse; none decides anything about scheduling.
+//! The panes. Each is a [`Component`]: a struct owning its cursor, scroll, sort and
+//! filter, drawn from a read-only [`Ctx`] (what the app shares: cluster, current
+//! trace, theme, time, waiting pods, profiles) and handling the actions of the keys
+//! it has the focus for. A pane never reaches the app: what it cannot do itself
+//! (open a tab or a node, select a pod, flash a message) it returns as an [`Effect`]
+//! for the app to carry out. None decides anything about scheduling.
 
 mod compare;
 mod connection;
@@ -13,19 +17,39 @@ mod preemption;
 mod profile;
 mod scores;
 mod status;
+pub mod table;
 mod waiting;
 
+use k8s_openapi::jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::action::{Focus, Tab};
-use super::app::{App, Hit, TraceStatus};
+pub use compare::ComparePane;
+pub use connection::ConnectionPane;
+pub use filters::FiltersPane;
+pub use help::HelpPane;
+pub use history::HistoryPane;
+pub use node::NodePane;
+pub use pipeline::PipelinePane;
+pub use pods::PodsPane;
+pub use preemption::PreemptionPane;
+pub use profile::ProfilePane;
+pub use scores::ScoresPane;
+pub use status::{Message, Prompt, PromptKind, SourceInfo};
+pub use waiting::WaitingPane;
+
+use super::action::{Action, Focus, MouseKind, Tab};
 use super::format;
+use super::playback::Simulation;
+use super::traces::{Current, TraceStatus};
 use super::view::Mark;
-use super::widgets::{block, centered_note};
+use super::waiting::WaitingPod;
+use super::widgets::{Cursor, Scroll, block, centered_note};
+use crate::engine::Framework;
+use crate::model::Cluster;
 use crate::theme::Theme;
 
 /// Below this the layout cannot show a list and a status line.
@@ -34,101 +58,436 @@ pub const MIN_HEIGHT: u16 = 8;
 /// From this width the pods list and the detail pane sit side by side.
 pub const SPLIT_WIDTH: u16 = 110;
 
-pub fn draw(app: &mut App, f: &mut Frame) {
-    let area = f.area();
-    app.hits.clear();
-    app.hit_offsets.clear();
-    f.render_widget(Block::default().style(app.theme.text), area);
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let text = format!(
-            "terminal too small ({}x{}); schedscope needs {MIN_WIDTH}x{MIN_HEIGHT}",
-            area.width, area.height
-        );
-        let lines: Vec<Line> = super::widgets::wrap(&text, area.width.max(1) as usize)
-            .into_iter()
-            .map(|l| Line::from(Span::styled(l, app.theme.warning)))
-            .collect();
-        f.render_widget(Paragraph::new(lines), area);
-        return;
-    }
-    let prompt_h = u16::from(app.prompt.is_some());
-    let [body, prompt_area, status_area] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(prompt_h),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-
-    if app.connecting() {
-        connection::draw_screen(app, f, body);
-    } else if body.width >= SPLIT_WIDTH {
-        // A simulation adds the queue column.
-        let share = if app.sim().is_some() { 42 } else { 36 };
-        let pods_w = (body.width * share / 100).clamp(40, 80);
-        let [left, right] =
-            Layout::horizontal([Constraint::Length(pods_w), Constraint::Min(1)]).areas(body);
-        pods::draw(app, f, left);
-        draw_detail(app, f, right);
-    } else if app.focus == Focus::Pods {
-        pods::draw(app, f, body);
-    } else {
-        draw_detail(app, f, body);
-    }
-    if prompt_h > 0 {
-        status::draw_prompt(app, f, prompt_area);
-    }
-    status::draw(app, f, status_area);
-    if app.connection.is_some() {
-        connection::draw_overlay(app, f, body);
-    }
-    if app.help.is_some() {
-        help::draw(app, f, area);
-    }
+/// What the panes read and never change: the app's shared state at one moment.
+pub struct Ctx<'a> {
+    pub cluster: &'a Cluster,
+    pub profiles: &'a [Framework],
+    /// The trace the detail panes show, and why there is none.
+    pub current: Option<&'a Current>,
+    pub status: &'a TraceStatus,
+    pub theme: &'a Theme,
+    /// The time countdowns use (the simulator's in simulation mode).
+    pub now: Timestamp,
+    pub waiting: &'a [WaitingPod],
+    pub sim: Option<&'a Simulation>,
+    pub selected_pod: Option<&'a str>,
+    /// The attempt picked in History (`None`: the latest).
+    pub pin: Option<usize>,
+    pub profile_override: Option<usize>,
+    pub focus: Focus,
+    pub tab: Tab,
+    pub source: &'a SourceInfo,
+    /// Pending pods in the cluster (counted when the pods list is rebuilt).
+    pub pending_count: usize,
+    pub prompt: Option<&'a Prompt>,
+    pub message: Option<&'a Message>,
 }
 
-fn draw_detail(app: &mut App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Focus::Detail;
-    let title = detail_title(app);
-    let b = block(&app.theme, title, focused);
-    let inner = b.inner(area);
-    f.render_widget(b, area);
-    app.hits.push((area, Hit::DetailPane));
-    if inner.height < 2 || inner.width < 4 {
-        return;
+impl Ctx<'_> {
+    /// The profile the Profile tab shows: the current trace's, else the selected pod's.
+    pub fn active_profile(&self) -> Option<&Framework> {
+        let i = match self.current {
+            Some(c) => Some(c.key.profile),
+            None => self
+                .selected_pod
+                .and_then(|k| self.cluster.pod(k))
+                .and_then(|p| {
+                    crate::explain::choose_profile(self.profiles, p, self.profile_override)
+                })
+                .or(self.profile_override)
+                .or((!self.profiles.is_empty()).then_some(0)),
+        }?;
+        self.profiles.get(i)
     }
-    let [tabs_area, content] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
-    draw_tabs(app, f, tabs_area);
 
-    let needs_trace = matches!(
-        app.tab,
-        Tab::Pipeline | Tab::Filters | Tab::Scores | Tab::Compare | Tab::Preemption
-    );
-    if needs_trace && app.current.is_none() {
-        let note = status_note(app);
-        centered_note(f, content, app.theme.dim, &note);
-        return;
+    /// The real scheduler's word on the selected pod beside the current replay.
+    pub fn scheduler_word(&self) -> Option<crate::source::SchedulerWord> {
+        self.source.live_status.as_ref()?;
+        let cur = self.current?;
+        let pod = self.cluster.pod(&cur.key.pod)?;
+        crate::source::SchedulerWord::of(
+            pod,
+            self.source.sched_events.get(&cur.key.pod),
+            cur.trace.fit_error.as_deref(),
+        )
     }
-    match app.tab {
-        Tab::Pipeline => pipeline::draw(app, f, content),
-        Tab::Filters => filters::draw(app, f, content),
-        Tab::Scores => scores::draw(app, f, content),
-        Tab::Node => node::draw(app, f, content),
-        Tab::Compare => compare::draw(app, f, content),
-        Tab::Preemption => preemption::draw(app, f, content),
-        Tab::Waiting => waiting::draw(app, f, content),
-        Tab::Profile => profile::draw(app, f, content),
-        Tab::History => history::draw(app, f, content),
-    }
-}
 
-fn status_note(app: &App) -> String {
-    match &app.status {
-        TraceStatus::NoPod => "no pod selected".into(),
-        TraceStatus::Bound(n) => {
-            format!("bound to {n}: nothing to replay (4 shows the node; A lists pending pods)")
+    /// The tabs of the tab bar (History only in simulation mode).
+    pub fn tabs(&self) -> &'static [Tab] {
+        if self.sim.is_some() {
+            &Tab::ALL
+        } else {
+            &Tab::INSPECT
         }
-        TraceStatus::NoProfile(s) => no_profile_note(app, s),
+    }
+}
+
+/// What a pane asks the app to do after an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    OpenTab(Tab),
+    OpenNode(String),
+    /// Select this pod (showing it if the list hides it) and open its Pipeline.
+    OpenPod(String),
+    /// The pods list's filter or namespace changed: list them again.
+    PodsChanged,
+    /// The cursor moved to another pod.
+    PodMoved,
+    /// Focus the detail pane on the selected pod.
+    OpenDetail,
+    /// Show this attempt of the selected pod (`None`: follow the latest).
+    Pin(Option<usize>),
+    Flash(String, bool),
+    Allow(WaitingPod),
+    /// Ask for a reason, then reject this waiting pod.
+    Reject(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// Not this pane's action: the app goes on with it.
+    No,
+    Yes,
+    Then(Effect),
+}
+
+/// A pane: draws itself from the context, handles the actions it has the focus for.
+pub trait Component {
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits);
+
+    /// An action while this pane has the focus.
+    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled;
+
+    /// Rows a page key moves.
+    fn page(&self) -> usize;
+
+    /// The mouse wheel over the pane.
+    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled;
+
+    /// A click on row `i` of the pane's list: `None` when it has no such row.
+    fn click_row(&mut self, _ctx: &Ctx, _i: usize) -> Option<Handled> {
+        None
+    }
+
+    /// The selected row of the pane's list, if it has one.
+    fn cursor(&self) -> Option<usize> {
+        None
+    }
+
+    /// The text of the pane's `/` filter, if it has one (the prompt starts from it).
+    fn start_filter(&mut self) -> Option<String> {
+        None
+    }
+
+    fn set_filter(&mut self, _ctx: &Ctx, _text: String) {}
+
+    /// The node the pane points at (for `c`, compare).
+    fn node(&self, _ctx: &Ctx) -> Option<String> {
+        None
+    }
+}
+
+/// Up/down/page/top/bottom as a move of `page`-sized steps.
+pub fn nav(action: &Action, page: usize) -> Option<isize> {
+    let p = page.max(1) as isize;
+    Some(match action {
+        Action::Up => -1,
+        Action::Down => 1,
+        Action::PageUp => -p,
+        Action::PageDown => p,
+        Action::Top => isize::MIN / 2,
+        Action::Bottom => isize::MAX / 2,
+        _ => return None,
+    })
+}
+
+/// Move a list cursor over `len` rows.
+pub fn move_cursor(c: &mut Cursor, delta: isize, len: usize) {
+    if delta < 0 {
+        c.up(delta.unsigned_abs());
+    } else {
+        c.down(delta as usize, len);
+    }
+}
+
+/// Select row `i` of a list of `len` rows, if there is one.
+pub fn click_cursor(c: &mut Cursor, i: usize, len: usize) -> Option<Handled> {
+    (i < len).then(|| {
+        c.selected = i;
+        Handled::Yes
+    })
+}
+
+/// Scroll a text pane: the wheel and the moving keys alike.
+pub fn scroll_by(s: &mut Scroll, action: &Action) -> Handled {
+    match nav(action, s.page.max(1)) {
+        Some(d) => {
+            s.by(d);
+            Handled::Yes
+        }
+        None => Handled::No,
+    }
+}
+
+/// What a mouse event asks of the app: a tab, the focus, the pane's answer, enter.
+#[derive(Debug)]
+pub struct Mouse {
+    pub tab: Option<Tab>,
+    pub focus: Option<Focus>,
+    pub handled: Handled,
+    pub enter: bool,
+}
+
+impl Default for Mouse {
+    fn default() -> Self {
+        Mouse {
+            tab: None,
+            focus: None,
+            handled: Handled::No,
+            enter: false,
+        }
+    }
+}
+
+/// What a screen region does under the mouse (recorded at draw time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hit {
+    Tab(Tab),
+    PodsRows,
+    PodsPane,
+    /// Rows of the detail pane's list (the tab's own list).
+    DetailRows,
+    DetailPane,
+    Help,
+}
+
+/// The regions of the last frame, with the first row of each list drawn.
+#[derive(Clone, Debug, Default)]
+pub struct Hits {
+    pub rects: Vec<(Rect, Hit)>,
+    pub offsets: Vec<(Hit, usize)>,
+}
+
+impl Hits {
+    pub fn clear(&mut self) {
+        self.rects.clear();
+        self.offsets.clear();
+    }
+
+    /// The topmost region at a position.
+    pub fn at(&self, column: u16, row: u16) -> Option<(Rect, Hit)> {
+        let pos = ratatui::layout::Position { x: column, y: row };
+        self.rects
+            .iter()
+            .rev()
+            .find(|(r, _)| r.contains(pos))
+            .copied()
+    }
+
+    pub fn offset_of(&self, hit: Hit) -> usize {
+        self.offsets
+            .iter()
+            .find(|(h, _)| *h == hit)
+            .map_or(0, |(_, o)| *o)
+    }
+}
+
+/// Every pane, each with its own state; the app routes to them.
+#[derive(Default)]
+pub struct Panes {
+    pub pods: PodsPane,
+    pub pipeline: PipelinePane,
+    pub filters: FiltersPane,
+    pub scores: ScoresPane,
+    pub node: NodePane,
+    pub compare: ComparePane,
+    pub preemption: PreemptionPane,
+    pub waiting: WaitingPane,
+    pub profile: ProfilePane,
+    pub history: HistoryPane,
+    /// `?`, open.
+    pub help: Option<HelpPane>,
+    /// `C`, open.
+    pub connection: Option<ConnectionPane>,
+}
+
+impl Panes {
+    pub fn tab_mut(&mut self, t: Tab) -> &mut dyn Component {
+        match t {
+            Tab::Pipeline => &mut self.pipeline,
+            Tab::Filters => &mut self.filters,
+            Tab::Scores => &mut self.scores,
+            Tab::Node => &mut self.node,
+            Tab::Compare => &mut self.compare,
+            Tab::Preemption => &mut self.preemption,
+            Tab::Waiting => &mut self.waiting,
+            Tab::Profile => &mut self.profile,
+            Tab::History => &mut self.history,
+        }
+    }
+
+    /// The focused pane (an open overlay first).
+    pub fn focused(&mut self, focus: Focus, tab: Tab) -> &mut dyn Component {
+        if self.help.is_none() && self.connection.is_none() {
+            return match focus {
+                Focus::Pods => &mut self.pods,
+                Focus::Detail => self.tab_mut(tab),
+            };
+        }
+        match (&mut self.help, &mut self.connection) {
+            (Some(h), _) => h,
+            (None, Some(c)) => c,
+            // Not reached: one of them is open.
+            (None, None) => &mut self.pods,
+        }
+    }
+
+    /// The wheel scrolls the pane under it; a click focuses a pane, picks a tab or a
+    /// row, and a second click on the selected row is enter.
+    pub fn mouse(
+        &mut self,
+        ctx: &Ctx,
+        hits: &Hits,
+        kind: MouseKind,
+        column: u16,
+        row: u16,
+    ) -> Mouse {
+        let mut out = Mouse::default();
+        let Some((rect, hit)) = hits.at(column, row) else {
+            return out;
+        };
+        let (focus, pane): (Focus, &mut dyn Component) = match hit {
+            Hit::PodsRows | Hit::PodsPane => (Focus::Pods, &mut self.pods),
+            Hit::DetailRows | Hit::DetailPane => (Focus::Detail, self.tab_mut(ctx.tab)),
+            Hit::Help if kind != MouseKind::Click => match &mut self.help {
+                Some(h) => (ctx.focus, h),
+                None => return out,
+            },
+            Hit::Tab(t) if kind == MouseKind::Click => {
+                out.tab = Some(t);
+                return out;
+            }
+            Hit::Tab(_) | Hit::Help => return out,
+        };
+        match kind {
+            MouseKind::ScrollUp => out.handled = pane.scroll(ctx, -3),
+            MouseKind::ScrollDown => out.handled = pane.scroll(ctx, 3),
+            MouseKind::Click if matches!(hit, Hit::PodsRows | Hit::DetailRows) => {
+                out.focus = Some(focus);
+                let i = hits.offset_of(hit) + (row - rect.y) as usize;
+                let again = ctx.focus == focus && pane.cursor() == Some(i);
+                if let Some(h) = pane.click_row(ctx, i) {
+                    out.handled = h;
+                    out.enter = again;
+                }
+            }
+            MouseKind::Click => out.focus = Some(focus),
+        }
+        out
+    }
+
+    /// The current trace changed (`old` was shown before): panes keep their place on
+    /// the same pod and start over on another.
+    pub fn trace_changed(&mut self, ctx: &Ctx, old: Option<&Current>) {
+        let same_pod = match (old, ctx.current) {
+            (Some(o), Some(c)) => o.key.pod == c.key.pod,
+            _ => false,
+        };
+        if !same_pod {
+            self.pipeline.cursor.reset();
+            self.node.scroll = Scroll::default();
+            self.preemption.scroll = Scroll::default();
+            self.compare = ComparePane::default();
+        }
+        self.filters.trace_changed(ctx, old, same_pod);
+        self.scores.trace_changed(ctx, same_pod);
+        self.node.trace_changed(ctx, same_pod);
+    }
+
+    /// What the app draws: the pods list and the detail pane (side by side when
+    /// wide), the prompt, the status bar, and the overlays.
+    pub fn draw(&mut self, ctx: &Ctx, f: &mut Frame, hits: &mut Hits) {
+        let area = f.area();
+        hits.clear();
+        f.render_widget(Block::default().style(ctx.theme.text), area);
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            let text = format!(
+                "terminal too small ({}x{}); schedscope needs {MIN_WIDTH}x{MIN_HEIGHT}",
+                area.width, area.height
+            );
+            let lines: Vec<Line> = super::widgets::wrap(&text, area.width.max(1) as usize)
+                .into_iter()
+                .map(|l| Line::from(Span::styled(l, ctx.theme.warning)))
+                .collect();
+            f.render_widget(Paragraph::new(lines), area);
+            return;
+        }
+        let prompt_h = u16::from(ctx.prompt.is_some());
+        let [body, prompt_area, status_area] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(prompt_h),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+
+        if ctx.source.connecting() {
+            connection::draw_screen(ctx, f, body);
+        } else if body.width >= SPLIT_WIDTH {
+            // A simulation adds the queue column.
+            let share = if ctx.sim.is_some() { 42 } else { 36 };
+            let pods_w = (body.width * share / 100).clamp(40, 80);
+            let [left, right] =
+                Layout::horizontal([Constraint::Length(pods_w), Constraint::Min(1)]).areas(body);
+            self.pods.draw(ctx, f, left, hits);
+            self.draw_detail(ctx, f, right, hits);
+        } else if ctx.focus == Focus::Pods {
+            self.pods.draw(ctx, f, body, hits);
+        } else {
+            self.draw_detail(ctx, f, body, hits);
+        }
+        if prompt_h > 0 {
+            status::draw_prompt(ctx, f, prompt_area);
+        }
+        status::draw(ctx, f, status_area);
+        if let Some(c) = &mut self.connection {
+            c.draw(ctx, f, body, hits);
+        }
+        if let Some(h) = &mut self.help {
+            h.draw(ctx, f, area, hits);
+        }
+    }
+
+    fn draw_detail(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        let focused = ctx.focus == Focus::Detail;
+        let title = detail_title(ctx);
+        let b = block(ctx.theme, title, focused);
+        let inner = b.inner(area);
+        f.render_widget(b, area);
+        hits.rects.push((area, Hit::DetailPane));
+        if inner.height < 2 || inner.width < 4 {
+            return;
+        }
+        let [tabs_area, content] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+        draw_tabs(ctx, f, tabs_area, hits);
+
+        let needs_trace = matches!(
+            ctx.tab,
+            Tab::Pipeline | Tab::Filters | Tab::Scores | Tab::Compare | Tab::Preemption
+        );
+        if needs_trace && ctx.current.is_none() {
+            let note = status_note(ctx);
+            centered_note(f, content, ctx.theme.dim, &note);
+            return;
+        }
+        self.tab_mut(ctx.tab).draw(ctx, f, content, hits);
+    }
+}
+
+fn status_note(ctx: &Ctx) -> String {
+    match ctx.status {
+        TraceStatus::NoPod => "no pod selected".into(),
+        TraceStatus::NoProfile(s) => no_profile_note(ctx, s),
         TraceStatus::Computing => "replaying the scheduling cycle…".into(),
         TraceStatus::Ready => String::new(),
     }
@@ -136,9 +495,9 @@ fn status_note(app: &App) -> String {
 
 /// What `explain` says of a pod whose schedulerName no profile serves, what the
 /// TUI can do about it, and (live) what the real scheduler said of the pod.
-pub fn no_profile_note(app: &App, scheduler: &str) -> String {
-    let key = app.selected_pod_key().unwrap_or_default().to_string();
-    let profiles = app
+pub fn no_profile_note(ctx: &Ctx, scheduler: &str) -> String {
+    let key = ctx.selected_pod.unwrap_or_default().to_string();
+    let profiles = ctx
         .profiles
         .iter()
         .map(|p| p.profile_name.as_str())
@@ -152,32 +511,30 @@ pub fn no_profile_note(app: &App, scheduler: &str) -> String {
     let mut note = format!(
         "{said}; a scheduler with these profiles leaves it alone. p replays it with another profile"
     );
-    if app.live_status.is_some()
-        && let Some(pod) = app.cluster.pod(&key)
-        && let Some(w) = crate::source::SchedulerWord::of(pod, app.sched_events.get(&key), None)
+    if ctx.source.live_status.is_some()
+        && let Some(pod) = ctx.cluster.pod(&key)
+        && let Some(w) =
+            crate::source::SchedulerWord::of(pod, ctx.source.sched_events.get(&key), None)
     {
-        note.push_str(&format!(" · {}", w.said(app.now())));
+        note.push_str(&format!(" · {}", w.said(ctx.now)));
     }
     note
 }
 
-fn detail_title(app: &App) -> Line<'static> {
-    let t = &app.theme;
+fn detail_title(ctx: &Ctx) -> Line<'static> {
+    let t = ctx.theme;
     let mut spans = vec![Span::styled(" ", t.title)];
-    match app.selected_pod() {
-        Some(row) => {
-            spans.push(Span::styled(row.key(), t.title));
-            spans.push(Span::styled(
-                format!(" · priority {}", row.pod.priority),
-                t.dim,
-            ));
-            if let Some(c) = &app.current {
+    match ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)) {
+        Some(pod) => {
+            spans.push(Span::styled(pod.key(), t.title));
+            spans.push(Span::styled(format!(" · priority {}", pod.priority), t.dim));
+            if let Some(c) = ctx.current {
                 spans.push(Span::styled(
                     format!(" · profile {}", c.trace.profile),
                     t.dim,
                 ));
                 if let Some(i) = c.key.attempt
-                    && let Some(sim) = app.sim()
+                    && let Some(sim) = ctx.sim
                     && let Some(h) = sim.history(&c.key.pod).iter().find(|h| h.attempt == i)
                 {
                     spans.push(Span::styled(
@@ -185,12 +542,12 @@ fn detail_title(app: &App) -> Line<'static> {
                             " · attempt {} (cycle #{}, {})",
                             h.pod_attempt,
                             i + 1,
-                            super::simulation::offset(h.at_ms)
+                            super::playback::offset(h.at_ms)
                         ),
                         t.key,
                     ));
                 }
-                if app.profile_override.is_some() {
+                if ctx.profile_override.is_some() {
                     spans.push(Span::styled(" (override)", t.warning));
                 }
             }
@@ -201,10 +558,10 @@ fn detail_title(app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-fn draw_tabs(app: &mut App, f: &mut Frame, area: Rect) {
+fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let width = area.width as usize;
     // " 1:Pipeline 2:Filters ..." when it fits, else shorter titles, else numbers.
-    let tabs = app.tabs();
+    let tabs = ctx.tabs();
     let full: usize = tabs.iter().map(|t| t.title().len() + 3).sum::<usize>() + 1;
     let short: usize = tabs
         .iter()
@@ -229,12 +586,12 @@ fn draw_tabs(app: &mut App, f: &mut Frame, area: Rect) {
         if x + w > area.x + area.width {
             break;
         }
-        let style = if t == app.tab {
-            app.theme.tab_active
+        let style = if t == ctx.tab {
+            ctx.theme.tab_active
         } else {
-            app.theme.tab
+            ctx.theme.tab
         };
-        app.hits.push((
+        hits.rects.push((
             Rect {
                 x,
                 y: area.y,
@@ -284,7 +641,7 @@ pub fn legend(t: &Theme) -> Line<'static> {
 }
 
 /// The pod whose trace is shown, if any.
-pub fn traced_pod(app: &App) -> Option<std::sync::Arc<crate::model::Pod>> {
-    let c = app.current.as_ref()?;
-    app.cluster.pod(&c.key.pod).cloned()
+pub fn traced_pod(ctx: &Ctx) -> Option<std::sync::Arc<crate::model::Pod>> {
+    let c = ctx.current?;
+    ctx.cluster.pod(&c.key.pod).cloned()
 }

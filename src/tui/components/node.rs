@@ -5,75 +5,132 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::super::app::{App, Current, Hit};
+use super::super::action::Action;
 use super::super::format;
+use super::super::traces::{Current, TraceStatus};
 use super::super::view::Mark;
-use super::super::widgets::{centered_note, scroll_text};
-use super::{mark_span, mark_style, traced_pod};
+use super::super::widgets::{Scroll, centered_note, scroll_text};
+use super::{Component, Ctx, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::theme::Theme;
 
-pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
-    let t = app.theme.clone();
-    let Some(name) = app.node.clone() else {
-        centered_note(
-            f,
-            area,
-            t.dim,
-            "no node selected: enter on a node in Filters or Scores, or :node NAME",
+/// One node (`node`), scrolled; what the Node tab and `:node` show.
+#[derive(Clone, Debug, Default)]
+pub struct NodePane {
+    pub node: Option<String>,
+    pub scroll: Scroll,
+}
+
+impl NodePane {
+    pub fn open(&mut self, node: String) {
+        self.node = Some(node);
+        self.scroll = Scroll::default();
+    }
+
+    /// A new trace: keep the node on the same pod if the trace has it, else show the
+    /// bound pod's own node, the chosen one, or the first.
+    pub fn trace_changed(&mut self, ctx: &Ctx, same_pod: bool) {
+        let c = ctx.current;
+        let node_ok = self
+            .node
+            .as_ref()
+            .is_some_and(|n| c.is_some_and(|c| c.view.row_of.contains_key(n)) && same_pod);
+        if !node_ok {
+            self.node = c.and_then(|c| {
+                c.trace
+                    .bound_to
+                    .clone()
+                    .or_else(|| c.trace.selected_node.clone())
+                    .or_else(|| c.view.rows.first().map(|r| r.node.clone()))
+            });
+        }
+    }
+}
+
+impl Component for NodePane {
+    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+        scroll_by(&mut self.scroll, action)
+    }
+
+    fn page(&self) -> usize {
+        self.scroll.page.max(1)
+    }
+
+    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        self.scroll.by(delta);
+        Handled::Yes
+    }
+
+    fn node(&self, _ctx: &Ctx) -> Option<String> {
+        self.node.clone()
+    }
+
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        let t = ctx.theme.clone();
+        let Some(name) = self.node.clone() else {
+            centered_note(
+                f,
+                area,
+                t.dim,
+                "no node selected: enter on a node in Filters or Scores, or :node NAME",
+            );
+            return;
+        };
+        let Some(info) = ctx.cluster.node(&name) else {
+            centered_note(
+                f,
+                area,
+                t.warning,
+                &format!("node {name} is not in the cluster"),
+            );
+            return;
+        };
+        // A bound pod is already counted on its node; only a pending one adds its request.
+        let pod = traced_pod(ctx)
+            .or_else(|| ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)).cloned())
+            .filter(|p| !p.is_bound());
+        let cur = ctx.current.cloned();
+        let no_replay = match ctx.status {
+            TraceStatus::NoProfile(s) => super::no_profile_note(ctx, s),
+            // Bound pods are replayed too (as `explain` does): no replay is no pod yet,
+            // or one on its way.
+            TraceStatus::Computing => "replaying the scheduling cycle…".into(),
+            _ => "no replay: no pod selected".into(),
+        };
+        let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
+            ctx.cluster,
+            &name,
+            &info.node.labels,
         );
-        return;
-    };
-    let Some(info) = app.cluster.node(&name) else {
-        centered_note(
-            f,
-            area,
-            t.warning,
-            &format!("node {name} is not in the cluster"),
+        let (left, right) = node_lines(
+            &t,
+            info,
+            pod.as_deref(),
+            cur.as_ref(),
+            &no_replay,
+            area.width,
+            &devices,
         );
-        return;
-    };
-    // A bound pod is already counted on its node; only a pending one adds its request.
-    let pod = traced_pod(app)
-        .or_else(|| app.selected_pod().map(|r| r.pod.clone()))
-        .filter(|p| !p.is_bound());
-    let cur = app.current.clone();
-    let no_replay = match &app.status {
-        super::super::app::TraceStatus::NoProfile(s) => super::no_profile_note(app, s),
-        _ => "no replay for the selected pod (only pending pods are replayed)".into(),
-    };
-    let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
-        &app.cluster,
-        &name,
-        &info.node.labels,
-    );
-    let (left, right) = node_lines(
-        &t,
-        info,
-        pod.as_deref(),
-        cur.as_ref(),
-        &no_replay,
-        area.width,
-        &devices,
-    );
-    app.hits.push((area, Hit::DetailPane));
-    if area.width >= 100 {
-        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
-            .areas(area);
-        // Pad both columns to the same length so they scroll together.
-        let n = left.len().max(right.len());
-        let (mut left, mut right) = (left, right);
-        left.resize(n, Line::default());
-        right.resize(n, Line::default());
-        let mut s2 = app.node_scroll;
-        scroll_text(f, l, &t, left, &mut app.node_scroll);
-        scroll_text(f, r, &t, right, &mut s2);
-    } else {
-        let mut all = left;
-        all.push(Line::default());
-        all.extend(right);
-        scroll_text(f, area, &t, all, &mut app.node_scroll);
+        hits.rects.push((area, Hit::DetailPane));
+        if area.width >= 100 {
+            let [l, r] =
+                Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+                    .areas(area);
+            // Pad both columns to the same length so they scroll together.
+            let n = left.len().max(right.len());
+            let (mut left, mut right) = (left, right);
+            left.resize(n, Line::default());
+            right.resize(n, Line::default());
+            let mut s2 = self.scroll;
+            scroll_text(f, l, &t, left, &mut self.scroll);
+            scroll_text(f, r, &t, right, &mut s2);
+        } else {
+            let mut all = left;
+            all.push(Line::default());
+            all.extend(right);
+            scroll_text(f, area, &t, all, &mut self.scroll);
+        }
     }
 }
 

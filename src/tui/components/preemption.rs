@@ -4,132 +4,169 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::app::{App, Hit};
+use super::super::action::Action;
 use super::super::format;
 use super::super::view::{Mark, plural};
-use super::super::widgets::{scroll_text, wrap};
-use super::mark_span;
+use super::super::widgets::{Scroll, scroll_text, wrap};
+use super::{Component, Ctx, Effect, Handled, Hit, Hits, mark_span, scroll_by};
 
-pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
-    let Some(cur) = app.current.clone() else {
-        return;
-    };
-    let t = app.theme.clone();
-    let trace = &cur.trace;
-    let width = area.width as usize;
-    let mut lines: Vec<Line> = Vec::new();
-    app.hits.push((area, Hit::DetailPane));
+/// PostFilter's answer, scrolled.
+#[derive(Clone, Debug, Default)]
+pub struct PreemptionPane {
+    pub scroll: Scroll,
+}
 
-    let Some(pf) = &trace.post_filter else {
-        let why = if trace.feasible.is_empty() {
-            "PostFilter did not run in this cycle."
-        } else {
-            "PostFilter did not run: PostFilter (preemption) runs only when no node is feasible."
+impl Component for PreemptionPane {
+    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+        if matches!(action, Action::Enter) {
+            return match self.node(ctx) {
+                Some(n) => Handled::Then(Effect::OpenNode(n)),
+                None => Handled::Yes,
+            };
+        }
+        scroll_by(&mut self.scroll, action)
+    }
+
+    fn page(&self) -> usize {
+        self.scroll.page.max(1)
+    }
+
+    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        self.scroll.by(delta);
+        Handled::Yes
+    }
+
+    /// The nominated node.
+    fn node(&self, ctx: &Ctx) -> Option<String> {
+        ctx.current?
+            .trace
+            .post_filter
+            .as_ref()?
+            .nominated_node
+            .clone()
+    }
+
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        let Some(cur) = ctx.current.cloned() else {
+            return;
         };
-        lines.push(Line::from(vec![
-            mark_span(&t, Mark::NotRun),
-            Span::styled(format!(" {why}"), t.dim),
-        ]));
-        lines.push(Line::from(Span::styled(
-            format!(
-                "  {}/{} nodes are feasible for {}.",
-                trace.feasible.len(),
-                trace.nodes_total,
-                trace.pod
-            ),
-            t.dim,
-        )));
-        scroll_text(f, area, &t, lines, &mut app.preemption);
-        return;
-    };
+        let t = ctx.theme.clone();
+        let trace = &cur.trace;
+        let width = area.width as usize;
+        let mut lines: Vec<Line> = Vec::new();
+        hits.rects.push((area, Hit::DetailPane));
 
-    lines.push(Line::from(Span::styled(
-        "PostFilter ran because no node is feasible",
-        t.header,
-    )));
-    if let Some(fe) = &trace.fit_error {
-        for l in wrap(fe, width.saturating_sub(2)) {
-            lines.push(Line::from(Span::styled(format!("  {l}"), t.reject)));
-        }
-    }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled("Plugins", t.header)));
-    for p in &pf.plugins {
-        let m = Mark::of_code(p.code);
-        let msg = p.reasons.join(", ");
-        let mut spans = vec![
-            Span::raw("  "),
-            mark_span(&t, m),
-            Span::styled(format!(" {:<24} ", p.plugin), t.text),
-            Span::styled(p.code.as_str(), super::mark_style(&t, m)),
-        ];
-        if !msg.is_empty() {
-            spans.push(Span::styled(format!(": {msg}"), t.dim));
-        }
-        lines.push(Line::from(spans));
-    }
-    lines.push(Line::default());
-    match &pf.nominated_node {
-        Some(n) => {
+        let Some(pf) = &trace.post_filter else {
+            let why = if trace.feasible.is_empty() {
+                "PostFilter did not run in this cycle."
+            } else {
+                "PostFilter did not run: PostFilter (preemption) runs only when no node is feasible."
+            };
             lines.push(Line::from(vec![
-                Span::styled("Nominated node: ", t.header),
-                Span::styled(n.clone(), t.chosen),
-                Span::styled("  (enter: node detail)", t.dim),
+                mark_span(&t, Mark::NotRun),
+                Span::styled(format!(" {why}"), t.dim),
             ]));
-            lines.push(Line::default());
             lines.push(Line::from(Span::styled(
                 format!(
-                    "Victims ({}): evicted so the pod fits on {n}",
-                    pf.victims.len()
+                    "  {}/{} nodes are feasible for {}.",
+                    trace.feasible.len(),
+                    trace.nodes_total,
+                    trace.pod
                 ),
-                t.header,
+                t.dim,
             )));
-            for v in &pf.victims {
-                let (prio, res) = match app.cluster.pod(v) {
-                    Some(p) => (
-                        p.priority.to_string(),
-                        format!(
-                            "cpu {} mem {}",
-                            format::cpu(p.requests.milli_cpu),
-                            format::bytes(p.requests.memory)
-                        ),
-                    ),
-                    None => ("?".into(), String::new()),
-                };
+            scroll_text(f, area, &t, lines, &mut self.scroll);
+            return;
+        };
+
+        lines.push(Line::from(Span::styled(
+            "PostFilter ran because no node is feasible",
+            t.header,
+        )));
+        if let Some(fe) = &trace.fit_error {
+            for l in wrap(fe, width.saturating_sub(2)) {
+                lines.push(Line::from(Span::styled(format!("  {l}"), t.reject)));
+            }
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled("Plugins", t.header)));
+        for p in &pf.plugins {
+            let m = Mark::of_code(p.code);
+            let msg = p.reasons.join(", ");
+            let mut spans = vec![
+                Span::raw("  "),
+                mark_span(&t, m),
+                Span::styled(format!(" {:<24} ", p.plugin), t.text),
+                Span::styled(p.code.as_str(), super::mark_style(&t, m)),
+            ];
+            if !msg.is_empty() {
+                spans.push(Span::styled(format!(": {msg}"), t.dim));
+            }
+            lines.push(Line::from(spans));
+        }
+        lines.push(Line::default());
+        match &pf.nominated_node {
+            Some(n) => {
                 lines.push(Line::from(vec![
-                    Span::styled("  ✗ ", t.reject),
-                    Span::styled(format!("{v:<40} "), t.text),
-                    Span::styled(format!("priority {prio:>6}  {res}"), t.dim),
+                    Span::styled("Nominated node: ", t.header),
+                    Span::styled(n.clone(), t.chosen),
+                    Span::styled("  (enter: node detail)", t.dim),
+                ]));
+                lines.push(Line::default());
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "Victims ({}): evicted so the pod fits on {n}",
+                        pf.victims.len()
+                    ),
+                    t.header,
+                )));
+                for v in &pf.victims {
+                    let (prio, res) = match ctx.cluster.pod(v) {
+                        Some(p) => (
+                            p.priority.to_string(),
+                            format!(
+                                "cpu {} mem {}",
+                                format::cpu(p.requests.milli_cpu),
+                                format::bytes(p.requests.memory)
+                            ),
+                        ),
+                        None => ("?".into(), String::new()),
+                    };
+                    lines.push(Line::from(vec![
+                        Span::styled("  ✗ ", t.reject),
+                        Span::styled(format!("{v:<40} "), t.text),
+                        Span::styled(format!("priority {prio:>6}  {res}"), t.dim),
+                    ]));
+                }
+                if pf.victims.is_empty() {
+                    lines.push(Line::from(Span::styled("  none", t.dim)));
+                }
+            }
+            None => {
+                lines.push(Line::from(vec![
+                    mark_span(&t, Mark::Reject),
+                    Span::styled(" no node nominated: preemption cannot help", t.reject),
                 ]));
             }
-            if pf.victims.is_empty() {
-                lines.push(Line::from(Span::styled("  none", t.dim)));
+        }
+        if !pf.message.is_empty() {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled("Message", t.header)));
+            for l in wrap(&pf.message, width.saturating_sub(2)) {
+                lines.push(Line::from(Span::styled(format!("  {l}"), t.text)));
             }
         }
-        None => {
-            lines.push(Line::from(vec![
-                mark_span(&t, Mark::Reject),
-                Span::styled(" no node nominated: preemption cannot help", t.reject),
-            ]));
-        }
-    }
-    if !pf.message.is_empty() {
-        lines.push(Line::default());
-        lines.push(Line::from(Span::styled("Message", t.header)));
-        for l in wrap(&pf.message, width.saturating_sub(2)) {
-            lines.push(Line::from(Span::styled(format!("  {l}"), t.text)));
-        }
-    }
-    if pf.nominated_node.is_some() {
-        let n = pf.victims.len();
-        lines.push(Line::default());
-        lines.push(Line::from(Span::styled(
+        if pf.nominated_node.is_some() {
+            let n = pf.victims.len();
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
             format!(
                 "kube-scheduler would evict {n} pod{} and retry the pod later; this replay only shows the plan.",
                 plural(n)
             ),
             t.dim,
         )));
+        }
+        scroll_text(f, area, &t, lines, &mut self.scroll);
     }
-    scroll_text(f, area, &t, lines, &mut app.preemption);
 }

@@ -4,26 +4,48 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::app::{App, Hit};
-use super::super::widgets::{centered_note, scroll_text, wrap};
+use super::super::action::Action;
+use super::super::widgets::{Scroll, centered_note, scroll_text, wrap};
+use super::{Component, Ctx, Handled, Hit, Hits, scroll_by};
 use crate::engine::Framework;
 use crate::theme::Theme;
 
-pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
-    let t = app.theme.clone();
-    let Some(fw) = app.active_profile().cloned() else {
-        centered_note(f, area, t.dim, "no profiles configured");
-        return;
-    };
-    app.hits.push((area, Hit::DetailPane));
-    let others: Vec<String> = app
-        .profiles
-        .iter()
-        .map(|p| p.profile_name.clone())
-        .filter(|n| *n != fw.profile_name)
-        .collect();
-    let lines = profile_lines(&t, &fw, &others, area.width as usize);
-    scroll_text(f, area, &t, lines, &mut app.profile_scroll);
+/// The active profile, scrolled.
+#[derive(Clone, Debug, Default)]
+pub struct ProfilePane {
+    pub scroll: Scroll,
+}
+
+impl Component for ProfilePane {
+    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+        scroll_by(&mut self.scroll, action)
+    }
+
+    fn page(&self) -> usize {
+        self.scroll.page.max(1)
+    }
+
+    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        self.scroll.by(delta);
+        Handled::Yes
+    }
+
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        let t = ctx.theme.clone();
+        let Some(fw) = ctx.active_profile().cloned() else {
+            centered_note(f, area, t.dim, "no profiles configured");
+            return;
+        };
+        hits.rects.push((area, Hit::DetailPane));
+        let others: Vec<String> = ctx
+            .profiles
+            .iter()
+            .map(|p| p.profile_name.clone())
+            .filter(|n| *n != fw.profile_name)
+            .collect();
+        let lines = profile_lines(&t, &fw, &others, area.width as usize);
+        scroll_text(f, area, &t, lines, &mut self.scroll);
+    }
 }
 
 pub fn profile_lines(

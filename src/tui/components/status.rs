@@ -5,18 +5,105 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::{App, PromptKind};
+use std::sync::Arc;
+
+use super::super::action::{Action, Focus, Tab};
 use super::super::format;
-use crate::source::SourceStatus;
+use super::Ctx;
 use crate::source::live::KindHealth;
 use crate::source::observed::STALE_AFTER_SECONDS;
+use crate::source::{SchedulingEvents, SourceStatus};
 use k8s_openapi::jiff::Timestamp;
 
-pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
-    let t = &app.theme;
+/// Where the data comes from and how it is doing (the status bar, the connection).
+#[derive(Clone, Debug)]
+pub struct SourceInfo {
+    /// `snapshot cluster.yaml`.
+    pub source: String,
+    /// When the cluster last changed.
+    pub updated: Timestamp,
+    /// A live source's connection state.
+    pub live_status: Option<SourceStatus>,
+    /// The real scheduler's latest FailedScheduling event per pod (live only).
+    pub sched_events: Arc<SchedulingEvents>,
+    /// Each watched kind's state, as of the last update.
+    pub live_kinds: Vec<KindHealth>,
+    /// Whether `R` can make the source retry.
+    pub can_retry: bool,
+}
+
+impl SourceInfo {
+    pub fn new(source: String, updated: Timestamp) -> Self {
+        SourceInfo {
+            source,
+            updated,
+            live_status: None,
+            sched_events: Arc::default(),
+            live_kinds: Vec::new(),
+            can_retry: false,
+        }
+    }
+
+    /// A live source that has not listed everything yet: the body shows the
+    /// connection (why not, and a retry) instead of empty panes.
+    pub fn connecting(&self) -> bool {
+        matches!(self.live_status, Some(SourceStatus::Connecting { .. }))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptKind {
+    /// `/` on the pane with this focus and tab.
+    Filter(Focus, Tab),
+    Command,
+    Reject {
+        pod: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+    /// The filter before the prompt opened (restored on esc).
+    pub before: String,
+}
+
+impl Prompt {
+    pub fn new(kind: PromptKind, text: String) -> Self {
+        Prompt {
+            kind,
+            before: text.clone(),
+            text,
+        }
+    }
+
+    /// Typing: a character, backspace or clear. A filter prompt returns its pane and
+    /// the new text, which filters as it is typed.
+    pub fn edit(&mut self, action: &Action) -> Option<(Focus, Tab, String)> {
+        match action {
+            Action::InputChar(c) => self.text.push(*c),
+            Action::InputBackspace => drop(self.text.pop()),
+            _ => self.text.clear(),
+        }
+        match self.kind {
+            PromptKind::Filter(focus, tab) => Some((focus, tab, self.text.clone())),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+}
+
+pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
+    let t = ctx.theme;
     let bar = t.status_bar;
     let mut right = Vec::new();
-    if let Some(sim) = app.sim() {
+    if let Some(sim) = ctx.sim {
         right.extend([
             Span::styled(" space ", t.key.patch(bar)),
             Span::styled(if sim.is_playing() { "pause " } else { "play " }, bar),
@@ -32,22 +119,22 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     ]);
     let right_w: usize = right.iter().map(|s| s.width()).sum();
     let width = area.width as usize;
-    let left_text = match &app.message {
+    let left_text = match ctx.message {
         Some(m) => format!(" {}", m.text),
         None => {
-            let (pending, total) = (app.pending_count, app.cluster.pod_count());
-            let secs = app.updated.as_second().rem_euclid(86_400);
+            let (pending, total) = (ctx.pending_count, ctx.cluster.pod_count());
+            let secs = ctx.source.updated.as_second().rem_euclid(86_400);
             // The state is short and comes first; its error comes last, so that a long
             // one is what the width cuts, never the counts.
-            let mut source = app.source.clone();
+            let mut source = ctx.source.source.clone();
             let mut error = None;
-            if let Some(st) = &app.live_status {
-                let (state, e) = live_state(st, &app.live_kinds, app.now());
+            if let Some(st) = &ctx.source.live_status {
+                let (state, e) = live_state(st, &ctx.source.live_kinds, ctx.now);
                 source.push_str(&format!(" ({state})"));
                 error = e;
             }
             let mut parts = vec![source];
-            if let Some(sim) = app.sim() {
+            if let Some(sim) = ctx.sim {
                 let c = sim.counts();
                 parts.push(format!(
                     "{} {} · cycle {}",
@@ -66,12 +153,12 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
                     format::thousands(total),
                     format::thousands(pending)
                 ),
-                format!("nodes {}", format::thousands(app.cluster.nodes().len())),
+                format!("nodes {}", format::thousands(ctx.cluster.nodes().len())),
             ]);
-            if !app.waiting.is_empty() {
-                parts.push(format!("waiting {}", app.waiting.len()));
+            if !ctx.waiting.is_empty() {
+                parts.push(format!("waiting {}", ctx.waiting.len()));
             }
-            if app.connecting() {
+            if ctx.source.connecting() {
                 parts.push("no data yet".into());
             } else {
                 parts.push(format!(
@@ -86,10 +173,17 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             format!(" {}", parts.join(" │ "))
         }
     };
-    let left_style = match &app.message {
+    let left_style = match ctx.message {
         Some(m) if m.error => t.error.patch(bar),
         Some(_) => t.warning.patch(bar),
-        None if app.live_status.as_ref().is_some_and(|s| !s.is_healthy()) => t.warning.patch(bar),
+        None if ctx
+            .source
+            .live_status
+            .as_ref()
+            .is_some_and(|s| !s.is_healthy()) =>
+        {
+            t.warning.patch(bar)
+        }
         None => bar,
     };
     let (left, right) = if width > right_w + 10 {
@@ -140,11 +234,11 @@ fn format_age(secs: i64) -> String {
     }
 }
 
-pub fn draw_prompt(app: &mut App, f: &mut Frame, area: Rect) {
-    let Some(p) = &app.prompt else { return };
-    let t = &app.theme;
+pub fn draw_prompt(ctx: &Ctx, f: &mut Frame, area: Rect) {
+    let Some(p) = ctx.prompt else { return };
+    let t = ctx.theme;
     let label = match &p.kind {
-        PromptKind::Filter(_) => "/".to_string(),
+        PromptKind::Filter(..) => "/".to_string(),
         PromptKind::Command => ":".to_string(),
         PromptKind::Reject { pod } => format!("reject {pod}, reason: "),
     };

@@ -1,8 +1,9 @@
-//! The TUI's only door to the scheduling engine: a [`CycleRunner`] turns (profile,
-//! cluster, pod, time) into a [`Trace`]. Views never call it; the app hands a
-//! [`TraceJob`] to the runner loop, which runs it off the UI thread and sends the
-//! result back as [`Action::TraceReady`]. Tests inject a runner returning hand-made
-//! traces.
+//! The TUI's only door to the scheduling engine: a [`TraceJob`] asks
+//! [`crate::explain::explain_with`] for a pod's answer (the CLI's `explain` path: the
+//! same profile choice, a bound pod replayed as pending), with a [`CycleRunner`] as the
+//! cycle. Views never call it; the app hands the job to the runner loop, which runs it
+//! off the UI thread and sends the result back as [`Action::TraceReady`]. Tests inject
+//! a runner returning hand-made traces.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::engine::Framework;
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
+use crate::explain::explain_with;
 use crate::model::{Cluster, Pod};
 
 use super::action::Action;
@@ -60,23 +62,30 @@ pub struct TraceKey {
     pub attempt: Option<usize>,
 }
 
-/// One cycle to run, with owned inputs so it can run on another thread.
+/// One pod to explain, with owned inputs so it can run on another thread.
 pub struct TraceJob {
+    /// The pod, and the profile the app chose for it with
+    /// [`crate::explain::choose_profile`] (passed on as the override).
     pub key: TraceKey,
     pub cluster: Arc<Cluster>,
     pub profiles: Arc<Vec<Framework>>,
-    pub pod: Arc<Pod>,
     pub now: Timestamp,
     pub runner: Arc<dyn CycleRunner>,
 }
 
 impl TraceJob {
     fn compute(self) -> (TraceKey, Arc<Trace>) {
-        let trace = match self.profiles.get(self.key.profile) {
-            Some(fw) => self.runner.run(fw, &self.cluster, &self.pod, self.now),
-            // The app only builds jobs for existing profiles.
-            None => missing_profile(&self.key, &self.pod),
-        };
+        let cycle = |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run(fw, c, p, self.now);
+        let trace = explain_with(
+            &self.cluster,
+            &self.profiles,
+            &self.key.pod,
+            Some(self.key.profile),
+            &cycle,
+        )
+        // The app asks only for pods it found with a profile; should the pod be gone
+        // the panes say what `explain` would.
+        .unwrap_or_else(|e| explain_error(&self.cluster, &self.key, &e));
         (self.key, Arc::new(trace))
     }
 
@@ -93,12 +102,12 @@ impl TraceJob {
     }
 }
 
-fn missing_profile(key: &TraceKey, pod: &Pod) -> Trace {
+fn explain_error(cluster: &Cluster, key: &TraceKey, e: &crate::explain::ExplainError) -> Trace {
     Trace::empty(
-        pod.key(),
-        pod.priority,
+        key.pod.clone(),
+        cluster.pod(&key.pod).map_or(0, |p| p.priority),
         crate::engine::trace::Outcome::Error {
-            message: format!("profile #{} does not exist", key.profile),
+            message: e.to_string(),
         },
     )
 }

@@ -1,5 +1,5 @@
 //! Simulation mode (`--simulate`): the engine's step-through [`Scheduler`] behind the
-//! TUI's [`WaitingPods`] trait. The app owns it (no thread, no sharing): keys step or
+//! TUI's [`PermitGate`] trait. The app owns it (no thread, no sharing): keys step or
 //! play it, the runner's 1 Hz ticks move its clock while playing, and every change of
 //! its model reaches the panes as a [`DataUpdate`], like a reload from a data source.
 //!
@@ -18,7 +18,7 @@ use crate::model::Cluster;
 use crate::render::simulation::describe;
 
 use super::action::DataUpdate;
-use super::waiting::{WaitingEvent, WaitingPod, WaitingPods};
+use super::waiting::{PermitGate, WaitingEvent, WaitingPod};
 
 /// How an attempt ended (so far: a waiting pod's attempt is still open).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -452,7 +452,7 @@ pub fn offset(ms: u64) -> String {
     }
 }
 
-impl WaitingPods for Simulation {
+impl PermitGate for Simulation {
     fn list(&self) -> Vec<WaitingPod> {
         let mut v: Vec<WaitingPod> = self
             .sim

@@ -1,0 +1,68 @@
+//! The `:` prompt's commands, parsed; the app carries them out.
+
+use super::action::Tab;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Quit,
+    Help,
+    /// `ns NAME`; `None` (`ns`, `ns all`): every namespace.
+    Namespace(Option<String>),
+    /// `pod NAME` (in the namespace shown, else `default`) or `pod NS/NAME`.
+    Pod(String),
+    Node(String),
+    Theme(String),
+    /// `profile NAME`; `None`: each pod's own.
+    Profile(Option<String>),
+    All,
+    Pending,
+    Tab(Tab),
+}
+
+/// `None` for an empty command; an error says what the commands are.
+pub fn parse(cmd: &str, tabs: &[Tab]) -> Option<Result<Command, String>> {
+    let mut parts = cmd.split_whitespace();
+    let verb = parts.next()?;
+    let arg = parts.next().map(str::to_string);
+    Some(Ok(match (verb, arg) {
+        ("q" | "q!" | "quit", _) => Command::Quit,
+        ("help", _) => Command::Help,
+        ("ns" | "namespace", Some(ns)) if ns != "all" && ns != "*" => Command::Namespace(Some(ns)),
+        ("ns" | "namespace", _) => Command::Namespace(None),
+        ("pod" | "po", Some(p)) => Command::Pod(p),
+        ("node" | "no", Some(n)) => Command::Node(n),
+        ("theme", Some(t)) => Command::Theme(t),
+        ("profile", p) => Command::Profile(p),
+        ("all", _) => Command::All,
+        ("pending", _) => Command::Pending,
+        (v, _) => match tabs.iter().find(|t| t.title().eq_ignore_ascii_case(v)) {
+            Some(t) => Command::Tab(*t),
+            None => {
+                return Some(Err(format!(
+                    "unknown command {cmd:?}; try ns NAME, pod NS/NAME, node NAME, theme NAME, profile NAME, all, pending, q"
+                )));
+            }
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        let tabs = Tab::INSPECT;
+        assert_eq!(parse("  ", &tabs), None);
+        assert_eq!(parse("ns all", &tabs), Some(Ok(Command::Namespace(None))));
+        assert_eq!(
+            parse("ns team-a", &tabs),
+            Some(Ok(Command::Namespace(Some("team-a".into()))))
+        );
+        assert_eq!(parse("profile", &tabs), Some(Ok(Command::Profile(None))));
+        assert_eq!(parse("scores", &tabs), Some(Ok(Command::Tab(Tab::Scores))));
+        assert_eq!(parse("history", &tabs).map(|r| r.is_err()), Some(true));
+        assert_eq!(parse("node", &tabs), Some(Ok(Command::Tab(Tab::Node))));
+        assert_eq!(parse("pod", &tabs).map(|r| r.is_err()), Some(true));
+    }
+}
