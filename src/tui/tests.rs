@@ -735,7 +735,7 @@ fn mouse_selects_and_scrolls() {
 /// pending (taken off its node first), with the profile its schedulerName names.
 #[test]
 fn bound_pod_gets_the_answer_explain_gives() {
-    let config = crate::config::SchedulerConfig::defaults();
+    let config = crate::engine::SchedulerConfig::defaults();
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let mut f = Fixture {
         app: App::new(AppInit {
@@ -775,7 +775,7 @@ fn bound_pod_gets_the_answer_explain_gives() {
 /// no profile serves is explain's NoProfile error, unless a profile is picked.
 #[test]
 fn explain_pod_takes_a_profile_override() {
-    let config = crate::config::SchedulerConfig::defaults();
+    let config = crate::engine::SchedulerConfig::defaults();
     let c = cluster();
     let opts = crate::engine::cycle::CycleOptions::default();
     let err = crate::explain::explain_pod(&c, &config.profiles, "default/other-sched", None, &opts);
