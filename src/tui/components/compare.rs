@@ -65,27 +65,31 @@ impl Component for ComparePane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let t = ctx.theme.clone();
-        let Some(cur) = ctx.current.cloned() else {
-            return;
-        };
-        let (a, b) = match (&self.a, &self.b) {
-            (Some(a), Some(b)) => (a.clone(), b.clone()),
-            _ => {
-                centered_note(
-                    f,
-                    area,
-                    t.dim,
-                    "c marks a node in Filters, Scores or Node; c on a second node compares them",
-                );
-                return;
-            }
-        };
-        hits.rects.push((area, Hit::DetailPane));
-        let pod = traced_pod(ctx);
-        let lines = compare_lines(&t, ctx, &cur, pod.as_deref(), &a, &b, area.width as usize);
-        scroll_text(f, area, &t, lines, &mut self.scroll);
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut ComparePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let t = ctx.theme.clone();
+    let Some(cur) = ctx.current.cloned() else {
+        return;
+    };
+    let (a, b) = match (&pane.a, &pane.b) {
+        (Some(a), Some(b)) => (a.clone(), b.clone()),
+        _ => {
+            centered_note(
+                f,
+                area,
+                t.dim,
+                "c marks a node in Filters, Scores or Node; c on a second node compares them",
+            );
+            return;
+        }
+    };
+    hits.rects.push((area, Hit::DetailPane));
+    let pod = traced_pod(ctx);
+    let lines = compare_lines(&t, ctx, &cur, pod.as_deref(), &a, &b, area.width as usize);
+    scroll_text(f, area, &t, lines, &mut pane.scroll);
 }
 
 struct Cols {

@@ -162,29 +162,33 @@ impl Component for ConnectionPane {
         Handled::Yes
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, _hits: &mut Hits) {
-        let now = ctx.now;
-        let t = ctx.theme.clone();
-        let w = area.width.saturating_sub(4).clamp(20, 110);
-        let keys = if ctx.source.can_retry {
-            "R retry now · C or esc closes · j/k scroll"
-        } else {
-            "C or esc closes · j/k scroll"
-        };
-        let text = lines(ctx, w.saturating_sub(3) as usize, keys, now);
-        let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(h)) / 2,
-            width: w.min(area.width),
-            height: h.min(area.height),
-        };
-        f.render_widget(Clear, rect);
-        let b = block(&t, " Connection ", true).style(t.text);
-        let inner = b.inner(rect);
-        f.render_widget(b, rect);
-        scroll_text(f, inner, &t, text, &mut self.scroll);
+    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut ConnectionPane, ctx: &Ctx, f: &mut Frame, area: Rect, _hits: &mut Hits) {
+    let now = ctx.now;
+    let t = ctx.theme.clone();
+    let w = area.width.saturating_sub(4).clamp(20, 110);
+    let keys = if ctx.source.can_retry {
+        "R retry now · C or esc closes · j/k scroll"
+    } else {
+        "C or esc closes · j/k scroll"
+    };
+    let text = lines(ctx, w.saturating_sub(3) as usize, keys, now);
+    let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
+    let rect = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w.min(area.width),
+        height: h.min(area.height),
+    };
+    f.render_widget(Clear, rect);
+    let b = block(&t, " Connection ", true).style(t.text);
+    let inner = b.inner(rect);
+    f.render_widget(b, rect);
+    scroll_text(f, inner, &t, text, &mut pane.scroll);
 }
 
 #[cfg(test)]

@@ -34,85 +34,89 @@ impl Component for HelpPane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let t = ctx.theme.clone();
-        let w = (area.width.saturating_sub(4)).clamp(20, 100);
-        let key_w = BINDINGS
-            .iter()
-            .map(|b| format::width(b.label))
-            .max()
-            .unwrap_or(8)
-            + 2;
-        let mut lines = Vec::new();
-        let mut scopes: Vec<Scope> = Vec::new();
-        for bd in BINDINGS {
-            if !scopes.contains(&bd.scope) {
-                scopes.push(bd.scope);
-            }
-        }
-        for scope in scopes {
-            lines.push(Line::from(Span::styled(scope.title(), t.header)));
-            let text_w = (w as usize).saturating_sub(2 + key_w + 3).max(10);
-            for bd in BINDINGS.iter().filter(|b| b.scope == scope) {
-                for (i, part) in wrap(bd.help, text_w).into_iter().enumerate() {
-                    let label = if i == 0 { bd.label } else { "" };
-                    lines.push(Line::from(vec![
-                        Span::styled(format!("  {}", format::fit(label, key_w)), t.key),
-                        Span::styled(part, t.text),
-                    ]));
-                }
-            }
-            lines.push(Line::default());
-        }
-        lines.push(Line::from(Span::styled("Prompts (/ and :)", t.header)));
-        for (k, h) in [
-            ("enter", "apply"),
-            ("esc", "cancel (the filter goes back to what it was)"),
-            ("ctrl-u", "clear"),
-        ] {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {}", format::fit(k, key_w)), t.key),
-                Span::styled(h, t.text),
-            ]));
-        }
-        lines.push(Line::default());
-        lines.push(Line::from(Span::styled("Mouse", t.header)));
-        lines.push(Line::from(Span::styled(format!("  {MOUSE_HELP}"), t.text)));
-        lines.push(Line::default());
-        lines.push(Line::from(Span::styled("Symbols", t.header)));
-        let mut sym = vec![Span::raw("  ")];
-        for m in [
-            Mark::Pass,
-            Mark::RejectFirst,
-            Mark::Reject,
-            Mark::Skip,
-            Mark::NotRun,
-            Mark::Error,
-            Mark::Wait,
-        ] {
-            sym.push(mark_span(&t, m));
-            sym.push(Span::styled(format!(" {}  ", m.label()), t.text));
-        }
-        lines.push(Line::from(sym));
-        lines.push(Line::from(Span::styled(
-            "  ★ chosen node  = tied for best  › selected row",
-            t.text,
-        )));
-        lines.push(Line::from(Span::styled(
-            "  pods: ○ pending  ⊘ gated  ✗ unschedulable  → nominated  ◷ waiting  ● bound",
-            t.text,
-        )));
-        let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(h)) / 2,
-            width: w.min(area.width),
-            height: h.min(area.height),
-        };
-        f.render_widget(Clear, rect);
-        let b = block(&t, " Help · esc closes · j/k scroll ", true).style(t.text);
-        let inner = b.inner(rect);
-        f.render_widget(b, rect);
-        hits.rects.push((rect, Hit::Help));
-        scroll_text(f, inner, &t, lines, &mut self.scroll);
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut HelpPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let t = ctx.theme.clone();
+    let w = (area.width.saturating_sub(4)).clamp(20, 100);
+    let key_w = BINDINGS
+        .iter()
+        .map(|b| format::width(b.label))
+        .max()
+        .unwrap_or(8)
+        + 2;
+    let mut lines = Vec::new();
+    let mut scopes: Vec<Scope> = Vec::new();
+    for bd in BINDINGS {
+        if !scopes.contains(&bd.scope) {
+            scopes.push(bd.scope);
+        }
+    }
+    for scope in scopes {
+        lines.push(Line::from(Span::styled(scope.title(), t.header)));
+        let text_w = (w as usize).saturating_sub(2 + key_w + 3).max(10);
+        for bd in BINDINGS.iter().filter(|b| b.scope == scope) {
+            for (i, part) in wrap(bd.help, text_w).into_iter().enumerate() {
+                let label = if i == 0 { bd.label } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {}", format::fit(label, key_w)), t.key),
+                    Span::styled(part, t.text),
+                ]));
+            }
+        }
+        lines.push(Line::default());
+    }
+    lines.push(Line::from(Span::styled("Prompts (/ and :)", t.header)));
+    for (k, h) in [
+        ("enter", "apply"),
+        ("esc", "cancel (the filter goes back to what it was)"),
+        ("ctrl-u", "clear"),
+    ] {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", format::fit(k, key_w)), t.key),
+            Span::styled(h, t.text),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Mouse", t.header)));
+    lines.push(Line::from(Span::styled(format!("  {MOUSE_HELP}"), t.text)));
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Symbols", t.header)));
+    let mut sym = vec![Span::raw("  ")];
+    for m in [
+        Mark::Pass,
+        Mark::RejectFirst,
+        Mark::Reject,
+        Mark::Skip,
+        Mark::NotRun,
+        Mark::Error,
+        Mark::Wait,
+    ] {
+        sym.push(mark_span(&t, m));
+        sym.push(Span::styled(format!(" {}  ", m.label()), t.text));
+    }
+    lines.push(Line::from(sym));
+    lines.push(Line::from(Span::styled(
+        "  ★ chosen node  = tied for best  › selected row",
+        t.text,
+    )));
+    lines.push(Line::from(Span::styled(
+        "  pods: ○ pending  ⊘ gated  ✗ unschedulable  → nominated  ◷ waiting  ● bound",
+        t.text,
+    )));
+    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
+    let rect = Rect {
+        x: area.x + (area.width.saturating_sub(w)) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: w.min(area.width),
+        height: h.min(area.height),
+    };
+    f.render_widget(Clear, rect);
+    let b = block(&t, " Help · esc closes · j/k scroll ", true).style(t.text);
+    let inner = b.inner(rect);
+    f.render_widget(b, rect);
+    hits.rects.push((rect, Hit::Help));
+    scroll_text(f, inner, &t, lines, &mut pane.scroll);
 }

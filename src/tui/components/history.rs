@@ -87,87 +87,90 @@ impl Component for HistoryPane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let t = ctx.theme.clone();
-        if ctx.sim.is_none() {
-            centered_note(
-                f,
-                area,
-                t.dim,
-                "the History tab lists a simulation's attempts: start with --simulate",
-            );
-            return;
-        }
-        let rows = Self::rows(ctx);
-        // The picked attempt keeps its row as newer attempts arrive above it.
-        self.cursor.selected = ctx
-            .pin
-            .and_then(|pin| rows.iter().position(|h| h.attempt == pin))
-            .unwrap_or(0);
-        let shown = ctx.current.and_then(|c| c.key.attempt);
-        let [head, body] =
-            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-        let n = rows.len();
-        f.render_widget(
-            Paragraph::new(Line::from(vec![
-                Span::styled(
-                    format!("{n} attempt{}", super::super::view::plural(n)),
-                    t.title,
-                ),
-                Span::styled(
-                    "  · ↑↓ shows that attempt's trace in every tab · enter: Pipeline",
-                    t.dim,
-                ),
-            ])),
-            head,
+        draw(self, ctx, f, area, hits)
+    }
+}
+
+fn draw(pane: &mut HistoryPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let t = ctx.theme.clone();
+    if ctx.sim.is_none() {
+        centered_note(
+            f,
+            area,
+            t.dim,
+            "the History tab lists a simulation's attempts: start with --simulate",
         );
-        if n == 0 {
-            centered_note(
-                f,
-                body,
+        return;
+    }
+    let rows = HistoryPane::rows(ctx);
+    // The picked attempt keeps its row as newer attempts arrive above it.
+    pane.cursor.selected = ctx
+        .pin
+        .and_then(|pin| rows.iter().position(|h| h.attempt == pin))
+        .unwrap_or(0);
+    let shown = ctx.current.and_then(|c| c.key.attempt);
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    let n = rows.len();
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(
+                format!("{n} attempt{}", super::super::view::plural(n)),
+                t.title,
+            ),
+            Span::styled(
+                "  · ↑↓ shows that attempt's trace in every tab · enter: Pipeline",
                 t.dim,
-                "not attempted yet (n runs the next cycle; space plays)",
-            );
-            return;
-        }
-        let widths = [
-            Constraint::Length(2),
-            Constraint::Length(4),
-            Constraint::Length(6),
-            Constraint::Length(8),
-            Constraint::Length(17),
-            Constraint::Length(10),
-            Constraint::Fill(1),
-        ];
-        let focused = ctx.focus == Focus::Detail;
-        let rows_area = virtual_table(
+            ),
+        ])),
+        head,
+    );
+    if n == 0 {
+        centered_note(
             f,
             body,
-            &t,
-            Some(Row::new([
-                "", "#", "cycle", "time", "from", "outcome", "message",
-            ])),
-            &widths,
-            n,
-            &mut self.cursor,
-            focused,
-            |i| {
-                let h = &rows[i];
-                let mark = if shown == Some(h.attempt) { "▸" } else { "" };
-                Row::new(vec![
-                    Cell::from(Span::styled(mark, t.key)),
-                    Cell::from(Line::from(h.pod_attempt.to_string()).right_aligned()),
-                    Cell::from(Line::from(format!("#{}", h.attempt + 1)).right_aligned()),
-                    Cell::from(Span::styled(offset(h.at_ms), t.dim)),
-                    Cell::from(Span::styled(h.from.as_str(), t.dim)),
-                    Cell::from(Span::styled(
-                        h.outcome.label(),
-                        outcome_style(&t, h.outcome),
-                    )),
-                    Cell::from(h.message.clone()),
-                ])
-            },
+            t.dim,
+            "not attempted yet (n runs the next cycle; space plays)",
         );
-        hits.rects.push((rows_area, Hit::DetailRows));
-        hits.offsets.push((Hit::DetailRows, self.cursor.offset));
+        return;
     }
+    let widths = [
+        Constraint::Length(2),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(8),
+        Constraint::Length(17),
+        Constraint::Length(10),
+        Constraint::Fill(1),
+    ];
+    let focused = ctx.focus == Focus::Detail;
+    let rows_area = virtual_table(
+        f,
+        body,
+        &t,
+        Some(Row::new([
+            "", "#", "cycle", "time", "from", "outcome", "message",
+        ])),
+        &widths,
+        n,
+        &mut pane.cursor,
+        focused,
+        |i| {
+            let h = &rows[i];
+            let mark = if shown == Some(h.attempt) { "▸" } else { "" };
+            Row::new(vec![
+                Cell::from(Span::styled(mark, t.key)),
+                Cell::from(Line::from(h.pod_attempt.to_string()).right_aligned()),
+                Cell::from(Line::from(format!("#{}", h.attempt + 1)).right_aligned()),
+                Cell::from(Span::styled(offset(h.at_ms), t.dim)),
+                Cell::from(Span::styled(h.from.as_str(), t.dim)),
+                Cell::from(Span::styled(
+                    h.outcome.label(),
+                    outcome_style(&t, h.outcome),
+                )),
+                Cell::from(h.message.clone()),
+            ])
+        },
+    );
+    hits.rects.push((rows_area, Hit::DetailRows));
+    hits.offsets.push((Hit::DetailRows, pane.cursor.offset));
 }

@@ -67,70 +67,73 @@ impl Component for NodePane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let t = ctx.theme.clone();
-        let Some(name) = self.node.clone() else {
-            centered_note(
-                f,
-                area,
-                t.dim,
-                "no node selected: enter on a node in Filters or Scores, or :node NAME",
-            );
-            return;
-        };
-        let Some(info) = ctx.cluster.node(&name) else {
-            centered_note(
-                f,
-                area,
-                t.warning,
-                &format!("node {name} is not in the cluster"),
-            );
-            return;
-        };
-        // A bound pod is already counted on its node; only a pending one adds its request.
-        let pod = traced_pod(ctx)
-            .or_else(|| ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)).cloned())
-            .filter(|p| !p.is_bound());
-        let cur = ctx.current.cloned();
-        let no_replay = match ctx.status {
-            TraceStatus::NoProfile(s) => super::no_profile_note(ctx, s),
-            // Bound pods are replayed too (as `explain` does): no replay is no pod yet,
-            // or one on its way.
-            TraceStatus::Computing => "replaying the scheduling cycle…".into(),
-            _ => "no replay: no pod selected".into(),
-        };
-        let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
-            ctx.cluster,
-            &name,
-            &info.node.labels,
+        draw(self, ctx, f, area, hits)
+    }
+}
+
+fn draw(pane: &mut NodePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let t = ctx.theme.clone();
+    let Some(name) = pane.node.clone() else {
+        centered_note(
+            f,
+            area,
+            t.dim,
+            "no node selected: enter on a node in Filters or Scores, or :node NAME",
         );
-        let (left, right) = node_lines(
-            &t,
-            info,
-            pod.as_deref(),
-            cur.as_ref(),
-            &no_replay,
-            area.width,
-            &devices,
+        return;
+    };
+    let Some(info) = ctx.cluster.node(&name) else {
+        centered_note(
+            f,
+            area,
+            t.warning,
+            &format!("node {name} is not in the cluster"),
         );
-        hits.rects.push((area, Hit::DetailPane));
-        if area.width >= 100 {
-            let [l, r] =
-                Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
-                    .areas(area);
-            // Pad both columns to the same length so they scroll together.
-            let n = left.len().max(right.len());
-            let (mut left, mut right) = (left, right);
-            left.resize(n, Line::default());
-            right.resize(n, Line::default());
-            let mut s2 = self.scroll;
-            scroll_text(f, l, &t, left, &mut self.scroll);
-            scroll_text(f, r, &t, right, &mut s2);
-        } else {
-            let mut all = left;
-            all.push(Line::default());
-            all.extend(right);
-            scroll_text(f, area, &t, all, &mut self.scroll);
-        }
+        return;
+    };
+    // A bound pod is already counted on its node; only a pending one adds its request.
+    let pod = traced_pod(ctx)
+        .or_else(|| ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)).cloned())
+        .filter(|p| !p.is_bound());
+    let cur = ctx.current.cloned();
+    let no_replay = match ctx.status {
+        TraceStatus::NoProfile(s) => super::no_profile_note(ctx, s),
+        // Bound pods are replayed too (as `explain` does): no replay is no pod yet,
+        // or one on its way.
+        TraceStatus::Computing => "replaying the scheduling cycle…".into(),
+        _ => "no replay: no pod selected".into(),
+    };
+    let devices = crate::engine::plugins::dynamic_resources::diagnose::node_devices(
+        ctx.cluster,
+        &name,
+        &info.node.labels,
+    );
+    let (left, right) = node_lines(
+        &t,
+        info,
+        pod.as_deref(),
+        cur.as_ref(),
+        &no_replay,
+        area.width,
+        &devices,
+    );
+    hits.rects.push((area, Hit::DetailPane));
+    if area.width >= 100 {
+        let [l, r] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .areas(area);
+        // Pad both columns to the same length so they scroll together.
+        let n = left.len().max(right.len());
+        let (mut left, mut right) = (left, right);
+        left.resize(n, Line::default());
+        right.resize(n, Line::default());
+        let mut s2 = pane.scroll;
+        scroll_text(f, l, &t, left, &mut pane.scroll);
+        scroll_text(f, r, &t, right, &mut s2);
+    } else {
+        let mut all = left;
+        all.push(Line::default());
+        all.extend(right);
+        scroll_text(f, area, &t, all, &mut pane.scroll);
     }
 }
 

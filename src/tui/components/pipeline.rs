@@ -58,173 +58,177 @@ impl Component for PipelinePane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let Some(cur) = ctx.current.cloned() else {
-            return;
-        };
-        let t = ctx.theme.clone();
-        let trace = &cur.trace;
-        let view = &cur.view;
-
-        let mut head: Vec<Line> = Vec::new();
-        head.push(match &trace.outcome {
-            Outcome::Scheduled { node } => Line::from(vec![
-                Span::styled("★ ", t.chosen),
-                Span::styled(format!("would be bound to {node}"), t.chosen),
-                Span::styled(format!("  · {}", view.headline), t.dim),
-            ]),
-            Outcome::Unschedulable { nominated_node } => Line::from(vec![
-                Span::styled("✗ ", t.reject),
-                Span::styled(
-                    match nominated_node {
-                        Some(n) => format!("unschedulable; preemption nominates {n}"),
-                        None => "unschedulable".into(),
-                    },
-                    t.reject,
-                ),
-            ]),
-            Outcome::Gated { plugin, message } => Line::from(vec![
-                Span::styled("⊘ ", t.gated),
-                Span::styled(format!("gated by {plugin}: {message}"), t.gated),
-            ]),
-            Outcome::Error { message } => Line::from(vec![
-                Span::styled("! ", t.error),
-                Span::styled(format!("error: {message}"), t.error),
-            ]),
-        });
-        if let Some(w) = ctx.scheduler_word() {
-            let style = if w.differs { t.warning } else { t.dim };
-            let mark = if w.differs { "≠ " } else { "= " };
-            head.push(Line::from(vec![
-                Span::styled(mark, style),
-                Span::styled(w.line(ctx.now), style),
-            ]));
-        }
-        for nm in trace.not_modelled.iter().take(3) {
-            head.push(Line::from(Span::styled(
-                format!("⚠ not modelled: {}: {}", nm.plugin, nm.what),
-                t.warning,
-            )));
-        }
-        if trace.not_modelled.len() > 3 {
-            head.push(Line::from(Span::styled(
-                format!("⚠ and {} more not modelled", trace.not_modelled.len() - 3),
-                t.warning,
-            )));
-        }
-
-        let stages_h =
-            (view.stages.len() as u16 + 1).min(area.height.saturating_sub(head.len() as u16));
-        let [head_area, stages_area, detail_area] = Layout::vertical([
-            Constraint::Length(head.len() as u16),
-            Constraint::Length(stages_h),
-            Constraint::Min(0),
-        ])
-        .areas(area);
-        f.render_widget(Paragraph::new(head), head_area);
-
-        let focused = ctx.focus == super::super::action::Focus::Detail;
-        let widths = [
-            Constraint::Length(1),
-            Constraint::Length(10),
-            Constraint::Length(11),
-            Constraint::Fill(1),
-        ];
-        let rows_area = virtual_table(
-            f,
-            stages_area,
-            &t,
-            Some(Row::new(["", "point", "plugins", "result"])),
-            &widths,
-            view.stages.len(),
-            &mut self.cursor,
-            focused,
-            |i| {
-                let s = &view.stages[i];
-                let ran = s.plugins.iter().filter(|p| p.mark != Mark::NotRun).count();
-                let count = if s.plugins.is_empty() {
-                    String::new()
-                } else {
-                    format!("{ran} plugin{}", plural(ran))
-                };
-                let summary_style = match s.mark {
-                    Mark::NotRun | Mark::Skip => t.dim,
-                    m => mark_style(&t, m),
-                };
-                Row::new(vec![
-                    Cell::from(mark_span(&t, s.mark)),
-                    Cell::from(Span::styled(s.name, mark_style(&t, s.mark).patch(t.text))),
-                    Cell::from(Span::styled(count, t.dim)),
-                    Cell::from(Span::styled(s.summary.clone(), summary_style)),
-                ])
-            },
-        );
-        hits.rects.push((rows_area, Hit::DetailRows));
-        hits.offsets.push((Hit::DetailRows, self.cursor.offset));
-
-        if detail_area.height < 2 {
-            return;
-        }
-        let Some(stage) = view.stages.get(self.cursor.selected) else {
-            return;
-        };
-        let [title_area, list_area] =
-            Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(detail_area);
-        // Plugins sit under the point names.
-        let list_area = Rect {
-            x: list_area.x + 2,
-            width: list_area.width.saturating_sub(2),
-            ..list_area
-        };
-        let mut title = vec![
-            Span::styled(format!("─ {} ", stage.name), t.header),
-            Span::styled(
-                if stage.plugins.is_empty() {
-                    "(no plugin results)".to_string()
-                } else {
-                    format!(
-                        "{} plugin{}",
-                        stage.plugins.len(),
-                        plural(stage.plugins.len())
-                    )
-                },
-                t.dim,
-            ),
-        ];
-        if let Some(tab) = stage.tab {
-            title.push(Span::styled(format!("  enter: {} tab", tab.title()), t.dim));
-        }
-        f.render_widget(Paragraph::new(Line::from(title)), title_area);
-        let rows: Vec<Row> = stage
-            .plugins
-            .iter()
-            .take(list_area.height as usize)
-            .map(|p| {
-                Row::new(vec![
-                    Cell::from(mark_span(&t, p.mark)),
-                    Cell::from(p.name.clone()),
-                    Cell::from(Span::styled(p.mark.label(), mark_style(&t, p.mark))),
-                    Cell::from(Span::styled(p.detail.clone(), t.dim)),
-                ])
-            })
-            .collect();
-        let name_w = stage
-            .plugins
-            .iter()
-            .map(|p| p.name.len())
-            .max()
-            .unwrap_or(8)
-            .clamp(8, 32) as u16;
-        f.render_widget(
-            Table::new(
-                rows,
-                [
-                    Constraint::Length(1),
-                    Constraint::Length(name_w),
-                    Constraint::Length(15),
-                    Constraint::Fill(1),
-                ],
-            ),
-            list_area,
-        );
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let Some(cur) = ctx.current.cloned() else {
+        return;
+    };
+    let t = ctx.theme.clone();
+    let trace = &cur.trace;
+    let view = &cur.view;
+
+    let mut head: Vec<Line> = Vec::new();
+    head.push(match &trace.outcome {
+        Outcome::Scheduled { node } => Line::from(vec![
+            Span::styled("★ ", t.chosen),
+            Span::styled(format!("would be bound to {node}"), t.chosen),
+            Span::styled(format!("  · {}", view.headline), t.dim),
+        ]),
+        Outcome::Unschedulable { nominated_node } => Line::from(vec![
+            Span::styled("✗ ", t.reject),
+            Span::styled(
+                match nominated_node {
+                    Some(n) => format!("unschedulable; preemption nominates {n}"),
+                    None => "unschedulable".into(),
+                },
+                t.reject,
+            ),
+        ]),
+        Outcome::Gated { plugin, message } => Line::from(vec![
+            Span::styled("⊘ ", t.gated),
+            Span::styled(format!("gated by {plugin}: {message}"), t.gated),
+        ]),
+        Outcome::Error { message } => Line::from(vec![
+            Span::styled("! ", t.error),
+            Span::styled(format!("error: {message}"), t.error),
+        ]),
+    });
+    if let Some(w) = ctx.scheduler_word() {
+        let style = if w.differs { t.warning } else { t.dim };
+        let mark = if w.differs { "≠ " } else { "= " };
+        head.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(w.line(ctx.now), style),
+        ]));
+    }
+    for nm in trace.not_modelled.iter().take(3) {
+        head.push(Line::from(Span::styled(
+            format!("⚠ not modelled: {}: {}", nm.plugin, nm.what),
+            t.warning,
+        )));
+    }
+    if trace.not_modelled.len() > 3 {
+        head.push(Line::from(Span::styled(
+            format!("⚠ and {} more not modelled", trace.not_modelled.len() - 3),
+            t.warning,
+        )));
+    }
+
+    let stages_h =
+        (view.stages.len() as u16 + 1).min(area.height.saturating_sub(head.len() as u16));
+    let [head_area, stages_area, detail_area] = Layout::vertical([
+        Constraint::Length(head.len() as u16),
+        Constraint::Length(stages_h),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(head), head_area);
+
+    let focused = ctx.focus == super::super::action::Focus::Detail;
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(10),
+        Constraint::Length(11),
+        Constraint::Fill(1),
+    ];
+    let rows_area = virtual_table(
+        f,
+        stages_area,
+        &t,
+        Some(Row::new(["", "point", "plugins", "result"])),
+        &widths,
+        view.stages.len(),
+        &mut pane.cursor,
+        focused,
+        |i| {
+            let s = &view.stages[i];
+            let ran = s.plugins.iter().filter(|p| p.mark != Mark::NotRun).count();
+            let count = if s.plugins.is_empty() {
+                String::new()
+            } else {
+                format!("{ran} plugin{}", plural(ran))
+            };
+            let summary_style = match s.mark {
+                Mark::NotRun | Mark::Skip => t.dim,
+                m => mark_style(&t, m),
+            };
+            Row::new(vec![
+                Cell::from(mark_span(&t, s.mark)),
+                Cell::from(Span::styled(s.name, mark_style(&t, s.mark).patch(t.text))),
+                Cell::from(Span::styled(count, t.dim)),
+                Cell::from(Span::styled(s.summary.clone(), summary_style)),
+            ])
+        },
+    );
+    hits.rects.push((rows_area, Hit::DetailRows));
+    hits.offsets.push((Hit::DetailRows, pane.cursor.offset));
+
+    if detail_area.height < 2 {
+        return;
+    }
+    let Some(stage) = view.stages.get(pane.cursor.selected) else {
+        return;
+    };
+    let [title_area, list_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(detail_area);
+    // Plugins sit under the point names.
+    let list_area = Rect {
+        x: list_area.x + 2,
+        width: list_area.width.saturating_sub(2),
+        ..list_area
+    };
+    let mut title = vec![
+        Span::styled(format!("─ {} ", stage.name), t.header),
+        Span::styled(
+            if stage.plugins.is_empty() {
+                "(no plugin results)".to_string()
+            } else {
+                format!(
+                    "{} plugin{}",
+                    stage.plugins.len(),
+                    plural(stage.plugins.len())
+                )
+            },
+            t.dim,
+        ),
+    ];
+    if let Some(tab) = stage.tab {
+        title.push(Span::styled(format!("  enter: {} tab", tab.title()), t.dim));
+    }
+    f.render_widget(Paragraph::new(Line::from(title)), title_area);
+    let rows: Vec<Row> = stage
+        .plugins
+        .iter()
+        .take(list_area.height as usize)
+        .map(|p| {
+            Row::new(vec![
+                Cell::from(mark_span(&t, p.mark)),
+                Cell::from(p.name.clone()),
+                Cell::from(Span::styled(p.mark.label(), mark_style(&t, p.mark))),
+                Cell::from(Span::styled(p.detail.clone(), t.dim)),
+            ])
+        })
+        .collect();
+    let name_w = stage
+        .plugins
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 32) as u16;
+    f.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Length(1),
+                Constraint::Length(name_w),
+                Constraint::Length(15),
+                Constraint::Fill(1),
+            ],
+        ),
+        list_area,
+    );
 }

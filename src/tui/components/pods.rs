@@ -149,116 +149,120 @@ impl Component for PodsPane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let focused = ctx.focus == Focus::Pods;
-        let t = ctx.theme.clone();
-        let mut title = vec![Span::styled(
-            format!(
-                " Pods · {} {} ",
-                format::thousands(self.rows.len()),
-                if self.show_all { "all" } else { "pending" }
-            ),
-            t.title,
-        )];
-        if let Some(ns) = &self.namespace {
-            title.push(Span::styled(format!("ns:{ns} "), t.key));
-        }
-        if !self.table.filter.is_empty() {
-            title.push(Span::styled(format!("/{} ", self.table.filter), t.prompt));
-        }
-        let b = block(&t, Line::from(title), focused);
-        let inner = b.inner(area);
-        f.render_widget(b, area);
-        hits.rects.push((area, Hit::PodsPane));
-        if self.rows.is_empty() {
-            let note = if self.show_all {
-                "no pods"
-            } else {
-                "no pending pods (A: show all pods)"
-            };
-            centered_note(f, inner, t.dim, note);
-            return;
-        }
-
-        let sim = ctx.sim;
-        // The queue column needs room of its own.
-        let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
-        let ns_w = self
-            .rows
-            .iter()
-            .skip(self.table.cursor.offset)
-            .take(inner.height as usize)
-            .map(|r| format::width(&r.pod.namespace))
-            .max()
-            .unwrap_or(9)
-            .clamp(9, 18) as u16;
-        let mut widths: Vec<Constraint> = if wide {
-            vec![
-                Constraint::Length(1),
-                Constraint::Length(ns_w),
-                Constraint::Fill(3),
-                Constraint::Length(5),
-                Constraint::Length(13),
-                Constraint::Fill(4),
-            ]
-        } else {
-            vec![
-                Constraint::Length(1),
-                Constraint::Fill(3),
-                Constraint::Length(5),
-                Constraint::Fill(2),
-            ]
-        };
-        let mut header: Vec<&str> = if wide {
-            vec!["", "namespace", "name", "prio", "state", "reason"]
-        } else {
-            vec!["", "pod", "prio", "reason"]
-        };
-        // A simulation shows where each pod is in the scheduling queue.
-        if sim.is_some() {
-            let at = widths.len() - 1;
-            widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
-            header.insert(at, "queue");
-        }
-        let header = Row::new(header);
-        let now = ctx.now;
-        let pods = &self.rows;
-        let waiting = ctx.waiting;
-        self.table.draw(
-            f,
-            inner,
-            &t,
-            Some(header),
-            &widths,
-            focused,
-            hits,
-            Hit::PodsRows,
-            |i| {
-                let r = &pods[i];
-                let st = state_style(&t, r.state);
-                let reason = pod_reason(&r.pod, r.state, waiting);
-                let mut line = Line::from(Span::styled(reason, reason_style(&t, r.state)));
-                if r.state == PodState::Waiting
-                    && let Some(d) = waiting
-                        .iter()
-                        .find(|w| r.is(&w.pod))
-                        .and_then(|w| w.next_deadline())
-                {
-                    let (txt, secs) = countdown(d, now);
-                    let style = if secs < super::waiting::URGENT_SECS {
-                        t.countdown_urgent
-                    } else {
-                        t.countdown
-                    };
-                    line.spans.push(Span::styled(format!(" {txt}"), style));
-                }
-                let queue = sim.map(|s| {
-                    let q = s.queue_of(&r.key());
-                    Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
-                });
-                row(wide, r, st, line, queue, &t)
-            },
-        );
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let focused = ctx.focus == Focus::Pods;
+    let t = ctx.theme.clone();
+    let mut title = vec![Span::styled(
+        format!(
+            " Pods · {} {} ",
+            format::thousands(pane.rows.len()),
+            if pane.show_all { "all" } else { "pending" }
+        ),
+        t.title,
+    )];
+    if let Some(ns) = &pane.namespace {
+        title.push(Span::styled(format!("ns:{ns} "), t.key));
+    }
+    if !pane.table.filter.is_empty() {
+        title.push(Span::styled(format!("/{} ", pane.table.filter), t.prompt));
+    }
+    let b = block(&t, Line::from(title), focused);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    hits.rects.push((area, Hit::PodsPane));
+    if pane.rows.is_empty() {
+        let note = if pane.show_all {
+            "no pods"
+        } else {
+            "no pending pods (A: show all pods)"
+        };
+        centered_note(f, inner, t.dim, note);
+        return;
+    }
+
+    let sim = ctx.sim;
+    // The queue column needs room of its own.
+    let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
+    let ns_w = pane
+        .rows
+        .iter()
+        .skip(pane.table.cursor.offset)
+        .take(inner.height as usize)
+        .map(|r| format::width(&r.pod.namespace))
+        .max()
+        .unwrap_or(9)
+        .clamp(9, 18) as u16;
+    let mut widths: Vec<Constraint> = if wide {
+        vec![
+            Constraint::Length(1),
+            Constraint::Length(ns_w),
+            Constraint::Fill(3),
+            Constraint::Length(5),
+            Constraint::Length(13),
+            Constraint::Fill(4),
+        ]
+    } else {
+        vec![
+            Constraint::Length(1),
+            Constraint::Fill(3),
+            Constraint::Length(5),
+            Constraint::Fill(2),
+        ]
+    };
+    let mut header: Vec<&str> = if wide {
+        vec!["", "namespace", "name", "prio", "state", "reason"]
+    } else {
+        vec!["", "pod", "prio", "reason"]
+    };
+    // A simulation shows where each pod is in the scheduling queue.
+    if sim.is_some() {
+        let at = widths.len() - 1;
+        widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
+        header.insert(at, "queue");
+    }
+    let header = Row::new(header);
+    let now = ctx.now;
+    let pods = &pane.rows;
+    let waiting = ctx.waiting;
+    pane.table.draw(
+        f,
+        inner,
+        &t,
+        Some(header),
+        &widths,
+        focused,
+        hits,
+        Hit::PodsRows,
+        |i| {
+            let r = &pods[i];
+            let st = state_style(&t, r.state);
+            let reason = pod_reason(&r.pod, r.state, waiting);
+            let mut line = Line::from(Span::styled(reason, reason_style(&t, r.state)));
+            if r.state == PodState::Waiting
+                && let Some(d) = waiting
+                    .iter()
+                    .find(|w| r.is(&w.pod))
+                    .and_then(|w| w.next_deadline())
+            {
+                let (txt, secs) = countdown(d, now);
+                let style = if secs < super::waiting::URGENT_SECS {
+                    t.countdown_urgent
+                } else {
+                    t.countdown
+                };
+                line.spans.push(Span::styled(format!(" {txt}"), style));
+            }
+            let queue = sim.map(|s| {
+                let q = s.queue_of(&r.key());
+                Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
+            });
+            row(wide, r, st, line, queue, &t)
+        },
+    );
 }
 
 fn reason_style(t: &Theme, s: PodState) -> Style {

@@ -31,21 +31,25 @@ impl Component for ProfilePane {
     }
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
-        let t = ctx.theme.clone();
-        let Some(fw) = ctx.active_profile().cloned() else {
-            centered_note(f, area, t.dim, "no profiles configured");
-            return;
-        };
-        hits.rects.push((area, Hit::DetailPane));
-        let others: Vec<String> = ctx
-            .profiles
-            .iter()
-            .map(|p| p.profile_name.clone())
-            .filter(|n| *n != fw.profile_name)
-            .collect();
-        let lines = profile_lines(&t, &fw, &others, area.width as usize);
-        scroll_text(f, area, &t, lines, &mut self.scroll);
+        draw(self, ctx, f, area, hits)
     }
+}
+
+fn draw(pane: &mut ProfilePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    let t = ctx.theme.clone();
+    let Some(fw) = ctx.active_profile().cloned() else {
+        centered_note(f, area, t.dim, "no profiles configured");
+        return;
+    };
+    hits.rects.push((area, Hit::DetailPane));
+    let others: Vec<String> = ctx
+        .profiles
+        .iter()
+        .map(|p| p.profile_name.clone())
+        .filter(|n| *n != fw.profile_name)
+        .collect();
+    let lines = profile_lines(&t, &fw, &others, area.width as usize);
+    scroll_text(f, area, &t, lines, &mut pane.scroll);
 }
 
 pub fn profile_lines(
