@@ -11,6 +11,8 @@
 //! Then `simulate` throughput on the same cluster: every 15th running pod not owned
 //! by a DaemonSet (at most SCHEDSCOPE_SCALE_UNBIND, default 10,000) is unbound in the
 //! loaded model (no `nodeName`, phase Pending) and the scheduler puts them back.
+//! SCHEDSCOPE_BENCH_PARALLELISM sets the engine's workers (0 = all cores, 1 =
+//! sequential) for every measure.
 
 mod support;
 
@@ -73,6 +75,7 @@ fn main() {
         mb / load.as_secs_f64()
     );
     let config = SchedulerConfig::defaults();
+    let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
     for (label, pod) in ["plain", "anti-affinity", "spread"]
         .into_iter()
         .zip(subjects)
@@ -81,6 +84,7 @@ fn main() {
             let opts = CycleOptions {
                 all_filters,
                 now: "2026-01-03T00:00:00Z".parse().unwrap(),
+                parallelism,
                 ..Default::default()
             };
             let mut runs = Vec::new();
@@ -105,12 +109,13 @@ fn main() {
         &snapshot.cluster,
         &config,
         env_usize("SCHEDSCOPE_SCALE_UNBIND", 10_000),
+        parallelism,
     );
 }
 
 /// Unbinds up to `count` running pods (every 15th in key order, DaemonSet pods left
 /// alone as their controller pins them) and times the simulation that places them.
-fn simulate_unbound(cluster: &Cluster, config: &SchedulerConfig, count: usize) {
+fn simulate_unbound(cluster: &Cluster, config: &SchedulerConfig, count: usize, parallelism: usize) {
     let mut cluster = cluster.clone();
     let unbind: Vec<_> = cluster
         .pods()
@@ -128,6 +133,7 @@ fn simulate_unbound(cluster: &Cluster, config: &SchedulerConfig, count: usize) {
     let pending = cluster.pending_pods().count();
     let opts = SimOptions {
         keep_traces: false,
+        parallelism,
         ..Default::default()
     };
     let t = Instant::now();
