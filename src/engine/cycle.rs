@@ -781,9 +781,13 @@ fn verdicts(
     feasible: &[usize],
     only: Option<BTreeSet<usize>>,
 ) -> Vec<NodeVerdict> {
-    let feasible: BTreeSet<usize> = feasible.iter().copied().collect();
+    // Indexed like `nodes`: a flag per node beats a tree look-up per node.
+    let mut is_feasible = vec![false; nodes.len()];
+    for &i in feasible {
+        is_feasible[i] = true;
+    }
     let make = |i: usize, n: &NodeInfo| {
-        if feasible.contains(&i) {
+        if is_feasible[i] {
             NodeVerdict {
                 node: n.name().to_string(),
                 feasible: true,
