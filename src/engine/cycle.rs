@@ -118,8 +118,12 @@ impl CycleOptions {
 
     /// How many workers share `n` node evaluations.
     fn workers(&self, n: usize) -> usize {
+        // Asked once per process: the standard library reads cgroup files for it,
+        // which would cost more than a small cycle.
+        static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let p = match self.parallelism {
-            0 => std::thread::available_parallelism().map_or(1, |p| p.get()),
+            0 => *AVAILABLE
+                .get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get())),
             p => p,
         };
         p.min(n / self.min_nodes_per_worker.max(1)).max(1)
