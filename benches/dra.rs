@@ -142,6 +142,7 @@ fn main() {
             let opts = CycleOptions {
                 all_filters,
                 now: "2026-01-10T10:00:00Z".parse().unwrap(),
+                ..Default::default()
             };
             let mut times = Vec::new();
             let mut verdict = String::new();

@@ -7,6 +7,12 @@
 //! kubectl-shaped snapshot instead, such as `../shared/scale/gen_scale.py` writes
 //! (images, labels, DaemonSets: the realistic shape), and explains its three pending
 //! pods `default/plain`, `default/anti` and `default/spread`.
+//!
+//! Then `simulate` throughput on the same cluster: every 15th running pod not owned
+//! by a DaemonSet (at most SCHEDSCOPE_SCALE_UNBIND, default 10,000) is unbound in the
+//! loaded model (no `nodeName`, phase Pending) and the scheduler puts them back.
+//! SCHEDSCOPE_BENCH_PARALLELISM sets the engine's workers (0 = all cores, 1 =
+//! sequential) for every measure.
 
 mod support;
 
@@ -14,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
+use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
 use schedscope::explain::explain;
+use schedscope::model::Cluster;
 use schedscope::source::load_snapshot_str;
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
@@ -67,6 +75,7 @@ fn main() {
         mb / load.as_secs_f64()
     );
     let config = SchedulerConfig::defaults();
+    let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
     for (label, pod) in ["plain", "anti-affinity", "spread"]
         .into_iter()
         .zip(subjects)
@@ -75,6 +84,8 @@ fn main() {
             let opts = CycleOptions {
                 all_filters,
                 now: "2026-01-03T00:00:00Z".parse().unwrap(),
+                parallelism,
+                ..Default::default()
             };
             let mut runs = Vec::new();
             let mut outcome = String::new();
@@ -94,4 +105,50 @@ fn main() {
             );
         }
     }
+    simulate_unbound(
+        &snapshot.cluster,
+        &config,
+        env_usize("SCHEDSCOPE_SCALE_UNBIND", 10_000),
+        parallelism,
+    );
+}
+
+/// Unbinds up to `count` running pods (every 15th in key order, DaemonSet pods left
+/// alone as their controller pins them) and times the simulation that places them.
+fn simulate_unbound(cluster: &Cluster, config: &SchedulerConfig, count: usize, parallelism: usize) {
+    let mut cluster = cluster.clone();
+    let unbind: Vec<_> = cluster
+        .pods()
+        .filter(|p| p.is_bound() && !p.owner_references.iter().any(|o| o.kind == "DaemonSet"))
+        .step_by(15)
+        .take(count)
+        .map(|p| (**p).clone())
+        .collect();
+    for mut p in unbind {
+        p.node_name = None;
+        p.phase = "Pending".into();
+        p.start_time = None;
+        cluster.upsert_pod(p);
+    }
+    let pending = cluster.pending_pods().count();
+    let opts = SimOptions {
+        keep_traces: false,
+        parallelism,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let mut sim = Scheduler::new(cluster, config.clone(), opts);
+    let stop = sim.run();
+    let secs = t.elapsed().as_secs_f64();
+    let r = sim.result();
+    let bound = r
+        .pods
+        .iter()
+        .filter(|p| matches!(p.placement, Placement::Bound { .. }))
+        .count();
+    println!(
+        "simulate {pending} pending pods: {} attempts, {bound} bound, {stop:?}, in {secs:.2} s = {:.0} pods/s",
+        r.attempts.len(),
+        r.pods.len() as f64 / secs,
+    );
 }

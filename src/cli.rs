@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::engine::SchedulerConfig;
-use crate::engine::cycle::CycleOptions;
+use crate::engine::cycle::{CycleOptions, Phase, PhaseClock};
 use crate::explain::explain;
 use crate::model::Cluster;
 use crate::render::escape::terminal_safe;
@@ -378,6 +378,10 @@ pub struct ExplainArgs {
     /// How many top-scoring nodes the table shows.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Print how long each phase took on stderr (load, scheduling cycle and its
+    /// PreFilter, Filter and Score, render), one `phase: value unit` line each.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -538,12 +542,21 @@ pub fn now() -> k8s_openapi::jiff::Timestamp {
 
 pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
-    let loaded = load_cluster(source)?;
+    let timings = args.timings.then(|| Arc::new(Timings::new()));
+    let loaded = match &timings {
+        Some(t) => timed_load(source, t)?,
+        None => load_cluster(source)?,
+    };
     let config = load_config(source.config.as_deref())?;
     let opts = CycleOptions {
         all_filters: args.all_filters || args.output != Format::Table,
         now: now(),
+        timer: timings
+            .clone()
+            .map(|t| crate::engine::cycle::PhaseTimer(t as Arc<dyn PhaseClock>)),
+        ..Default::default()
     };
+    let cycle_start = timings.as_ref().map(|t| t.now());
     let trace = explain(&loaded.cluster, &config, &source.pod_key(&args.pod), &opts).map_err(
         |e| match e {
             // Name the command that lists them, with this run's own source flags.
@@ -555,6 +568,10 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             e => e.into(),
         },
     )?;
+    if let (Some(t), Some(start)) = (&timings, cycle_start) {
+        t.add("scheduling cycle", t.now() - start);
+    }
+    let render_start = timings.as_ref().map(|t| t.now());
     // Live: the real scheduler's word beside the replay.
     let word = loaded.live.as_ref().and_then(|events| {
         let pod = loaded.cluster.pod(&trace.pod)?;
@@ -603,7 +620,98 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
     }
+    if let (Some(t), Some(start)) = (&timings, render_start) {
+        t.add("render", t.now() - start);
+        eprint!("{}", t.report());
+    }
     Ok(())
+}
+
+/// Phase durations of one `explain --timings` run: the clock the engine is given,
+/// and the loader's and the CLI's own phases.
+struct Timings {
+    origin: std::time::Instant,
+    phases: std::sync::Mutex<Vec<(String, Duration)>>,
+}
+
+impl Timings {
+    fn new() -> Self {
+        Timings {
+            origin: std::time::Instant::now(),
+            phases: Default::default(),
+        }
+    }
+    /// Adds `took` to `phase` (a phase met twice, such as Filter in all-filters mode,
+    /// sums up).
+    fn add(&self, phase: &str, took: Duration) {
+        let mut phases = self.phases.lock().unwrap_or_else(|e| e.into_inner());
+        match phases.iter_mut().find(|(p, _)| p == phase) {
+            Some((_, d)) => *d += took,
+            None => phases.push((phase.to_string(), took)),
+        }
+    }
+    /// One `phase: value unit` line per phase, in the order they were first met,
+    /// except the engine's phases which follow `scheduling cycle`, which holds them.
+    fn report(&self) -> String {
+        let phases = self.phases.lock().unwrap_or_else(|e| e.into_inner());
+        let engine = ["PreFilter", "Filter", "Score"];
+        let line = |(p, d): &(String, Duration)| format!("{p}: {:.3} ms\n", d.as_secs_f64() * 1e3);
+        let mut out = String::new();
+        for entry in phases.iter().filter(|(p, _)| !engine.contains(&p.as_str())) {
+            out.push_str(&line(entry));
+            if entry.0 == "scheduling cycle" {
+                for e in engine {
+                    if let Some(entry) = phases.iter().find(|(p, _)| p == e) {
+                        out.push_str(&line(entry));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl PhaseClock for Timings {
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+    fn record(&self, phase: Phase, took: Duration) {
+        self.add(phase.as_str(), took);
+    }
+}
+
+/// `load_cluster` with its phases timed. The current snapshot loader has no public
+/// split between decoding and building the model, so a single snapshot file is timed
+/// as `read` (the file read) and `decode+model` (the loader on its bytes), with
+/// `load` the two together; a directory or a live cluster gets `load` only. When the
+/// loader reports its own phases, they belong here.
+fn timed_load(source: &SourceArgs, t: &Timings) -> Result<Loaded> {
+    let start = t.now();
+    let loaded = match source.snapshot.as_deref() {
+        Some(path) if path.is_file() => {
+            let bytes = std::fs::read(path)
+                .map_err(|error| crate::source::SnapshotError::Io {
+                    path: path.to_path_buf(),
+                    error,
+                })
+                .with_context(|| format!("cannot load snapshot {}", path.display()))?;
+            let read = t.now();
+            t.add("read", read - start);
+            let name = path.display().to_string();
+            let snapshot = crate::source::snapshot::bytes_to_text(&bytes, &name)
+                .and_then(|text| crate::source::load_snapshot_str(&text, &name))
+                .with_context(|| format!("cannot load snapshot {}", path.display()))?;
+            t.add("decode+model", t.now() - read);
+            report_load(&snapshot.report);
+            Loaded {
+                cluster: snapshot.cluster,
+                live: None,
+            }
+        }
+        _ => load_cluster(source)?,
+    };
+    t.add("load", t.now() - start);
+    Ok(loaded)
 }
 
 pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {

@@ -49,6 +49,42 @@ fn explain_table_on_the_demo_names_the_verdict() {
     assert!(out.contains("Scores"), "{out}");
 }
 
+/// `--timings`: one `phase: value ms` line per phase on stderr, in phase order; the
+/// answer on stdout is the one without the flag.
+#[test]
+fn explain_timings_prints_each_phase_on_stderr() {
+    let demo = demo();
+    let args = ["explain", "--snapshot", s(&demo), "shop/web-7d9f-5"];
+    let plain = run(&args);
+    let o = run(&[&args[..], &["--timings"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&plain));
+    assert!(stderr(&plain).is_empty(), "{}", stderr(&plain));
+    let err = stderr(&o);
+    let phases: Vec<&str> = err
+        .lines()
+        .map(|l| {
+            let (phase, value) = l.split_once(": ").unwrap_or_else(|| panic!("{l}"));
+            let number = value.strip_suffix(" ms").unwrap_or_else(|| panic!("{l}"));
+            assert!(number.parse::<f64>().is_ok_and(|v| v >= 0.0), "{l}");
+            phase
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "read",
+            "decode+model",
+            "load",
+            "scheduling cycle",
+            "PreFilter",
+            "Filter",
+            "Score",
+            "render"
+        ]
+    );
+}
+
 #[test]
 fn explain_unschedulable_pod_prints_the_fit_error() {
     let o = run(&["explain", "-s", s(&demo()), "ml/trainer-big"]);

@@ -89,6 +89,7 @@ fn answer(snapshot: &str) -> Value {
     let opts = CycleOptions {
         all_filters: true,
         now: "2026-01-01T00:00:00Z".parse().unwrap(),
+        ..Default::default()
     };
     let trace = explain(
         &snap.cluster,

@@ -19,17 +19,29 @@ fn scenario_dir(name: &str) -> PathBuf {
 
 /// Our answer for a scenario directory, as the CLI's `-o json` gives it.
 pub fn answer(dir: &Path) -> Value {
-    let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+    answer_with(dir, &CycleOptions::default())
+}
+
+fn scenario_config(dir: &Path) -> SchedulerConfig {
     let cfg_path = dir.join("config.yaml");
-    let config = if cfg_path.exists() {
+    if cfg_path.exists() {
         SchedulerConfig::from_file(&cfg_path).expect("config loads")
     } else {
         SchedulerConfig::defaults()
-    };
+    }
+}
+
+/// [`answer`] with `base`'s parallelism settings.
+fn answer_with(dir: &Path, base: &CycleOptions) -> Value {
+    let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+    let config = scenario_config(dir);
     let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap();
     let opts = CycleOptions {
         all_filters: true,
         now: "2026-01-01T00:00:00Z".parse().unwrap(),
+        parallelism: base.parallelism,
+        min_nodes_per_worker: base.min_nodes_per_worker,
+        ..Default::default()
     };
     let trace = explain(&snap.cluster, &config, pod.trim(), &opts).expect("explain");
     to_json(&trace)
@@ -263,4 +275,55 @@ scenarios! {
     r21 => "r21-r-class-cel-runtime-error",
     r22 => "r22-s1-preemption-frees-cpu",
     r23 => "r23-s2-preemption-cannot-free-device",
+}
+
+/// Filter and Score over node chunks in parallel give what the sequential run gives,
+/// byte for byte: the explain JSON of every scenario, and a simulation of each
+/// scenario's cluster (trace of every attempt included). One node per worker at
+/// least, so that these small clusters are split.
+#[test]
+fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
+    use schedscope::engine::scheduler::{SimOptions, simulate};
+    use schedscope::render::simulation;
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(scenario_dir(""))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
+    for dir in &dirs {
+        let run = |parallelism: usize| {
+            let opts = CycleOptions {
+                parallelism,
+                min_nodes_per_worker: 1,
+                ..Default::default()
+            };
+            let explained = serde_json::to_string(&answer_with(dir, &opts)).unwrap();
+            let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+            let sim_opts = SimOptions {
+                parallelism,
+                min_nodes_per_worker: 1,
+                ..SimOptions::default()
+            };
+            let result = simulate(snap.cluster, scenario_config(dir), sim_opts);
+            let simulated = serde_json::to_string(&simulation::to_json(&result, true)).unwrap();
+            (explained, simulated)
+        };
+        let sequential = run(1);
+        for n in [2, 3, 8] {
+            let parallel = run(n);
+            assert!(
+                parallel.0 == sequential.0,
+                "{}: explain differs with parallelism {n}",
+                dir.display()
+            );
+            assert!(
+                parallel.1 == sequential.1,
+                "{}: simulate differs with parallelism {n}",
+                dir.display()
+            );
+        }
+    }
 }

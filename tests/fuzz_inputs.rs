@@ -229,6 +229,7 @@ fn run_in_process(
                 output: *format,
                 all_filters: false,
                 top: 10,
+                timings: false,
             },
             &mut out,
         ),

@@ -36,6 +36,7 @@ fn answers(cluster: &schedscope::model::Cluster, config: &SchedulerConfig, extra
     let opts = CycleOptions {
         all_filters: true,
         now: "2026-01-01T00:00:00Z".parse().unwrap(),
+        ..Default::default()
     };
     let mut keys: Vec<String> = cluster
         .pending_pods()

@@ -705,3 +705,55 @@ spec: {{minMember: 2}}
     sim.advance_to(t(10));
     assert!(!allocated(&sim, "default/a-gpu"), "released at Unreserve");
 }
+
+/// Over 100 nodes the search stops after `numFeasibleNodesToFind` feasible nodes and
+/// starts where the previous one stopped: Filter and Score in parallel batches must
+/// cut exactly where the sequential search does (same attempts, verdicts, scores,
+/// placements, byte for byte).
+#[test]
+fn parallel_search_cuts_where_the_sequential_one_does() {
+    use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
+    let spec = SyntheticSpec {
+        nodes: 300,
+        pods: 3_000,
+        zones: 3,
+    };
+    let text = synthetic_cluster_with_pending_json(&spec, 60);
+    let snap = schedscope::source::load_snapshot_str(&text, "synthetic.json").expect("loads");
+    let sim = |parallelism: usize, min_nodes_per_worker: usize| {
+        simulate(
+            snap.cluster.clone(),
+            SchedulerConfig::defaults(),
+            SimOptions {
+                parallelism,
+                min_nodes_per_worker,
+                ..opts()
+            },
+        )
+    };
+    let run =
+        |parallelism, min| serde_json::to_string(&to_json(&sim(parallelism, min), true)).unwrap();
+    let r = sim(1, 1);
+    // The case under test happened: searches stopped before the last node, and pods
+    // were bound.
+    assert!(
+        r.attempts
+            .iter()
+            .filter_map(|a| a.trace.as_ref())
+            .any(|t| !t.filter.is_empty() && t.filter.len() < spec.nodes),
+        "no partial search"
+    );
+    assert!(
+        r.pods
+            .iter()
+            .any(|p| matches!(p.placement, Placement::Bound { .. })),
+        "nothing bound"
+    );
+    let sequential = serde_json::to_string(&to_json(&r, true)).unwrap();
+    for (n, min) in [(2, 1), (3, 1), (7, 1), (2, 64)] {
+        assert!(
+            run(n, min) == sequential,
+            "simulation differs with parallelism {n} (min {min} nodes per worker)"
+        );
+    }
+}

@@ -1322,6 +1322,7 @@ spec:
         &schedscope::engine::cycle::CycleOptions {
             all_filters: false,
             now: "2026-01-01T00:00:00Z".parse().unwrap(),
+            ..Default::default()
         },
     )
     .unwrap();

@@ -50,6 +50,7 @@ impl Actor {
             max_attempts: Some(usize::MAX),
             max_duration: Duration::MAX,
             victims_terminate: true,
+            ..SimOptions::default()
         };
         let mut own = (*cluster).clone();
         let foreign: Vec<String> = own

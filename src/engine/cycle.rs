@@ -3,6 +3,8 @@
 
 use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::fit_error::fit_error_message;
 use super::framework::{
@@ -18,6 +20,16 @@ pub struct CycleOptions {
     pub all_filters: bool,
     /// The time the cycle runs at (where upstream reads the clock).
     pub now: Timestamp,
+    /// Workers evaluating Filter and Score over node chunks (upstream's
+    /// `parallelism`): 0 = the machine's available parallelism, 1 = sequential. The
+    /// results are merged in node order, so every output is the same for any value.
+    pub parallelism: usize,
+    /// The fewest nodes one worker is given: below that a thread costs more than it
+    /// saves. Tests set 1 so that tiny clusters are split too.
+    pub min_nodes_per_worker: usize,
+    /// Records how long PreFilter, Filter and Score took (`explain --timings`); the
+    /// engine reads no clock itself, the caller injects one.
+    pub timer: Option<PhaseTimer>,
 }
 
 impl Default for CycleOptions {
@@ -25,8 +37,142 @@ impl Default for CycleOptions {
         CycleOptions {
             all_filters: false,
             now: Timestamp::UNIX_EPOCH,
+            parallelism: 0,
+            min_nodes_per_worker: 64,
+            timer: None,
         }
     }
+}
+
+/// A phase of the scheduling cycle that [`PhaseClock`] times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    PreFilter,
+    Filter,
+    Score,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::PreFilter => "PreFilter",
+            Phase::Filter => "Filter",
+            Phase::Score => "Score",
+        }
+    }
+}
+
+/// An injected clock that also collects the phase durations of a cycle. A phase may
+/// be recorded more than once (all-filters mode runs PreFilter and Filter again);
+/// the durations add up.
+pub trait PhaseClock: Send + Sync {
+    /// Monotonic time since an arbitrary origin.
+    fn now(&self) -> Duration;
+    fn record(&self, phase: Phase, took: Duration);
+}
+
+#[derive(Clone)]
+pub struct PhaseTimer(pub Arc<dyn PhaseClock>);
+
+impl std::fmt::Debug for PhaseTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PhaseTimer")
+    }
+}
+
+/// Records the time from [`PhaseGuard::start`] to its drop as `phase`.
+struct PhaseGuard<'a> {
+    timer: &'a PhaseTimer,
+    phase: Phase,
+    start: Duration,
+}
+
+impl<'a> PhaseGuard<'a> {
+    fn start(timer: &'a PhaseTimer, phase: Phase) -> Self {
+        PhaseGuard {
+            timer,
+            phase,
+            start: timer.0.now(),
+        }
+    }
+}
+
+impl Drop for PhaseGuard<'_> {
+    fn drop(&mut self) {
+        let took = self.timer.0.now().saturating_sub(self.start);
+        self.timer.0.record(self.phase, took);
+    }
+}
+
+impl CycleOptions {
+    /// Runs `f`, recording its duration as `phase` when a timer is set.
+    fn timed<T>(&self, phase: Phase, f: impl FnOnce() -> T) -> T {
+        let Some(t) = &self.timer else {
+            return f();
+        };
+        let start = t.0.now();
+        let out = f();
+        t.0.record(phase, t.0.now().saturating_sub(start));
+        out
+    }
+
+    /// How many workers share `n` node evaluations.
+    fn workers(&self, n: usize) -> usize {
+        // Asked once per process: the standard library reads cgroup files for it,
+        // which would cost more than a small cycle.
+        static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let p = match self.parallelism {
+            0 => *AVAILABLE
+                .get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get())),
+            p => p,
+        };
+        p.min(n / self.min_nodes_per_worker.max(1)).max(1)
+    }
+}
+
+/// `f` over `0..n` in order: contiguous chunks on `workers` scoped threads (the
+/// calling thread takes the first), each chunk's results in order, then the chunks
+/// in order, so the result is what a sequential map gives.
+fn par_chunks<T: Send>(
+    workers: usize,
+    n: usize,
+    f: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    if workers <= 1 || n <= 1 {
+        return vec![f(0..n)];
+    }
+    let per = n.div_ceil(workers);
+    let ranges: Vec<std::ops::Range<usize>> =
+        (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges[1..]
+            .iter()
+            .map(|r| {
+                let r = r.clone();
+                scope.spawn(move || f(r))
+            })
+            .collect();
+        let mut out = Vec::with_capacity(ranges.len());
+        out.push(f(ranges[0].clone()));
+        for h in handles {
+            out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
+    })
+}
+
+/// `f` over `0..n` on `workers` threads, results in index order.
+fn par_map<T: Send>(workers: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let chunks = par_chunks(workers, n, |r| r.map(&f).collect::<Vec<T>>());
+    if chunks.len() == 1 {
+        return chunks.into_iter().next().unwrap_or_default();
+    }
+    let mut out = Vec::with_capacity(n);
+    for c in chunks {
+        out.extend(c);
+    }
+    out
 }
 
 /// Everything a cycle produced besides the trace: the state and feasible set, for the
@@ -117,11 +263,10 @@ pub fn run_scheduling_cycle(
         }
     }
 
-    if opts.all_filters {
-        trace.filter_all = Some(all_filters(fw, &cx, pod));
-    }
-
     if nodes.is_empty() {
+        if opts.all_filters {
+            trace.filter_all = Some(Vec::new());
+        }
         let msg = "no nodes available to schedule pods".to_string();
         trace.fit_error = Some(msg.clone());
         trace.outcome = Outcome::Error { message: msg };
@@ -135,6 +280,7 @@ pub fn run_scheduling_cycle(
     }) = find_nodes_that_fit_pod(
         fw,
         &cx,
+        opts,
         cluster,
         &mut state,
         pod,
@@ -164,7 +310,9 @@ pub fn run_scheduling_cycle(
     }
 
     // PreScore / Score / NormalizeScore.
-    if !prioritize_nodes(fw, &cx, &mut state, pod, nodes, &feasible, &mut trace) {
+    if !opts.timed(Phase::Score, || {
+        prioritize_nodes(fw, &cx, opts, &mut state, pod, nodes, &feasible, &mut trace)
+    }) {
         return CycleOutput { trace, state };
     }
     choose_host(&mut trace);
@@ -202,9 +350,11 @@ struct Fit {
 /// PreFilter, the nominated node's fast path, then Filter over the nodes searched
 /// (upstream `findNodesThatFitPod`); the verdicts and the feasible nodes are written
 /// to `trace`. `None` when the cycle ends here with an error (`trace.outcome` set).
+#[allow(clippy::too_many_arguments)]
 fn find_nodes_that_fit_pod(
     fw: &Framework,
     cx: &Ctx,
+    opts: &CycleOptions,
     cluster: &Cluster,
     state: &mut CycleState,
     pod: &Pod,
@@ -213,8 +363,27 @@ fn find_nodes_that_fit_pod(
 ) -> Option<Fit> {
     let nodes = cluster.nodes();
     // PreFilter.
-    let pre = run_pre_filter(fw, cx, state, pod);
+    let fresh = state.is_empty();
+    let pre = opts.timed(Phase::PreFilter, || run_pre_filter(fw, cx, state, pod));
     trace.pre_filter = pre.trace;
+    if opts.all_filters {
+        // Every PreFilter ran, on a state that started empty: that is the state and
+        // the statuses all-filters mode computes on its own, so they are reused.
+        trace.filter_all = Some(if fresh && pre.complete {
+            let own = trace
+                .pre_filter
+                .plugins
+                .iter()
+                .map(|r| {
+                    let st = Status::new(r.code, r.reasons.iter().map(String::as_str));
+                    (r.plugin.clone(), st)
+                })
+                .collect();
+            all_filters_on(fw, cx, pod, opts, state, &own)
+        } else {
+            all_filters(fw, cx, pod, opts)
+        });
+    }
     let mut statuses = NodeToStatus {
         statuses: vec![None; nodes.len()],
         absent: Status::success(),
@@ -234,6 +403,10 @@ fn find_nodes_that_fit_pod(
         }
     }
 
+    let _filter_timer = opts
+        .timer
+        .as_ref()
+        .map(|t| PhaseGuard::start(t, Phase::Filter));
     let mut feasible: Vec<usize> = Vec::new();
     // Nodes the sampled search processed (None: every node, or not sampled).
     let mut processed: Option<BTreeSet<usize>> = None;
@@ -284,34 +457,53 @@ fn find_nodes_that_fit_pod(
                 _ => (0, usize::MAX),
             };
             let mut visited: Vec<usize> = Vec::with_capacity(n.min(limit.saturating_add(64)));
-            for k in 0..n {
-                let idx = candidates[(start + k) % n];
-                let st = fw.run_filter_plugins_with_nominated_pods(cx, state, pod, &nodes[idx]);
-                if st.is_success() {
-                    // Enough found: the search is cancelled and this node dropped.
-                    if feasible.len() >= limit {
-                        break;
-                    }
-                    feasible.push(idx);
-                } else if st.is_rejected() {
-                    statuses.statuses[idx] = Some(st);
+            let workers = opts.workers(n);
+            let shared: &CycleState = state;
+            // Batches of nodes are filtered in parallel, then walked in search order
+            // as the sequential search would: verdicts past the cut are dropped
+            // (filters are pure, so evaluating them changed nothing).
+            let mut k = 0;
+            'search: while k < n {
+                let batch = if limit == usize::MAX {
+                    n - k
                 } else {
-                    // The error ends the search: the verdicts are those of the nodes
-                    // evaluated so far and the error itself, on its node.
-                    trace.outcome = Outcome::Error {
-                        message: st.message(),
-                    };
-                    statuses.statuses[idx] = Some(st);
-                    visited.push(idx);
-                    trace.filter = verdicts(
-                        nodes,
-                        &statuses,
-                        &feasible,
-                        Some(visited.into_iter().collect()),
-                    );
-                    return None;
+                    // One success past `limit` ends the search.
+                    (limit + 1 - feasible.len().min(limit)).max(16 * workers)
                 }
-                visited.push(idx);
+                .min(n - k);
+                let results = par_map(workers, batch, |j| {
+                    let idx = candidates[(start + k + j) % n];
+                    fw.run_filter_plugins_with_nominated_pods(cx, shared, pod, &nodes[idx])
+                });
+                for (j, st) in results.into_iter().enumerate() {
+                    let idx = candidates[(start + k + j) % n];
+                    if st.is_success() {
+                        // Enough found: the search is cancelled and this node dropped.
+                        if feasible.len() >= limit {
+                            break 'search;
+                        }
+                        feasible.push(idx);
+                    } else if st.is_rejected() {
+                        statuses.statuses[idx] = Some(st);
+                    } else {
+                        // The error ends the search: the verdicts are those of the
+                        // nodes evaluated so far and the error itself, on its node.
+                        trace.outcome = Outcome::Error {
+                            message: st.message(),
+                        };
+                        statuses.statuses[idx] = Some(st);
+                        visited.push(idx);
+                        trace.filter = verdicts(
+                            nodes,
+                            &statuses,
+                            &feasible,
+                            Some(visited.into_iter().collect()),
+                        );
+                        return None;
+                    }
+                    visited.push(idx);
+                }
+                k += batch;
             }
             if let Some(i) = next_start_node_index {
                 if !nodes.is_empty() {
@@ -342,9 +534,11 @@ fn find_nodes_that_fit_pod(
 /// PreScore, Score and NormalizeScore over the feasible nodes (upstream
 /// `prioritizeNodes`), totals written to `trace`. False when a plugin failed (the
 /// cycle ends with `trace.outcome` an error).
+#[allow(clippy::too_many_arguments)]
 fn prioritize_nodes(
     fw: &Framework,
     cx: &Ctx,
+    opts: &CycleOptions,
     state: &mut CycleState,
     pod: &Pod,
     nodes: &[NodeInfo],
@@ -352,7 +546,7 @@ fn prioritize_nodes(
     trace: &mut Trace,
 ) -> bool {
     let feasible_infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i]).collect();
-    match prioritize(fw, cx, state, pod, feasible, &feasible_infos, trace) {
+    match prioritize(fw, cx, opts, state, pod, feasible, &feasible_infos, trace) {
         Ok(totals) => trace.totals = totals,
         Err(message) => {
             trace.upstream_behaviour = fw
@@ -472,6 +666,8 @@ fn not_modelled(fw: &Framework, cluster: &Cluster, pod: &Pod) -> Vec<NotModelled
 }
 
 struct PreFilterOutcome {
+    /// Every PreFilter plugin ran (none stopped the phase).
+    complete: bool,
     status: Status,
     subset: Option<BTreeSet<String>>,
     plugins_with_nodes: Vec<String>,
@@ -482,6 +678,7 @@ struct PreFilterOutcome {
 /// (the last one wins) and the loop goes on, node subsets are intersected.
 fn run_pre_filter(fw: &Framework, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> PreFilterOutcome {
     let mut out = PreFilterOutcome {
+        complete: false,
         status: Status::success(),
         subset: None,
         plugins_with_nodes: Vec::new(),
@@ -557,6 +754,7 @@ fn run_pre_filter(fw: &Framework, cx: &Ctx, state: &mut CycleState, pod: &Pod) -
         }
     }
     let st = remembered.unwrap_or_default();
+    out.complete = true;
     finish(out, st)
 }
 
@@ -587,9 +785,13 @@ fn verdicts(
     feasible: &[usize],
     only: Option<BTreeSet<usize>>,
 ) -> Vec<NodeVerdict> {
-    let feasible: BTreeSet<usize> = feasible.iter().copied().collect();
+    // Indexed like `nodes`: a flag per node beats a tree look-up per node.
+    let mut is_feasible = vec![false; nodes.len()];
+    for &i in feasible {
+        is_feasible[i] = true;
+    }
     let make = |i: usize, n: &NodeInfo| {
-        if feasible.contains(&i) {
+        if is_feasible[i] {
             NodeVerdict {
                 node: n.name().to_string(),
                 feasible: true,
@@ -616,7 +818,11 @@ fn verdicts(
 
 /// All-filters mode: every PreFilter runs on its own (a rejection does not stop the
 /// others), then every filter plugin runs on every node.
-fn all_filters(fw: &Framework, cx: &Ctx, pod: &Pod) -> Vec<NodeAllVerdicts> {
+fn all_filters(fw: &Framework, cx: &Ctx, pod: &Pod, opts: &CycleOptions) -> Vec<NodeAllVerdicts> {
+    let pre_filter_timer = opts
+        .timer
+        .as_ref()
+        .map(|t| PhaseGuard::start(t, Phase::PreFilter));
     let mut state = CycleState::default();
     let mut own: std::collections::BTreeMap<String, Status> = Default::default();
     for p in &fw.pre_filter {
@@ -629,48 +835,64 @@ fn all_filters(fw: &Framework, cx: &Ctx, pod: &Pod) -> Vec<NodeAllVerdicts> {
         }
         own.insert(p.name().to_string(), st);
     }
+    drop(pre_filter_timer);
+    all_filters_on(fw, cx, pod, opts, &state, &own)
+}
+
+/// All-filters mode's Filter half: every filter plugin on every node, given the
+/// PreFilter state and each PreFilter plugin's own status.
+fn all_filters_on(
+    fw: &Framework,
+    cx: &Ctx,
+    pod: &Pod,
+    opts: &CycleOptions,
+    state: &CycleState,
+    own: &std::collections::BTreeMap<String, Status>,
+) -> Vec<NodeAllVerdicts> {
+    let _filter_timer = opts
+        .timer
+        .as_ref()
+        .map(|t| PhaseGuard::start(t, Phase::Filter));
     let nodes = cx.cluster.nodes();
-    nodes
-        .iter()
-        .map(|node| {
-            // Nominated pods of higher or equal priority count, as in normal mode.
-            let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
-            let with_nominated = if nominated.is_empty() {
-                None
-            } else {
-                let mut n = node.clone();
-                let mut s = state.clone();
-                for np in &nominated {
-                    n.add_pod((*np).clone());
-                    fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
-                }
-                Some((n, s))
-            };
-            let results = fw
-                .filter
-                .iter()
-                .filter_map(|p| {
-                    let f = p.as_filter()?;
-                    let st = match own.get(p.name()) {
-                        Some(s) if s.is_skip() => Status::skip(),
-                        Some(s) if !s.is_success() => s.clone(),
-                        _ => {
-                            let first = with_nominated
-                                .as_ref()
-                                .map(|(n, s)| f.filter(cx, s, pod, n))
-                                .filter(|st| !st.is_success());
-                            first.unwrap_or_else(|| f.filter(cx, &state, pod, node))
-                        }
-                    };
-                    Some(PluginResult::new(p.name(), &st))
-                })
-                .collect();
-            NodeAllVerdicts {
-                node: node.name().to_string(),
-                results,
+    par_map(opts.workers(nodes.len()), nodes.len(), |i| {
+        let node = &nodes[i];
+        // Nominated pods of higher or equal priority count, as in normal mode.
+        let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
+        let with_nominated = if nominated.is_empty() {
+            None
+        } else {
+            let mut n = node.clone();
+            let mut s = state.clone();
+            for np in &nominated {
+                n.add_pod((*np).clone());
+                fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
             }
-        })
-        .collect()
+            Some((n, s))
+        };
+        let results = fw
+            .filter
+            .iter()
+            .filter_map(|p| {
+                let f = p.as_filter()?;
+                let st = match own.get(p.name()) {
+                    Some(s) if s.is_skip() => Status::skip(),
+                    Some(s) if !s.is_success() => s.clone(),
+                    _ => {
+                        let first = with_nominated
+                            .as_ref()
+                            .map(|(n, s)| f.filter(cx, s, pod, n))
+                            .filter(|st| !st.is_success());
+                        first.unwrap_or_else(|| f.filter(cx, state, pod, node))
+                    }
+                };
+                Some(PluginResult::new(p.name(), &st))
+            })
+            .collect();
+        NodeAllVerdicts {
+            node: node.name().to_string(),
+            results,
+        }
+    })
 }
 
 /// `RunPostFilterPlugins`: the first Success or UU wins, Errors stop, rejections
@@ -727,9 +949,11 @@ fn run_post_filter(
 
 /// PreScore, Score, NormalizeScore and weights; fills `trace.pre_score` and
 /// `trace.scores`, returns totals over the feasible nodes.
+#[allow(clippy::too_many_arguments)]
 fn prioritize(
     fw: &Framework,
     cx: &Ctx,
+    opts: &CycleOptions,
     state: &mut CycleState,
     pod: &Pod,
     feasible: &[usize],
@@ -754,27 +978,44 @@ fn prioritize(
         }
     }
     let mut totals = vec![0i64; feasible.len()];
-    for wp in &fw.score {
-        let name = wp.plugin.name();
-        if state.skip_score_plugins.contains(name) {
-            continue;
-        }
-        let Some(sp) = wp.plugin.as_score() else {
-            continue;
-        };
+    // Every Score call of every plugin first, over node chunks in parallel (Score
+    // only reads the state); then plugin by plugin in order, as upstream reports
+    // them: the first failure (plugin order, then node order) ends the cycle.
+    let scorers: Vec<(&str, i64, &dyn super::framework::ScorePlugin)> = fw
+        .score
+        .iter()
+        .filter(|wp| !state.skip_score_plugins.contains(wp.plugin.name()))
+        .filter_map(|wp| Some((wp.plugin.name(), wp.weight, wp.plugin.as_score()?)))
+        .collect();
+    let shared: &CycleState = state;
+    let chunks = par_chunks(opts.workers(feasible.len()), feasible.len(), |r| {
+        scorers
+            .iter()
+            .map(|(_, _, sp)| {
+                r.clone()
+                    .map(|k| sp.score(cx, shared, pod, infos[k]))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut chunks: Vec<std::vec::IntoIter<Vec<(i64, Status)>>> =
+        chunks.into_iter().map(Vec::into_iter).collect();
+    for &(name, weight, sp) in &scorers {
         let mut scores: Vec<NodeScore> = Vec::with_capacity(feasible.len());
-        for (k, &idx) in feasible.iter().enumerate() {
-            let (s, st) = sp.score(cx, state, pod, infos[k]);
-            if !st.is_success() {
-                return Err(format!(
-                    "running Score plugins: plugin {name:?} failed with: {}",
-                    st.message()
-                ));
+        let mut idxs = feasible.iter();
+        for chunk in &mut chunks {
+            for (s, st) in chunk.next().unwrap_or_default() {
+                if !st.is_success() {
+                    return Err(format!(
+                        "running Score plugins: plugin {name:?} failed with: {}",
+                        st.message()
+                    ));
+                }
+                scores.push(NodeScore {
+                    node: idxs.next().copied().unwrap_or_default(),
+                    score: s,
+                });
             }
-            scores.push(NodeScore {
-                node: idx,
-                score: s,
-            });
         }
         let raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
         if sp.has_normalize() {
@@ -796,11 +1037,11 @@ fn prioritize(
         }
         let normalized: Vec<i64> = scores.iter().map(|s| s.score).collect();
         for (t, s) in totals.iter_mut().zip(&normalized) {
-            *t += s * wp.weight;
+            *t += s * weight;
         }
         trace.scores.push(PluginScores {
             plugin: name.to_string(),
-            weight: wp.weight,
+            weight,
             raw,
             normalized,
         });

@@ -87,6 +87,12 @@ impl CycleState {
     pub fn contains(&self, key: &str) -> bool {
         self.data.iter().any(|(k, _)| k == key)
     }
+    /// Nothing written and nothing skipped: the state a cycle starts from.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+            && self.skip_filter_plugins.is_empty()
+            && self.skip_score_plugins.is_empty()
+    }
 }
 
 /// A small set of plugin names. Checked once per plugin per node, so a linear scan
@@ -286,7 +292,8 @@ pub trait PreFilterPlugin {
     }
 }
 
-pub trait FilterPlugin {
+/// Called from several threads at once (nodes are filtered in parallel).
+pub trait FilterPlugin: Send + Sync {
     fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
 }
 
@@ -306,7 +313,8 @@ pub trait PreScorePlugin {
     -> Status;
 }
 
-pub trait ScorePlugin {
+/// Called from several threads at once (nodes are scored in parallel).
+pub trait ScorePlugin: Send + Sync {
     fn score(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> (i64, Status);
     /// Whether NormalizeScore exists (`ScoreExtensions() != nil`).
     fn has_normalize(&self) -> bool {

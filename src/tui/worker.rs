@@ -44,6 +44,7 @@ pub fn engine_runner() -> Arc<dyn CycleRunner> {
                 &CycleOptions {
                     all_filters: true,
                     now,
+                    ..Default::default()
                 },
             )
         },

@@ -31,18 +31,20 @@ impl Plugin for ImageLocality {
 
 /// Append `:latest` unless the image already has a tag (a `:` after the last `/`).
 pub fn normalized_image_name(name: &str) -> String {
-    let colon = name.rfind(':');
-    let slash = name.rfind('/');
-    // Go compares LastIndex values, with -1 for "absent".
-    let has_tag = match (colon, slash) {
-        (Some(c), Some(s)) => c > s,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    if has_tag {
+    if has_tag(name) {
         name.to_string()
     } else {
         format!("{name}:latest")
+    }
+}
+
+/// Whether the image has a tag: a `:` after the last `/`.
+fn has_tag(name: &str) -> bool {
+    // Go compares LastIndex values, with -1 for "absent".
+    match (name.rfind(':'), name.rfind('/')) {
+        (Some(c), Some(s)) => c > s,
+        (Some(_), None) => true,
+        (None, _) => false,
     }
 }
 
@@ -51,18 +53,36 @@ impl ScorePlugin for ImageLocality {
         let total_nodes = cx.cluster.nodes().len();
         let mut sum: i64 = 0;
         for image in pod.init_images.iter().chain(&pod.images) {
-            let name = normalized_image_name(image);
-            let on_node = node.node.images.iter().any(|img| img.names.contains(&name));
-            if !on_node {
+            // The node's name that equals the normalised image name is that name, and
+            // the key of the cluster's per-image summary: nothing is built per node.
+            let Some(name) = node
+                .node
+                .images
+                .iter()
+                .flat_map(|img| img.names.iter())
+                .find(|n| is_normalized_name_of(n, image))
+            else {
                 continue;
-            }
-            if let Some(st) = cx.cluster.image_state(&name) {
+            };
+            if let Some(st) = cx.cluster.image_state(name) {
                 sum =
                     sum.wrapping_add(scaled_image_score(st.size_bytes, st.num_nodes, total_nodes));
             }
         }
         let containers = pod.init_images.len() + pod.images.len();
         (calculate_priority(sum, containers), Status::success())
+    }
+}
+
+/// `candidate == normalized_image_name(image)`, without building the latter.
+fn is_normalized_name_of(candidate: &str, image: &str) -> bool {
+    const LATEST: &str = ":latest";
+    if has_tag(image) {
+        candidate == image
+    } else {
+        candidate.len() == image.len() + LATEST.len()
+            && candidate.ends_with(LATEST)
+            && candidate.starts_with(image)
     }
 }
 
@@ -112,7 +132,11 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(normalized_image_name(input), want, "{input}");
+            assert!(is_normalized_name_of(want, input), "{input}");
         }
+        assert!(!is_normalized_name_of("nginx:1.25", "nginx"));
+        assert!(!is_normalized_name_of("nginx:latest", "nginx:1.25"));
+        assert!(!is_normalized_name_of("nginy:latest", "nginx"));
     }
 
     fn img_node(name: &str, images: Value) -> Value {

@@ -25,6 +25,11 @@ pub struct SimOptions {
     /// deletion landed, as on a real cluster (the acting scheduler). Off: they
     /// vanish at once.
     pub victims_terminate: bool,
+    /// Workers for Filter and Score ([`crate::engine::cycle::CycleOptions::parallelism`]):
+    /// 0 = available parallelism, 1 = sequential; the result is the same for any value.
+    pub parallelism: usize,
+    /// See [`crate::engine::cycle::CycleOptions::min_nodes_per_worker`].
+    pub min_nodes_per_worker: usize,
 }
 
 impl Default for SimOptions {
@@ -35,6 +40,9 @@ impl Default for SimOptions {
             max_attempts: None,
             max_duration: Duration::from_secs(3600),
             victims_terminate: false,
+            parallelism: 0,
+            min_nodes_per_worker: crate::engine::cycle::CycleOptions::default()
+                .min_nodes_per_worker,
         }
     }
 }

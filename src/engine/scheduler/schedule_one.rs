@@ -113,6 +113,9 @@ impl Scheduler {
         let opts = CycleOptions {
             all_filters: false,
             now: self.now,
+            parallelism: self.opts.parallelism,
+            min_nodes_per_worker: self.opts.min_nodes_per_worker,
+            ..Default::default()
         };
         let out = run_scheduling_cycle(
             &self.config.profiles[pi],
