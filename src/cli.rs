@@ -457,9 +457,12 @@ fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source:
             let start = std::time::Instant::now();
             let mut shown = false;
             while !done.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                // Woken early when the load ends, so a quick load is not held up.
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
                 // Small files load before anything would be worth showing.
-                if start.elapsed() < std::time::Duration::from_millis(500) {
+                if done.load(Ordering::Relaxed)
+                    || start.elapsed() < std::time::Duration::from_millis(500)
+                {
                     continue;
                 }
                 let mb = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
@@ -481,6 +484,7 @@ fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source:
         });
         let r = crate::source::load_snapshot_with_progress(path, Some(&progress));
         done.store(true, Ordering::Relaxed);
+        shown.thread().unpark();
         let _ = shown.join();
         r
     })

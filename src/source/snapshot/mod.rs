@@ -88,10 +88,10 @@ pub fn load_snapshot_with_progress(
         error: e,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
-    if let Some(p) = progress {
-        if !meta.is_dir() {
-            p.bytes_total.store(meta.len(), Ordering::Relaxed);
-        }
+    if let Some(p) = progress
+        && !meta.is_dir()
+    {
+        p.bytes_total.store(meta.len(), Ordering::Relaxed);
     }
     let start = Instant::now();
     if !meta.is_dir() {
