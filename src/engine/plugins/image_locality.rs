@@ -52,7 +52,11 @@ impl ScorePlugin for ImageLocality {
         let mut sum: i64 = 0;
         for image in pod.init_images.iter().chain(&pod.images) {
             let name = normalized_image_name(image);
-            let on_node = node.node.images.iter().any(|img| img.names.contains(&name));
+            let on_node = node
+                .node
+                .images
+                .iter()
+                .any(|img| img.names.iter().any(|n| **n == *name));
             if !on_node {
                 continue;
             }

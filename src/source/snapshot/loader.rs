@@ -606,6 +606,7 @@ impl Loader {
             }
             true
         });
+        share_image_names(&mut nodes);
         let node_count = nodes.len();
         for n in nodes {
             cluster.upsert_node(n);
@@ -688,6 +689,23 @@ impl Loader {
             report: self.report,
             stats: super::LoadStats::default(),
         })
+    }
+}
+
+/// One allocation per distinct image name across all nodes.
+fn share_image_names(nodes: &mut [Node]) {
+    let mut seen: std::collections::HashSet<std::sync::Arc<str>> = Default::default();
+    for n in nodes {
+        for img in &mut n.images {
+            for name in &mut img.names {
+                match seen.get(name) {
+                    Some(shared) => *name = std::sync::Arc::clone(shared),
+                    None => {
+                        seen.insert(std::sync::Arc::clone(name));
+                    }
+                }
+            }
+        }
     }
 }
 
