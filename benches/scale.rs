@@ -23,7 +23,7 @@ use schedscope::engine::cycle::CycleOptions;
 use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
 use schedscope::explain::explain;
 use schedscope::model::Cluster;
-use schedscope::source::load_snapshot_str;
+use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
@@ -34,8 +34,49 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// `VmRSS` and `VmHWM` of this process from /proc/self/status, in MB (Linux only).
+fn rss_mb() -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// The load as `--snapshot PATH` does it (streaming for a JSON List), first in the
+/// process so that the peak resident memory is this load's.
+fn path_load(path: &str) {
+    let before = rss_mb();
+    let t = Instant::now();
+    let s = load_snapshot(std::path::Path::new(path)).expect("the snapshot loads");
+    let took = t.elapsed();
+    let mb = s.stats.bytes as f64 / 1e6;
+    println!(
+        "snapshot load_snapshot(path) ({path}): {mb:.1} MB in {:.1} ms = {:.0} MB/s \
+         (read {:.0} ms, decode {:.0} ms, model {:.0} ms, {} objects, streamed: {})",
+        took.as_secs_f64() * 1e3,
+        mb / took.as_secs_f64(),
+        s.stats.read.as_secs_f64() * 1e3,
+        s.stats.decode.as_secs_f64() * 1e3,
+        s.stats.model.as_secs_f64() * 1e3,
+        s.stats.objects,
+        s.stats.streamed,
+    );
+    if let (Some((rss0, _)), Some((rss, hwm))) = (before, rss_mb()) {
+        println!(
+            "resident memory: {rss0:.0} MB before, {rss:.0} MB with the snapshot loaded \
+             (VmRSS), peak {hwm:.0} MB (VmHWM)"
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; ignore arguments.
+    if let Ok(path) = std::env::var("SCHEDSCOPE_SCALE_FILE") {
+        path_load(&path);
+    }
     let (text, name, subjects) = match std::env::var("SCHEDSCOPE_SCALE_FILE") {
         Ok(path) => (
             std::fs::read_to_string(&path).expect("SCHEDSCOPE_SCALE_FILE is readable"),
@@ -67,6 +108,12 @@ fn main() {
     }
     let load = median(loads);
     let snapshot = snapshot.unwrap();
+    if let Some((rss, hwm)) = rss_mb() {
+        println!(
+            "resident memory after load_snapshot_str, text still held: {rss:.0} MB (VmRSS), \
+             peak so far {hwm:.0} MB (VmHWM)"
+        );
+    }
     println!(
         "snapshot load ({name}): {} nodes, {} pods, {mb:.1} MB JSON in {:.1} ms = {:.0} MB/s",
         snapshot.cluster.nodes().len(),

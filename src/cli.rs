@@ -440,10 +440,58 @@ pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
     let path = args.snapshot.as_deref().context(
         "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
     )?;
-    let snapshot =
-        load_snapshot(path).with_context(|| format!("cannot load snapshot {}", path.display()))?;
+    let snapshot = load_with_progress(path)
+        .with_context(|| format!("cannot load snapshot {}", path.display()))?;
     report_load(&snapshot.report);
     Ok(snapshot)
+}
+
+/// Load a snapshot, showing bytes and objects read on stderr while it takes long, when
+/// stderr is a terminal (never in pipes or logs).
+fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source::SnapshotError> {
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    if !std::io::stderr().is_terminal() {
+        return load_snapshot(path);
+    }
+    let progress = crate::source::LoadProgress::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let shown = scope.spawn(|| {
+            let start = std::time::Instant::now();
+            let mut shown = false;
+            while !done.load(Ordering::Relaxed) {
+                // Woken early when the load ends, so a quick load is not held up.
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
+                // Small files load before anything would be worth showing.
+                if done.load(Ordering::Relaxed)
+                    || start.elapsed() < std::time::Duration::from_millis(500)
+                {
+                    continue;
+                }
+                let mb = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
+                let what = if progress.building_model.load(Ordering::Relaxed) {
+                    "building the model".to_string()
+                } else {
+                    format!("{} objects", progress.objects.load(Ordering::Relaxed))
+                };
+                eprint!(
+                    "\r\x1b[Kloading: {:.0} of {:.0} MB, {what}",
+                    mb(&progress.bytes_read),
+                    mb(&progress.bytes_total)
+                );
+                shown = true;
+            }
+            if shown {
+                eprint!("\r\x1b[K");
+            }
+        });
+        let r = crate::source::load_snapshot_with_progress(path, Some(&progress));
+        done.store(true, Ordering::Relaxed);
+        shown.thread().unpark();
+        let _ = shown.join();
+        r
+    })
 }
 
 /// Say on stderr what a directory load read, and every warning (stdout stays the

@@ -1333,3 +1333,119 @@ spec:
         "{json}"
     );
 }
+
+/// A file read by path may take the streaming path (a JSON List read in pieces):
+/// whatever it takes, the model, the report and any error message are those of the
+/// precise path that reads the whole text.
+#[test]
+fn path_load_streaming_agrees_with_text_load() {
+    let pod = |i: usize, extra: &str| {
+        format!(
+            r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "p{i}", "namespace": "ns", "labels": {{"app": "a{}"}}}}, "spec": {{"nodeName": "n{}", "containers": [{{"name": "c", "image": "img:{i}", "resources": {{"requests": {{"cpu": "100m"}}}}}}], "priority": {i}, "volumes": [{{"name": "t", "projected": {{"sources": []}}}}, {{"name": "d", "persistentVolumeClaim": {{"claimName": "c{i}"}}}}]{extra}}}}}"#,
+            i % 7,
+            i % 5
+        )
+    };
+    let node = |i: usize| {
+        format!(
+            r#"{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "n{i}", "labels": {{"zone": "z{}"}}}}, "status": {{"allocatable": {{"cpu": "4", "memory": "8Gi", "pods": "110"}}, "images": [{{"names": ["img:{i}"], "sizeBytes": 1000000}}]}}}}"#,
+            i % 3
+        )
+    };
+    let mut items: Vec<String> = (0..5).map(node).collect();
+    items.extend((0..1500).map(|i| pod(i, "")));
+    // A later duplicate replaces the earlier one.
+    items.push(pod(3, r#", "schedulerName": "other""#));
+    let list = |items: &[String], head: &str, tail: &str| {
+        format!("{{{head}\"items\": [{}]{tail}}}", items.join(",\n"))
+    };
+    let plain = list(&items, r#""apiVersion": "v1", "kind": "List", "#, "");
+    let mut bad = items.clone();
+    bad[1400] = bad[1400].replace(r#""containers""#, r#""containers": 5, "x""#);
+    bad[700] = bad[700].replace(r#""priority": 695"#, r#""priority": "high""#);
+    let mut quantity = items.clone();
+    quantity[900] = quantity[900].replace("100m", "lots");
+    let mut kindless = items.clone();
+    kindless[1000] = kindless[1000].replace(r#""kind": "Pod", "#, "");
+    let cases: Vec<(&str, String, bool)> = vec![
+        ("plain", plain.clone(), true),
+        // kubectl's key order: kind after the items.
+        (
+            "kind last",
+            list(
+                &items,
+                r#""apiVersion": "v1", "#,
+                r#", "kind": "List", "metadata": {"resourceVersion": ""}"#,
+            ),
+            true,
+        ),
+        (
+            "bad item",
+            list(&bad, r#""apiVersion": "v1", "kind": "List", "#, ""),
+            false,
+        ),
+        (
+            "bad quantity",
+            list(&quantity, r#""kind": "List", "#, ""),
+            false,
+        ),
+        (
+            "typed list item",
+            list(&kindless, r#""kind": "PodList", "apiVersion": "v1", "#, ""),
+            false,
+        ),
+        (
+            "not a list",
+            list(&items, r#""apiVersion": "v1", "kind": "Pod", "#, ""),
+            false,
+        ),
+        ("two documents", format!("{plain}\n{plain}"), false),
+        ("truncated", plain[..plain.len() - 500].to_string(), false),
+        (
+            "syntax",
+            plain.replacen("\"items\": [", "\"items\": [,", 1),
+            false,
+        ),
+        (
+            "empty list",
+            r#"{"apiVersion": "v1", "kind": "List", "items": []}"#.into(),
+            true,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, text, streams) in cases {
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, &text).unwrap();
+        let name = path.display().to_string();
+        let by_path = load_snapshot(&path);
+        let by_text = load_snapshot_str(&text, &name);
+        match (by_path, by_text) {
+            (Ok(p), Ok(t)) => {
+                assert_eq!(p.report, t.report, "{what}");
+                assert_eq!(
+                    format!("{:?}", p.cluster.nodes()),
+                    format!("{:?}", t.cluster.nodes()),
+                    "{what}"
+                );
+                let pods = |s: &schedscope::source::Snapshot| {
+                    format!("{:?}", s.cluster.pods().collect::<Vec<_>>())
+                };
+                assert_eq!(pods(&p), pods(&t), "{what}");
+                assert_eq!(p.stats.streamed, streams, "{what}");
+                assert_eq!(p.stats.bytes, text.len() as u64, "{what}");
+                assert_eq!(p.stats.objects, t.stats.objects, "{what}");
+            }
+            (Err(p), Err(t)) => assert_eq!(p.to_string(), t.to_string(), "{what}"),
+            (p, t) => panic!(
+                "{what}: by path {:?}, by text {:?}",
+                p.map(|s| s.report),
+                t.map(|s| s.report)
+            ),
+        }
+    }
+    // The scheduler never reads kubelet-local volumes: the model keeps the claim only.
+    let snap = load_snapshot_str(&plain, "c.json").unwrap();
+    let p = snap.cluster.pod("ns/p1").unwrap();
+    assert_eq!(p.volumes.len(), 1);
+    assert_eq!(p.volumes[0].name, "d");
+}

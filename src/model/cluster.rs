@@ -251,7 +251,7 @@ impl Cluster {
             for name in &img.names {
                 let st = self
                     .image_states
-                    .entry(name.clone())
+                    .entry(name.to_string())
                     .or_insert_with(|| ImageState {
                         size_bytes: img.size_bytes,
                         num_nodes: 0,
@@ -264,10 +264,10 @@ impl Cluster {
     fn remove_node_images(&mut self, i: usize) {
         for img in &self.nodes[i].node.images {
             for name in &img.names {
-                if let Some(st) = self.image_states.get_mut(name) {
+                if let Some(st) = self.image_states.get_mut(&**name) {
                     st.num_nodes -= 1;
                     if st.num_nodes == 0 {
-                        self.image_states.remove(name);
+                        self.image_states.remove(&**name);
                     }
                 }
             }

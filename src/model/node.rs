@@ -10,7 +10,9 @@ use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImageEntry {
-    pub names: Vec<String>,
+    /// Shared between the nodes holding the same image when a snapshot is loaded
+    /// (thousands of nodes list the same few hundred images).
+    pub names: Vec<Arc<str>>,
     pub size_bytes: i64,
 }
 
@@ -60,7 +62,12 @@ impl Node {
             .map(|imgs| {
                 imgs.iter()
                     .map(|i| ImageEntry {
-                        names: i.names.clone().unwrap_or_default(),
+                        names: i
+                            .names
+                            .iter()
+                            .flatten()
+                            .map(|n| Arc::from(n.as_str()))
+                            .collect(),
                         size_bytes: i.size_bytes.unwrap_or(0),
                     })
                     .collect()

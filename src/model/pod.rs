@@ -71,6 +71,7 @@ pub struct Pod {
     pub affinity: Option<core::Affinity>,
     pub topology_spread_constraints: Vec<core::TopologySpreadConstraint>,
     pub scheduling_gates: Vec<String>,
+    /// The volumes a scheduler plugin may read (see `scheduler_reads`).
     pub volumes: Vec<core::Volume>,
     /// Images of init containers then regular containers, as ImageLocality counts them.
     pub init_images: Vec<String>,
@@ -244,7 +245,13 @@ impl Pod {
                 .flatten()
                 .map(|g| g.name.clone())
                 .collect(),
-            volumes: spec.volumes.clone().unwrap_or_default(),
+            volumes: spec
+                .volumes
+                .iter()
+                .flatten()
+                .filter(|v| scheduler_reads(v))
+                .cloned()
+                .collect(),
             init_images: spec
                 .init_containers
                 .iter()
@@ -266,6 +273,21 @@ impl Pod {
             generation: meta.generation.unwrap_or(0),
         })
     }
+}
+
+/// Whether any scheduler plugin reads this volume. Volumes whose only source is
+/// kubelet-local (projected service account tokens, configMap, secret, downwardAPI,
+/// emptyDir: nearly every pod has one) are never looked at by kube-scheduler, and a
+/// `core::Volume` is large even when empty, so the model leaves them out.
+fn scheduler_reads(v: &core::Volume) -> bool {
+    let mut rest = v.clone();
+    rest.name = String::new();
+    rest.projected = None;
+    rest.config_map = None;
+    rest.secret = None;
+    rest.downward_api = None;
+    rest.empty_dir = None;
+    rest != core::Volume::default()
 }
 
 /// A field-level problem in a manifest: `path` is the JSON path inside the object.

@@ -18,7 +18,10 @@ pub use observed::{
     SchedulerWord, SchedulingEvent, SchedulingEvents, SourceStatus, api_error_text,
     error_chain_text, status_text,
 };
-pub use snapshot::{Snapshot, load_snapshot, load_snapshot_str};
+pub use snapshot::{
+    LoadProgress, LoadStats, Snapshot, load_snapshot, load_snapshot_str,
+    load_snapshot_with_progress,
+};
 
 /// A replacement of the cluster from a data source (snapshot reload, live watch, the
 /// acting scheduler), as the TUI consumes it.

@@ -84,14 +84,13 @@ pub(super) fn json_found(s: &str) -> &'static str {
 
 /// Decode item `i` of a JSON List.
 pub(super) fn json_item(
-    raw: &RawValue,
+    s: &str,
     i: usize,
     item_kind: Option<&str>,
     list_api_version: Option<&str>,
     list_loc: &Loc<'_>,
     file_idx: usize,
 ) -> Result<Decoded, SnapshotError> {
-    let s = raw.get();
     let loc = Loc {
         item: Some(i),
         start: Start::Offset(s.as_ptr() as usize - list_loc.text.as_ptr() as usize),

@@ -28,6 +28,8 @@ pub(super) struct Loader {
     pub(super) pods: Vec<PodEntry>,
     pub(super) runtime_classes: BTreeMap<String, nodev1::RuntimeClass>,
     pub(super) cluster: Cluster,
+    /// Objects decoded and applied (of every kind, skipped ones too).
+    pub(super) decoded: u64,
 }
 
 pub(super) fn ns_key(meta: &ObjectMeta) -> String {
@@ -161,9 +163,11 @@ impl Loader {
         }
         self.nodes.extend(other.nodes);
         self.pods.extend(other.pods);
+        let decoded = self.decoded + other.decoded;
         for (_, rc) in other.runtime_classes {
             self.apply(Decoded::RuntimeClass(Box::new(rc)));
         }
+        self.decoded = decoded;
         let mut c = other.cluster;
         // The two kinds the model keeps behind accessors (changing them drops an index).
         for (k, v) in std::mem::take(c.resource_slices_mut()) {
@@ -328,7 +332,7 @@ impl Loader {
             let chunk = &items[from..((c + 1) * CHUNK).min(items.len())];
             for (k, raw) in chunk.iter().enumerate() {
                 let r = json_item(
-                    raw,
+                    raw.get(),
                     from + k,
                     item_kind,
                     list_api_version,
@@ -410,6 +414,7 @@ impl Loader {
     }
 
     pub(super) fn apply(&mut self, d: Decoded) {
+        self.decoded += 1;
         let report = &mut self.report;
         let c = &mut self.cluster;
         match d {
@@ -601,6 +606,7 @@ impl Loader {
             }
             true
         });
+        share_image_names(&mut nodes);
         let node_count = nodes.len();
         for n in nodes {
             cluster.upsert_node(n);
@@ -681,7 +687,25 @@ impl Loader {
         Ok(Snapshot {
             cluster,
             report: self.report,
+            stats: super::LoadStats::default(),
         })
+    }
+}
+
+/// One allocation per distinct image name across all nodes.
+fn share_image_names(nodes: &mut [Node]) {
+    let mut seen: std::collections::HashSet<std::sync::Arc<str>> = Default::default();
+    for n in nodes {
+        for img in &mut n.images {
+            for name in &mut img.names {
+                match seen.get(name) {
+                    Some(shared) => *name = std::sync::Arc::clone(shared),
+                    None => {
+                        seen.insert(std::sync::Arc::clone(name));
+                    }
+                }
+            }
+        }
     }
 }
 

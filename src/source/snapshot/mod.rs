@@ -23,6 +23,8 @@
 //! port defaults and node allocatable are applied by the model's `from_k8s`.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::{LoadReport, SnapshotError};
 use crate::model::Cluster;
@@ -31,8 +33,11 @@ mod decode;
 mod json;
 mod loader;
 mod parallel;
+mod stream;
 mod text;
 mod yaml;
+
+pub use stream::LoadProgress;
 
 use loader::Loader;
 use text::Format;
@@ -44,6 +49,23 @@ pub(crate) use text::bytes_to_text;
 pub struct Snapshot {
     pub cluster: Cluster,
     pub report: LoadReport,
+    pub stats: LoadStats,
+}
+
+/// Where a load's time went. With the streaming path reading and decoding overlap:
+/// `read` is the time spent waiting for the file, `decode` the rest of the wall time
+/// until every object is decoded, `model` building the cluster from them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadStats {
+    pub read: Duration,
+    pub decode: Duration,
+    pub model: Duration,
+    /// Bytes of input read.
+    pub bytes: u64,
+    /// Objects decoded (List items and documents, of every kind).
+    pub objects: u64,
+    /// The file took the streaming path (a JSON List read in pieces).
+    pub streamed: bool,
 }
 
 /// Load a snapshot file, or every `*.yaml`/`*.yml`/`*.json` file of a directory and
@@ -52,11 +74,55 @@ pub struct Snapshot {
 /// or JSON, or without `kind`) is left out and listed in the report; an object that
 /// is Kubernetes but invalid is an error, as for a single file.
 pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
+    load_snapshot_with_progress(path, None)
+}
+
+/// [`load_snapshot`], telling `progress` how far it is as it goes.
+pub fn load_snapshot_with_progress(
+    path: &Path,
+    progress: Option<&LoadProgress>,
+) -> Result<Snapshot, SnapshotError> {
     let io = |e| SnapshotError::Io {
         path: path.to_path_buf(),
         error: e,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
+    if let Some(p) = progress
+        && !meta.is_dir()
+    {
+        p.bytes_total.store(meta.len(), Ordering::Relaxed);
+    }
+    let start = Instant::now();
+    if !meta.is_dir() {
+        // The large-file case first; anything it does not take goes the precise way.
+        let name = path.display().to_string();
+        if let Some(streamed) = stream::stream_json_list(path, &name, progress)? {
+            let decoded = start.elapsed();
+            let mut stats = LoadStats {
+                read: streamed.read,
+                decode: decoded.saturating_sub(streamed.read),
+                bytes: streamed.loader.report.bytes,
+                objects: streamed.loader.decoded,
+                streamed: true,
+                ..LoadStats::default()
+            };
+            return finish(streamed.loader, &mut stats, progress);
+        }
+        if let Some(p) = progress {
+            p.bytes_read.store(0, Ordering::Relaxed);
+            p.objects.store(0, Ordering::Relaxed);
+        }
+    }
+    let mut read = Duration::ZERO;
+    let mut timed_read = |f: &Path| {
+        let t = Instant::now();
+        let r = std::fs::read(f);
+        read += t.elapsed();
+        if let (Some(p), Ok(b)) = (progress, &r) {
+            p.bytes_read.fetch_add(b.len() as u64, Ordering::Relaxed);
+        }
+        r
+    };
     let mut loader = Loader::default();
     if meta.is_dir() {
         let mut files = Vec::new();
@@ -68,17 +134,42 @@ pub fn load_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
         }
         loader.report.from_directory = true;
         for f in files {
-            let bytes = std::fs::read(&f).map_err(|e| SnapshotError::Io {
+            let bytes = timed_read(&f).map_err(|e| SnapshotError::Io {
                 path: f.clone(),
                 error: e,
             })?;
             loader.add_directory_file(&bytes, &f.display().to_string())?;
         }
     } else {
-        let bytes = std::fs::read(path).map_err(io)?;
+        let bytes = timed_read(path).map_err(io)?;
         loader.add_bytes(&bytes, &path.display().to_string())?;
     }
-    loader.finish()
+    let mut stats = LoadStats {
+        read,
+        decode: start.elapsed().saturating_sub(read),
+        bytes: loader.report.bytes,
+        objects: loader.decoded,
+        ..LoadStats::default()
+    };
+    if let Some(p) = progress {
+        p.objects.store(loader.decoded, Ordering::Relaxed);
+    }
+    finish(loader, &mut stats, progress)
+}
+
+fn finish(
+    loader: Loader,
+    stats: &mut LoadStats,
+    progress: Option<&LoadProgress>,
+) -> Result<Snapshot, SnapshotError> {
+    if let Some(p) = progress {
+        p.building_model.store(true, Ordering::Relaxed);
+    }
+    let t = Instant::now();
+    let mut snapshot = loader.finish()?;
+    stats.model = t.elapsed();
+    snapshot.stats = *stats;
+    Ok(snapshot)
 }
 
 /// Snapshot files under `dir`, depth first, entries in name order. Symbolic links to directories are not followed, so a
@@ -112,11 +203,18 @@ fn snapshot_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotErro
 /// Load a snapshot from text; `origin_name` names it in errors and, by its extension
 /// (`.json`), may select the format (otherwise it is sniffed).
 pub fn load_snapshot_str(text: &str, origin_name: &str) -> Result<Snapshot, SnapshotError> {
+    let start = Instant::now();
     let mut loader = Loader::default();
     loader.report.files.push(origin_name.to_string());
     loader.report.bytes += text.len() as u64;
     loader.add_text(text, origin_name)?;
-    loader.finish()
+    let mut stats = LoadStats {
+        decode: start.elapsed(),
+        bytes: loader.report.bytes,
+        objects: loader.decoded,
+        ..LoadStats::default()
+    };
+    finish(loader, &mut stats, None)
 }
 
 #[cfg(test)]
