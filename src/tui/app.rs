@@ -667,6 +667,7 @@ impl App {
             namespace: self.namespace.as_deref(),
             filter: &self.pod_filter,
             keep: self.waiting_src.sim().map(|s| s.tracked()),
+            profiles: self.profiles.as_slice(),
         };
         self.pods = pod_rows(&self.cluster, &self.waiting, &q);
         self.pending_count = self.cluster.pending_pods().count();
@@ -1224,7 +1225,7 @@ impl App {
                     .current
                     .as_ref()
                     .and_then(|c| c.view.stages.get(self.pipeline.selected))
-                    .and_then(|s| s.tab);
+                    .and_then(|s| s.detail.map(Tab::from));
                 if let Some(t) = tab {
                     self.set_tab(t);
                 }

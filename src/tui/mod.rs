@@ -25,6 +25,8 @@ pub mod waiting;
 pub mod widgets;
 
 #[cfg(test)]
+mod consistency_tests;
+#[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;

@@ -145,7 +145,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
             t.dim,
         ),
     ];
-    if let Some(tab) = stage.tab {
+    if let Some(tab) = stage.detail.map(super::super::action::Tab::from) {
         title.push(Span::styled(format!("  enter: {} tab", tab.title()), t.dim));
     }
     f.render_widget(Paragraph::new(Line::from(title)), title_area);
