@@ -199,6 +199,25 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         "each rejected node in one group:\n{table}"
     );
 
+    // JSON carries the same groups and ranks.
+    let json = crate::render::json::to_json(&trace);
+    let json_groups: Vec<(usize, String, String)> = json["rejection_groups"]
+        .as_array()
+        .expect("rejection_groups")
+        .iter()
+        .map(|g| {
+            (
+                g["nodes"].as_array().expect("nodes").len(),
+                g["plugin"].as_str().expect("plugin").to_string(),
+                g["reason"].as_str().expect("reason").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(json_groups, groups);
+    for (node, rank) in &ranks {
+        assert_eq!(json["ranks"][node.as_str()], *rank, "JSON rank of {node}");
+    }
+
     // The inspector's filter summary: one row per group (count, share bar, plugin,
     // mark, reason), the rejected ones in the table's order.
     keys(&mut app, "2v");
