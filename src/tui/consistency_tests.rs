@@ -126,7 +126,7 @@ fn table_groups(table: &str) -> Vec<(usize, String, String)> {
             let count = f[0].parse().expect("a count");
             let plugin = f[1].to_string();
             // After the code: the reason, then `  [examples]`.
-            let after_code = l.splitn(2, f[2]).nth(1).expect("after the code");
+            let after_code = l.split_once(f[2]).expect("after the code").1;
             let reason = after_code
                 .trim_start()
                 .rsplit_once("  [")
