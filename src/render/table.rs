@@ -25,11 +25,7 @@ impl Default for TableOptions {
 }
 
 pub fn render(t: &Trace, opts: &TableOptions) -> String {
-    render_view(t, &TraceView::new(t), opts)
-}
-
-/// [`render`] from a view already made (the inspector has one per trace).
-pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
+    let view = &TraceView::new(t);
     let mut out = String::new();
     let o = &mut out;
     let _ = writeln!(

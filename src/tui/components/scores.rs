@@ -9,7 +9,6 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use super::super::action::Focus;
 use super::super::app::{App, Hit};
 use super::super::format;
-use super::super::view::abbreviations;
 use super::super::widgets::{centered_note, virtual_table};
 use crate::engine::framework::MAX_NODE_SCORE;
 
@@ -75,7 +74,7 @@ pub fn draw(app: &mut App, f: &mut Frame, area: Rect) {
     }
 
     let names: Vec<String> = trace.scores.iter().map(|s| s.plugin.clone()).collect();
-    let abbrevs = abbreviations(&names);
+    let abbrevs = &view.score_abbrevs;
     let breakdown_h = if area.height >= 16 {
         (trace.scores.len() as u16 + 3).min(area.height / 2)
     } else {
