@@ -792,9 +792,11 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
     // The list does not depend on the configuration, but a bad --config is an error
     // here as in every other command.
-    load_config(source.config.as_deref())?;
+    // The order is the configuration's QueueSort plugin's, so a bad --config is an
+    // error here as in every other command.
+    let config = load_config(source.config.as_deref())?;
     let snapshot = load_cluster(source)?;
-    let mut pending: Vec<_> = snapshot
+    let pending: Vec<_> = snapshot
         .cluster
         .pending_pods()
         .filter(|p| {
@@ -804,14 +806,10 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
                 .as_deref()
                 .is_none_or(|ns| p.namespace == ns)
         })
+        .cloned()
         .collect();
-    // QueueSort (PrioritySort): higher priority first, then the older pod.
-    pending.sort_by(|a, b| {
-        b.priority
-            .cmp(&a.priority)
-            .then_with(|| a.creation_timestamp.cmp(&b.creation_timestamp))
-            .then_with(|| a.key().cmp(&b.key()))
-    });
+    let pending =
+        crate::engine::scheduler::queue_order(&config.profiles, &snapshot.cluster, pending);
     // Columns as wide as their longest entry, so long names keep the table aligned.
     let pod_w = pending
         .iter()
@@ -831,12 +829,11 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
         "POD", "PRIORITY", "SCHEDULER"
     )?;
     for p in pending {
-        let state = if !p.scheduling_gates.is_empty() {
-            "gated".to_string()
-        } else if let Some(n) = &p.nominated_node_name {
-            format!("nominated to {n}")
-        } else {
-            "pending".to_string()
+        use crate::report::{PodState, pod_reason, pod_state};
+        // No waiting pods in a snapshot; the state is the inspector's.
+        let state = match pod_state(&p, &[]) {
+            PodState::Nominated => pod_reason(&p, PodState::Nominated, &[]),
+            s => s.label().to_string(),
         };
         writeln!(
             out,

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod explain;
 pub mod model;
 pub mod render;
+pub mod report;
 pub mod signals;
 pub mod source;
 pub mod testing;

@@ -1,5 +1,6 @@
 //! The layers point one way: `text` and `model` at the bottom, `config` above them,
-//! `engine` above those; nothing below reaches up. Checked on the source text, so a
+//! `engine` above those, `report` (what a person reads, UI-free) above the engine;
+//! nothing below reaches up. Checked on the source text, so a
 //! new upward `use` (or a `crate::...` path in code) fails here.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("model", &["model", "text"]),
     ("config", &["config", "text"]),
     ("engine", &["engine", "model", "config", "text"]),
+    ("report", &["report", "engine", "model", "config", "text"]),
 ];
 
 fn rust_files(root: &Path) -> Vec<PathBuf> {

@@ -430,6 +430,17 @@ fn ties_as_sets(v: &mut Value) {
                 nodes.sort_by(|a, b| a["node"].as_str().cmp(&b["node"].as_str()));
             }
         }
+        // So do the nodes of a rejection group (the model's order).
+        for group in answer
+            .get_mut("rejection_groups")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(nodes) = group.get_mut("nodes").and_then(Value::as_array_mut) {
+                nodes.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            }
+        }
         // A Filter error ends the search at whichever node errs first: upstream
         // filters nodes in parallel, so which ones were evaluated is no verdict. The
         // error itself is (and stands in the outcome).
@@ -445,6 +456,18 @@ fn ties_as_sets(v: &mut Value) {
                 .collect();
             errors.dedup();
             *filter = Value::Array(errors);
+            // The same for the groups: the error's, not which nodes were reached.
+            if let Some(groups) = answer.get_mut("rejection_groups") {
+                let mut errors: Vec<Value> = groups
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|g| g["code"] == "Error")
+                    .map(|g| json!({"plugin": g["plugin"], "reason": g["reason"]}))
+                    .collect();
+                errors.dedup();
+                *groups = Value::Array(errors);
+            }
         }
         let Some(best) = answer.get_mut("best_nodes").and_then(Value::as_array_mut) else {
             continue;

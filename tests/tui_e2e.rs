@@ -72,7 +72,7 @@ fn simulate_steps_the_gang_demo_and_allows_a_waiting_pod() {
     s.wait_for("activeQ 6");
     s.keys("nn7");
     let screen = s.wait_for("2 pods waiting at Permit");
-    assert!(screen.contains("Coscheduling 1:00/1m0s"), "{screen}");
+    assert!(screen.contains("Coscheduling 1m0s/1m0s"), "{screen}");
     s.keys("a");
     s.wait_for("training/resnet-worker-0: allowed by every plugin");
     s.keys("q");

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
+use crate::report::{GroupKind, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
     let prefilter = json!({
@@ -109,6 +110,33 @@ pub fn to_json(t: &Trace) -> Value {
         "not_modelled": t.not_modelled,
         "upstream_behaviour": t.upstream_behaviour,
     });
+    // What the table and the inspector show, from the same presentation model:
+    // competition ranks (equal totals share a rank) and the rejection groups (each
+    // rejected node in exactly one, largest first).
+    let view = TraceView::new(t);
+    if t.totals.len() == t.feasible.len() {
+        let ranks: BTreeMap<&str, usize> = t
+            .feasible
+            .iter()
+            .map(String::as_str)
+            .zip(view.ranks.iter().copied())
+            .collect();
+        v["ranks"] = json!(ranks);
+    }
+    v["rejection_groups"] = Value::Array(
+        view.summary
+            .iter()
+            .filter(|g| g.kind != GroupKind::Feasible)
+            .map(|g| {
+                json!({
+                    "plugin": g.plugin,
+                    "code": g.code.map(Code::as_str),
+                    "reason": g.reason,
+                    "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    );
     // Only a pod with claims gets the key: every other answer keeps its shape.
     if !t.claims.is_empty() {
         v["claims"] = json!(t.claims);

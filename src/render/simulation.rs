@@ -3,17 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::engine::go_duration;
 use crate::engine::queue::QueueName;
 use crate::engine::scheduler::{Placement, SimEventKind, SimulationResult, StopReason};
 
-fn at(ms: u64) -> String {
-    format!("+{}", go_duration(Duration::from_millis(ms)))
-}
+use crate::report::offset as at;
 
 fn plural(n: u32, one: &str) -> String {
     if n == 1 {

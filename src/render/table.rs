@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
+use crate::report::{GroupKind, TraceView, legend};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -24,6 +25,7 @@ impl Default for TableOptions {
 }
 
 pub fn render(t: &Trace, opts: &TableOptions) -> String {
+    let view = &TraceView::new(t);
     let mut out = String::new();
     let o = &mut out;
     let _ = writeln!(
@@ -37,7 +39,7 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
             "Bound      to {node} now; replayed as if it were pending again"
         );
     }
-    let _ = writeln!(o, "Verdict    {}", verdict_line(t));
+    let _ = writeln!(o, "Verdict    {}", verdict_line(t, view));
     if let Some(fe) = &t.fit_error {
         let _ = writeln!(o, "FitError   {fe}");
     }
@@ -93,15 +95,25 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
         t.filter.len(),
         t.nodes_total
     );
-    let mut groups: BTreeMap<(&str, &str, String), Vec<&str>> = BTreeMap::new();
-    for v in t.filter.iter().filter(|v| !v.feasible) {
-        let plugin = v.plugin.as_deref().unwrap_or("(PreFilter)");
-        groups
-            .entry((plugin, v.code.as_str(), v.reasons.join(", ")))
-            .or_default()
-            .push(&v.node);
-    }
-    rejection_groups(o, groups, opts);
+    // The groups every output shows: one per (plugin, code, joined reasons), each
+    // rejected node in exactly one.
+    let groups: Vec<(&str, &str, &str, Vec<&str>)> = view
+        .summary
+        .iter()
+        .filter(|g| g.kind != GroupKind::Feasible)
+        .map(|g| {
+            (
+                g.plugin.as_deref().unwrap_or("(PreFilter)"),
+                g.code.map(Code::as_str).unwrap_or("-"),
+                g.reason.as_str(),
+                g.rows
+                    .iter()
+                    .map(|&r| view.rows[r as usize].node.as_str())
+                    .collect(),
+            )
+        })
+        .collect();
+    rejection_groups(o, &groups, opts);
 
     all_filters_section(o, t, opts);
     claims_section(o, t, opts);
@@ -109,48 +121,38 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
     // verdict line already carries its message.
     if !t.feasible.is_empty() && !t.scores.is_empty() && t.totals.len() == t.feasible.len() {
-        let mut order: Vec<usize> = (0..t.feasible.len()).collect();
-        order.sort_by(|&a, &b| {
-            t.totals[b]
-                .cmp(&t.totals[a])
-                .then_with(|| t.feasible[a].cmp(&t.feasible[b]))
-        });
+        let order = &view.rank_order;
         let shown = order.len().min(opts.top);
         let _ = writeln!(
             o,
             "\nScores     top {shown} of {} feasible nodes; each cell is raw→normalized, total = Σ normalized × weight",
             t.feasible.len()
         );
+        let abbrevs = &view.score_abbrevs;
+        let width = |j: usize| (abbrevs[j].chars().count() + 3).max(9);
         let mut header = format!("  {:>4}  {:<24} {:>6}", "RANK", "NODE", "TOTAL");
-        for s in &t.scores {
+        for (j, s) in t.scores.iter().enumerate() {
             let _ = write!(
                 header,
                 "  {:>w$}",
-                format!("{}×{}", short(&s.plugin), s.weight),
-                w = col_width(&s.plugin)
+                format!("{}×{}", abbrevs[j], s.weight),
+                w = width(j)
             );
         }
         let _ = writeln!(o, "{header}");
-        let max = t.totals.iter().copied().max().unwrap_or(0);
-        let mut rank = 0;
-        let mut prev = None;
-        for (i, &k) in order.iter().take(shown).enumerate() {
-            if prev != Some(t.totals[k]) {
-                rank = i + 1;
-                prev = Some(t.totals[k]);
-            }
+        for &k in order.iter().take(shown) {
             let mark = if t.selected_node.as_deref() == Some(&t.feasible[k]) {
                 "*"
-            } else if t.totals[k] == max {
+            } else if view.ranks[k] == 1 {
                 "="
             } else {
                 " "
             };
             let mut line = format!(
                 "{mark} {:>4}  {:<24} {:>6}",
-                rank, t.feasible[k], t.totals[k]
+                view.ranks[k], t.feasible[k], t.totals[k]
             );
-            for s in &t.scores {
+            for (j, s) in t.scores.iter().enumerate() {
                 let _ = write!(
                     line,
                     "  {:>w$}",
@@ -158,16 +160,19 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
                         (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
                         _ => "-".to_string(),
                     },
-                    w = col_width(&s.plugin)
+                    w = width(j)
                 );
             }
             let _ = writeln!(o, "{line}");
         }
-        if t.best_nodes.len() > 1 {
+        let names: Vec<String> = t.scores.iter().map(|s| s.plugin.clone()).collect();
+        let _ = writeln!(o, "  {}", legend(&names, abbrevs));
+        if view.ties.len() > 1 {
+            let ties: Vec<String> = view.ties.iter().map(|&i| t.feasible[i].clone()).collect();
             let _ = writeln!(
                 o,
                 "  = tie for the best total: {}. kube-scheduler breaks such ties by goroutine completion order, effectively at random; * marks the node its heap picks in this replay's order.",
-                some_nodes(&t.best_nodes)
+                some_nodes(&ties)
             );
         }
     }
@@ -266,23 +271,25 @@ fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
         }
     }
     let total: usize = groups.values().map(Vec::len).sum();
+    let mut groups: Vec<(&str, &str, &str, Vec<&str>)> = groups
+        .iter()
+        .map(|((p, c, r), nodes)| (*p, *c, r.as_str(), nodes.clone()))
+        .collect();
+    groups.sort_by(|a, b| {
+        b.3.len()
+            .cmp(&a.3.len())
+            .then_with(|| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)))
+    });
     let _ = writeln!(
         o,
         "\nAll filters  every plugin's own answer on every node ({total} rejection{})",
         if total == 1 { "" } else { "s" }
     );
-    rejection_groups(o, groups, opts);
+    rejection_groups(o, &groups, opts);
 }
 
-/// Rejections grouped by (plugin, code, reasons): the largest group first, a few
-/// example nodes each.
-fn rejection_groups(
-    o: &mut String,
-    groups: BTreeMap<(&str, &str, String), Vec<&str>>,
-    opts: &TableOptions,
-) {
-    let mut groups: Vec<_> = groups.into_iter().collect();
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+/// Rejection groups as given (largest first): a few example nodes each.
+fn rejection_groups(o: &mut String, groups: &[(&str, &str, &str, Vec<&str>)], opts: &TableOptions) {
     if groups.is_empty() {
         return;
     }
@@ -291,7 +298,7 @@ fn rejection_groups(
         "  {:>6}  {:<28} {:<30} REASON",
         "NODES", "PLUGIN", "CODE"
     );
-    for ((plugin, code, reason), nodes) in &groups {
+    for (plugin, code, reason, nodes) in groups {
         let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
         if nodes.len() > opts.examples {
             ex.push("…");
@@ -375,18 +382,19 @@ fn some_nodes(nodes: &[String]) -> String {
     )
 }
 
-fn verdict_line(t: &Trace) -> String {
+fn verdict_line(t: &Trace, view: &TraceView) -> String {
     match &t.outcome {
         Outcome::Gated { plugin, message } => {
             format!("held before the queue by {plugin}: {message}")
         }
         Outcome::Scheduled { node } => {
             let total = t.total(node).unwrap_or(0);
-            if t.best_nodes.len() > 1 {
+            if view.ties.len() > 1 {
+                let ties: Vec<String> = view.ties.iter().map(|&i| t.feasible[i].clone()).collect();
                 format!(
                     "schedulable: best total {total} shared by {} nodes ({}); this replay picks {node}",
-                    t.best_nodes.len(),
-                    some_nodes(&t.best_nodes)
+                    ties.len(),
+                    some_nodes(&ties)
                 )
             } else {
                 format!("schedulable on {node} (total score {total})")
@@ -435,24 +443,6 @@ fn pre_filter_line(t: &Trace) -> String {
         );
     }
     s
-}
-
-/// Short plugin names for narrow columns.
-fn short(plugin: &str) -> &str {
-    match plugin {
-        "NodeResourcesBalancedAllocation" => "BalancedAlloc",
-        "NodeResourcesFit" => "ResourcesFit",
-        "TaintToleration" => "Taints",
-        "PodTopologySpread" => "TopoSpread",
-        "InterPodAffinity" => "PodAffinity",
-        "DynamicResources" => "DRA",
-        "NodeResourcesAllocatable" => "Allocatable",
-        other => other,
-    }
-}
-
-fn col_width(plugin: &str) -> usize {
-    (short(plugin).len() + 3).max(9)
 }
 
 #[cfg(test)]
@@ -530,13 +520,13 @@ mod tests {
             nominated_node: None,
         };
         t.pre_filter.plugin = Some("DynamicResources".into());
-        assert_eq!(verdict_line(&t), "unschedulable");
+        assert_eq!(verdict_line(&t, &TraceView::new(&t)), "unschedulable");
         t.not_modelled.push(crate::engine::trace::NotModelled {
             plugin: "DynamicResources".into(),
             what: "claims resolved without ResourceClaims (not readable: forbidden)".into(),
         });
         assert_eq!(
-            verdict_line(&t),
+            verdict_line(&t, &TraceView::new(&t)),
             "not replayed: DynamicResources cannot read what it needs from this source (see Not modelled); the real scheduler's answer is unknown"
         );
     }

@@ -33,6 +33,8 @@ pub mod widgets;
 pub mod worker;
 
 #[cfg(test)]
+mod consistency_tests;
+#[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;

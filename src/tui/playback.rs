@@ -436,21 +436,8 @@ fn queue_of_failed(kind: &SimEventKind) -> &'static str {
     }
 }
 
-/// `+m:ss` (or `+h:mm:ss`) since the start.
-pub fn offset(ms: u64) -> String {
-    let s = ms / 1000;
-    let frac = ms % 1000;
-    let base = if s >= 3600 {
-        format!("+{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
-    } else {
-        format!("+{}:{:02}", s / 60, s % 60)
-    };
-    if frac == 0 {
-        base
-    } else {
-        format!("{base}.{frac:03}")
-    }
-}
+/// Time since the start, as every output writes it (`+1m30s`).
+pub use crate::report::offset;
 
 impl PermitGate for Simulation {
     fn list(&self) -> Vec<WaitingPod> {
@@ -528,10 +515,10 @@ mod tests {
 
     #[test]
     fn offsets() {
-        assert_eq!(offset(0), "+0:00");
-        assert_eq!(offset(90_000), "+1:30");
-        assert_eq!(offset(1_500), "+0:01.500");
-        assert_eq!(offset(3_723_000), "+1:02:03");
+        assert_eq!(offset(0), "+0s");
+        assert_eq!(offset(90_000), "+1m30s");
+        assert_eq!(offset(1_500), "+1.5s");
+        assert_eq!(offset(3_723_000), "+1h2m3s");
     }
 
     #[test]

@@ -89,10 +89,12 @@ fn pods_in_queue_order_with_pipeline() {
             "default/nominated",
             "default/other-sched",
             "default/web",
-            "team-a/job-1",
             "team-a/gated",
+            "team-a/job-1",
         ],
-        "priority first, then age"
+        // PrioritySort over the queue as a fresh scheduler fills it: priority
+        // first, then the order pods were listed (by key), as `simulate` queues them.
+        "priority first, then list order"
     );
     assert_snapshot!("pods_pipeline", screen(&mut f.app, 130, 30));
 }
@@ -430,7 +432,7 @@ fn flow_waiting_pod_countdown_allow() {
     f.app.update(Action::Tick);
     assert!(f.app.take_dirty());
     let s = screen(&mut f.app, 120, 14);
-    assert!(s.contains("0:07") && s.contains("0:55"), "{s}");
+    assert!(s.contains("7s") && s.contains("55s"), "{s}");
     // Urgent countdowns are styled differently.
     let t = term(&mut f.app, 120, 14);
     let buf = t.backend().buffer();
@@ -441,7 +443,7 @@ fn flow_waiting_pod_countdown_allow() {
                 && buf[(x, y)].fg == theme.countdown_urgent.fg.unwrap_or(Color::Reset)
         })
     });
-    assert!(urgent, "0:07 uses countdown_urgent");
+    assert!(urgent, "7s uses countdown_urgent");
     keys(&mut f, "a");
     assert!(f.app.shared.session.waiting.is_empty());
     assert!(!f.app.needs_tick(), "no countdown: no tick");
@@ -758,6 +760,7 @@ fn bound_pod_gets_the_answer_explain_gives() {
     let opts = crate::engine::cycle::CycleOptions {
         all_filters: true,
         now: t0(),
+        ..Default::default()
     };
     let cli = crate::explain::explain(&cluster(), &config, "default/low-1", &opts)
         .expect("explain answers");
@@ -1058,12 +1061,12 @@ fn sim_gang_demo_step_until_two_wait_then_allow_binds() {
     assert_snapshot!("sim_two_waiting", screen(&mut f.app, 140, 16));
     keys(&mut f, "7");
     let s = screen(&mut f.app, 140, 16);
-    assert!(s.contains("Coscheduling 1:00/1m0s"), "{s}");
+    assert!(s.contains("Coscheduling 1m0s/1m0s"), "{s}");
     assert_snapshot!("sim_waiting_countdown", s);
     // Paused: the wall clock moves, the countdown does not.
     f.clock.advance(Duration::from_secs(20));
     f.app.update(Action::Tick);
-    assert!(screen(&mut f.app, 140, 16).contains("Coscheduling 1:00/1m0s"));
+    assert!(screen(&mut f.app, 140, 16).contains("Coscheduling 1m0s/1m0s"));
     // Allow the first waiting pod: it binds alone, its sibling keeps waiting.
     keys(&mut f, "a");
     assert_eq!(waiting_keys(&f), ["training/resnet-worker-1"]);
@@ -1106,7 +1109,7 @@ fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
     f.clock.advance(Duration::from_secs(30));
     f.app.update(Action::Tick);
     let s = screen(&mut f.app, 140, 14);
-    assert!(s.contains("Coscheduling 1:00/1m30s"), "{s}");
+    assert!(s.contains("Coscheduling 1m0s/1m30s"), "{s}");
     f.clock.advance(Duration::from_secs(52));
     f.app.update(Action::Tick);
     let t = term(&mut f.app, 140, 14);
@@ -1118,7 +1121,7 @@ fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
                 && buf[(x, y)].fg == theme.countdown_urgent.fg.unwrap_or(Color::Reset)
         })
     });
-    assert!(urgent, "0:08 uses countdown_urgent");
+    assert!(urgent, "8s uses countdown_urgent");
     assert_snapshot!("sim_countdown_urgent", t.backend().to_string());
     f.clock.advance(Duration::from_secs(8));
     f.app.update(Action::Tick);
@@ -1133,7 +1136,7 @@ fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
         m.text
     );
     // Nothing left to do: the simulation pauses itself.
-    assert!(m.text.contains("settled at +1:30: paused"), "{}", m.text);
+    assert!(m.text.contains("settled at +1m30s: paused"), "{}", m.text);
     assert!(!f.app.needs_tick());
     assert_eq!(node_of(&f, "training/bert-worker-0"), None, "unreserved");
     assert_snapshot!("sim_timed_out", screen(&mut f.app, 140, 14));
@@ -1177,7 +1180,7 @@ fn sim_reject_then_history_lists_attempts_and_shows_an_older_trace() {
     let cur = f.app.shared.traces.current.clone().expect("trace");
     assert_eq!(cur.key.attempt, Some(0));
     let s = screen(&mut f.app, 190, 10);
-    assert!(s.contains("attempt 1 (cycle #1, +0:00)"), "{s}");
+    assert!(s.contains("attempt 1 (cycle #1, +0s)"), "{s}");
     // A new cycle does not move the picked attempt.
     keys(&mut f, "n");
     keys(&mut f, ":pod training/resnet-worker-0<enter>9");
@@ -1225,12 +1228,12 @@ fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
     let mut f = sim_fixture();
     keys(&mut f, "N");
     let m = f.app.shared.message.clone().expect("message");
-    assert_eq!(m.text, "6 cycles at +0:00; 2 waiting at Permit");
+    assert_eq!(m.text, "6 cycles at +0s; 2 waiting at Permit");
     assert_eq!(f.app.sim().expect("sim").attempts().len(), 6);
     keys(&mut f, "n");
     let m = f.app.shared.message.clone().expect("message");
     assert!(
-        m.text.starts_with("nothing to schedule; time jumps to +1:30: training/bert-worker-0: rejected by Coscheduling"),
+        m.text.starts_with("nothing to schedule; time jumps to +1m30s: training/bert-worker-0: rejected by Coscheduling"),
         "{}",
         m.text
     );
@@ -1238,7 +1241,7 @@ fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
     let m = f.app.shared.message.clone().expect("message");
     assert_eq!(
         m.text,
-        "settled at +1:30: nothing left to schedule, nothing waits"
+        "settled at +1m30s: nothing left to schedule, nothing waits"
     );
 }
 
@@ -1364,7 +1367,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     clock.advance(Duration::from_secs(5));
     app.update(Action::Tick);
     let s = screen(&mut app, 120, 14);
-    assert!(s.contains("0:07") && s.contains("0:55"), "{s}");
+    assert!(s.contains("7s") && s.contains("55s"), "{s}");
     assert_snapshot!("act_waiting", s);
     // A tick past a deadline rejects nothing here: the session's engine does that.
     clock.advance(Duration::from_secs(10));

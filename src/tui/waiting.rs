@@ -50,31 +50,8 @@ impl Clock for ManualClock {
 /// A plugin that returned Wait at Permit, and until when (the engine's type).
 pub use crate::engine::waiting::PendingPlugin;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WaitingPod {
-    /// `namespace/name`.
-    pub pod: String,
-    pub node: String,
-    pub pending: Vec<PendingPlugin>,
-}
-
-/// The TUI's view of an engine waiting pod (its uid and start are not shown).
-impl From<crate::engine::waiting::WaitingPodView> for WaitingPod {
-    fn from(w: crate::engine::waiting::WaitingPodView) -> Self {
-        WaitingPod {
-            pod: w.pod,
-            node: w.node,
-            pending: w.pending,
-        }
-    }
-}
-
-impl WaitingPod {
-    /// The earliest deadline: when the pod is rejected unless every plugin allows first.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.pending.iter().map(|p| p.deadline).min()
-    }
-}
+/// A pod held at Permit, as listed (the presentation model's type).
+pub use crate::report::WaitingPod;
 
 /// What happened to a waiting pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,64 +198,8 @@ impl PermitGate for WaitingList {
     }
 }
 
-/// Go's `time.Duration.String()` for non-negative durations: `1m0s`, `1.5s`, `2h0m0s`,
-/// `250ms`.
-pub fn go_duration(d: Duration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".into();
-    }
-    if nanos < 1_000_000_000 {
-        let (unit, div) = if nanos < 1_000 {
-            ("ns", 1u128)
-        } else if nanos < 1_000_000 {
-            ("µs", 1_000)
-        } else {
-            ("ms", 1_000_000)
-        };
-        return format!("{}{unit}", frac(nanos, div));
-    }
-    let total_secs = nanos / 1_000_000_000;
-    let sub = nanos % 1_000_000_000;
-    let h = total_secs / 3600;
-    let m = (total_secs % 3600) / 60;
-    let s_int = total_secs % 60;
-    let s = frac(s_int * 1_000_000_000 + sub, 1_000_000_000);
-    if h > 0 {
-        format!("{h}h{m}m{s}s")
-    } else if m > 0 {
-        format!("{m}m{s}s")
-    } else {
-        format!("{s}s")
-    }
-}
-
-fn frac(v: u128, div: u128) -> String {
-    let int = v / div;
-    let rem = v % div;
-    if rem == 0 {
-        return int.to_string();
-    }
-    let width = div.to_string().len() - 1;
-    let digits = format!("{rem:0width$}");
-    format!("{int}.{}", digits.trim_end_matches('0'))
-}
-
-/// A countdown as `m:ss` (or `h:mm:ss`), rounded up so it reaches 0:00 at the deadline.
-pub fn countdown(deadline: Timestamp, now: Timestamp) -> (String, i64) {
-    let left = deadline.duration_since(now);
-    let secs = if left.is_negative() {
-        0
-    } else {
-        left.as_secs() + i64::from(left.subsec_nanos() > 0)
-    };
-    let text = if secs >= 3600 {
-        format!("{}:{:02}:{:02}", secs / 3600, (secs % 3600) / 60, secs % 60)
-    } else {
-        format!("{}:{:02}", secs / 60, secs % 60)
-    };
-    (text, secs)
-}
+/// Durations and countdowns are written by the presentation model, as everywhere.
+pub use crate::report::{countdown, go_duration};
 
 #[cfg(test)]
 mod tests {
@@ -286,21 +207,6 @@ mod tests {
 
     fn t0() -> Timestamp {
         Timestamp::new(1_700_000_000, 0).expect("ts")
-    }
-
-    #[test]
-    fn go_durations() {
-        for (d, want) in [
-            (Duration::from_secs(60), "1m0s"),
-            (Duration::from_secs(1), "1s"),
-            (Duration::from_millis(1500), "1.5s"),
-            (Duration::from_secs(900), "15m0s"),
-            (Duration::from_secs(3661), "1h1m1s"),
-            (Duration::from_millis(250), "250ms"),
-            (Duration::ZERO, "0s"),
-        ] {
-            assert_eq!(go_duration(d), want, "{d:?}");
-        }
     }
 
     #[test]
@@ -368,18 +274,5 @@ mod tests {
             }]
         );
         assert!(w.list().is_empty());
-    }
-
-    #[test]
-    fn countdown_rounds_up() {
-        let at = |ms| {
-            t0().checked_add(SignedDuration::from_millis(ms))
-                .expect("ts")
-        };
-        assert_eq!(countdown(at(60_000), t0()), ("1:00".into(), 60));
-        assert_eq!(countdown(at(59_001), t0()), ("1:00".into(), 60));
-        assert_eq!(countdown(at(9_000), t0()), ("0:09".into(), 9));
-        assert_eq!(countdown(t0(), at(5_000)), ("0:00".into(), 0));
-        assert_eq!(countdown(at(3_723_000), t0()), ("1:02:03".into(), 3723));
     }
 }

@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::framework::{Ctx, CycleState, Plugin, QueuedPodInfo};
+use super::framework::{Ctx, CycleState, Framework, Plugin, QueuedPodInfo};
 use super::handle::Handle;
 use super::queue::{Failure, Gate, QueueName, QueuedPod, SchedulingQueue};
 use super::status::{Code, Status};
@@ -120,6 +120,9 @@ pub struct Scheduler {
     /// Claims a reserved pod holds devices for (DynamicResources' in-flight
     /// allocations), by pod uid: their statuses before, restored if it is forgotten.
     claims_in_flight: BTreeMap<String, Vec<(String, Option<ResourceClaimStatus>)>>,
+    /// Where each pod pending at the start stands in the queue's order
+    /// ([`queue_order`]): the result lists pods in that order.
+    initial_order: BTreeMap<PodKey, usize>,
 }
 
 fn add(t: Timestamp, d: Duration) -> Timestamp {
@@ -149,12 +152,59 @@ fn make_less<'a>(
     state: &'a CycleState,
     now: Timestamp,
 ) -> impl Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + 'a {
-    let sort: Option<&'a Arc<dyn Plugin>> =
-        config.profiles.first().and_then(|p| p.queue_sort.first());
+    less_of(&config.profiles, cluster, state, now)
+}
+
+fn less_of<'a>(
+    profiles: &'a [Framework],
+    cluster: &'a Cluster,
+    state: &'a CycleState,
+    now: Timestamp,
+) -> impl Fn(&QueuedPodInfo, &QueuedPodInfo) -> bool + 'a {
+    let sort: Option<&'a Arc<dyn Plugin>> = profiles.first().and_then(|p| p.queue_sort.first());
     move |a: &QueuedPodInfo, b: &QueuedPodInfo| match sort.and_then(|p| p.as_queue_sort()) {
         Some(qs) => qs.less_in(&Ctx { cluster, now }, state, a, b),
         None => priority_less(a, b),
     }
+}
+
+/// The order in which a scheduler started on `cluster` with these profiles pops
+/// `pods` (given in key order, as the API server lists them): each is queued as
+/// [`Scheduler::new`] queues it, a moment after the previous one from
+/// [`default_start`], and sorted by the first profile's QueueSort plugin with the
+/// same comparison the running queue uses. `pods`, `simulate` and the inspector's
+/// pod list all take their order from here.
+pub fn queue_order(
+    profiles: &[Framework],
+    cluster: &Cluster,
+    pods: Vec<Arc<Pod>>,
+) -> Vec<Arc<Pod>> {
+    let start = default_start(cluster);
+    let handle = Handle::new();
+    let mut state = CycleState::default();
+    handle.attach(&mut state);
+    let less = less_of(profiles, cluster, &state, start);
+    let mut queued: Vec<QueuedPodInfo> = pods
+        .into_iter()
+        .enumerate()
+        .map(|(i, pod)| QueuedPodInfo {
+            pod,
+            timestamp: add(start, Duration::from_nanos(i as u64)),
+            initial_attempt_timestamp: None,
+            attempts: 0,
+        })
+        .collect();
+    // Stable, so pods the plugin cannot tell apart keep their list order.
+    queued.sort_by(|a, b| {
+        if less(a, b) {
+            std::cmp::Ordering::Less
+        } else if less(b, a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    queued.into_iter().map(|q| q.pod).collect()
 }
 
 /// Plugins the pod's last attempt was rejected by, and those that returned Pending
@@ -203,6 +253,11 @@ impl Scheduler {
         let mut sort_state = CycleState::default();
         handle.attach(&mut sort_state);
         let pending: Vec<Arc<Pod>> = cluster.pending_pods().cloned().collect();
+        let initial_order = queue_order(&config.profiles, &cluster, pending.clone())
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.key(), i))
+            .collect();
         let max_attempts = opts.max_attempts.unwrap_or(20 * pending.len() + 100);
         let mut sim = Scheduler {
             cluster,
@@ -224,6 +279,7 @@ impl Scheduler {
             next_start_node_index: 0,
             nominations: BTreeMap::new(),
             claims_in_flight: BTreeMap::new(),
+            initial_order,
         };
         for pod in pending {
             sim.enqueue_initial(pod);
@@ -409,6 +465,14 @@ impl Scheduler {
                 placement,
             });
         }
+        // Queue order first (as `pods` lists them), then pods that came later by key.
+        let rank = |p: &PodResult| {
+            self.initial_order
+                .get(&p.pod)
+                .copied()
+                .unwrap_or(usize::MAX)
+        };
+        pods.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.pod.cmp(&b.pod)));
         SimulationResult {
             start: self.start,
             end_ms: ms_between(self.start, self.now),

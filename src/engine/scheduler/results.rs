@@ -216,6 +216,7 @@ pub struct SimulationResult {
     pub stop: StopReason,
     pub events: Vec<SimEvent>,
     pub attempts: Vec<Attempt>,
-    /// Every pod pending at the start, and every evicted pod, by key.
+    /// Every pod pending at the start in queue order ([`super::queue_order`]), then
+    /// every pod that came later (evicted, added) by key.
     pub pods: Vec<PodResult>,
 }

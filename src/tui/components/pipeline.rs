@@ -36,7 +36,7 @@ impl Component for PipelinePane {
         let tab: Option<Tab> = ctx
             .current
             .and_then(|c| c.view.stages.get(self.cursor.selected))
-            .and_then(|s| s.tab);
+            .and_then(|s| s.detail.map(Tab::from));
         tab.map_or(Handled::Yes, |t| Handled::Then(Effect::OpenTab(t)))
     }
 
@@ -195,7 +195,7 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
             t.dim,
         ),
     ];
-    if let Some(tab) = stage.tab {
+    if let Some(tab) = stage.detail.map(super::super::action::Tab::from) {
         title.push(Span::styled(format!("  enter: {} tab", tab.title()), t.dim));
     }
     f.render_widget(Paragraph::new(Line::from(title)), title_area);

@@ -54,6 +54,7 @@ impl PodsPane {
             namespace: self.namespace.as_deref(),
             filter: &self.table.filter,
             keep: ctx.sim.map(|s| s.tracked()),
+            profiles: ctx.profiles,
         };
         self.rows = pod_rows(ctx.cluster, ctx.waiting, &q);
         self.pending_count = ctx.cluster.pending_pods().count();

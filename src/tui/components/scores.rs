@@ -8,7 +8,6 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
-use super::super::view::abbreviations;
 use super::super::widgets::centered_note;
 use super::table::SortTable;
 use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
@@ -194,7 +193,7 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
     }
 
     let names: Vec<String> = trace.scores.iter().map(|s| s.plugin.clone()).collect();
-    let abbrevs = abbreviations(&names);
+    let abbrevs = &view.score_abbrevs;
     let breakdown_h = if area.height >= 16 {
         (trace.scores.len() as u16 + 3).min(area.height / 2)
     } else {

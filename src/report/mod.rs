@@ -1,0 +1,20 @@
+//! The presentation model: what a person reads about a trace, a pod or the queue,
+//! derived once and drawn by every output (the `explain` table, JSON, the `simulate`
+//! text and the inspector). UI-free: no terminal, no clock (times come in as
+//! arguments), no I/O, so the outputs cannot disagree about a grouping, a rank, an
+//! abbreviation or a duration.
+
+pub mod format;
+pub mod pods;
+pub mod trace;
+
+pub use format::{
+    amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
+};
+pub use pods::{
+    PodRow, PodState, WaitingPod, contains_ci, is_key, pod_reason, pod_state, short_fit_message,
+};
+pub use trace::{
+    FilterRow, Group, GroupKind, Mark, Stage, StageDetail, StagePlugin, TraceView, abbreviations,
+    legend,
+};

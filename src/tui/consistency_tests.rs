@@ -1,0 +1,274 @@
+//! The `explain` table and the inspector draw one trace from the same presentation
+//! model (`crate::report`): they must state the same rejection groups with the same
+//! counts, the same ranks and the same ties. Rendered for real: the table as
+//! `explain` prints it, the inspector on a ratatui `TestBackend`.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::{App, AppInit};
+use super::fixtures::t0;
+use super::waiting::{ManualClock, WaitingList};
+use crate::theme::Theme;
+
+/// The demo cluster with two more GPU nodes like gpu-c1 (same image) but empty, so
+/// `ml/notebook` (rejected by several plugins for several reasons) ties between them
+/// at the top.
+fn demo_with_twin_nodes() -> crate::model::Cluster {
+    let demo = std::fs::read_to_string("examples/demo-cluster.yaml").expect("demo snapshot");
+    let twin = |name: &str| {
+        format!(
+            "---
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+  labels:
+    kubernetes.io/hostname: {name}
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    topology.kubernetes.io/zone: eu-west-1c
+    topology.kubernetes.io/region: eu-west-1
+    pool: gpu
+    nvidia.com/gpu.product: A100
+spec:
+  taints:
+  - key: nvidia.com/gpu
+    value: present
+    effect: NoSchedule
+status:
+  capacity: {{cpu: '32', memory: 256Gi, pods: '110', nvidia.com/gpu: '2'}}
+  allocatable: {{cpu: '32', memory: 256Gi, pods: '110', nvidia.com/gpu: '2'}}
+  conditions:
+  - type: Ready
+    status: 'True'
+  images:
+  - names:
+    - registry.example.com/ml/pytorch:2.4
+    sizeBytes: 4500000000
+"
+        )
+    };
+    let text = format!("{demo}\n{}{}", twin("gpu-x1"), twin("gpu-x2"));
+    crate::source::load_snapshot_str(&text, "demo+twins")
+        .expect("snapshot loads")
+        .cluster
+}
+
+fn app(cluster: crate::model::Cluster) -> App {
+    let config = crate::engine::SchedulerConfig::defaults();
+    App::new(AppInit {
+        cluster: Arc::new(cluster),
+        profiles: config.profiles,
+        runner: super::worker::engine_runner(),
+        clock: Arc::new(ManualClock::new(t0())),
+        waiting: Box::new(WaitingList::default()),
+        theme: Theme::builtin("dark").expect("builtin theme"),
+        theme_loader: Box::new(|s| {
+            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
+                name: s.to_string(),
+                builtins: crate::theme::builtin_names(),
+                searched: "(tests)".into(),
+            })
+        }),
+        source: "snapshot demo+twins".into(),
+        pod: None,
+        simulation: None,
+    })
+}
+
+fn settle(app: &mut App) {
+    while let Some(job) = app.take_job() {
+        let (k, t, v) = job.run_with_view();
+        app.trace_ready(k, t, v);
+    }
+}
+
+fn keys(app: &mut App, s: &str) {
+    for c in s.chars() {
+        let code = if c == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        app.handle_key(&KeyEvent::new(code, KeyModifiers::NONE));
+        settle(app);
+    }
+}
+
+fn screen(app: &mut App, w: u16, h: u16) -> Vec<String> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| app.draw(f)).expect("draw");
+    let buf = t.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect()
+}
+
+/// `(count, plugin, reason)` of the table's rejection groups.
+fn table_groups(table: &str) -> Vec<(usize, String, String)> {
+    let filter = table
+        .split("\nFilter ")
+        .nth(1)
+        .expect("a Filter section")
+        .split("\n\n")
+        .next()
+        .expect("its lines");
+    filter
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("NODES"))
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let count = f[0].parse().expect("a count");
+            let plugin = f[1].to_string();
+            // After the code: the reason, then `  [examples]`.
+            let after_code = l.split_once(f[2]).expect("after the code").1;
+            let reason = after_code
+                .trim_start()
+                .rsplit_once("  [")
+                .expect("examples")
+                .0
+                .to_string();
+            (count, plugin, reason)
+        })
+        .collect()
+}
+
+/// `node → rank` of the table's score rows, and the tie line's nodes.
+fn table_ranks(table: &str) -> (Vec<(String, usize)>, Vec<String>) {
+    let scores = table.split("\nScores ").nth(1).expect("a Scores section");
+    let ranks = scores
+        .lines()
+        .skip(2)
+        .take_while(|l| {
+            l.split_whitespace()
+                .nth(usize::from(!l.starts_with(' ')))
+                .is_some_and(|r| r.parse::<usize>().is_ok())
+        })
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let i = usize::from(!l.starts_with(' '));
+            (f[i + 1].to_string(), f[i].parse().expect("rank"))
+        })
+        .collect();
+    let ties = scores
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("= tie for the best total: "))
+        .map(|l| {
+            l.split_once('.')
+                .expect("sentence")
+                .0
+                .split(", ")
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    (ranks, ties)
+}
+
+#[test]
+fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
+    let cluster = demo_with_twin_nodes();
+    let mut app = app(cluster.clone());
+    settle(&mut app);
+    keys(&mut app, ":pod ml/notebook\n");
+    assert_eq!(app.selected_pod_key(), Some("ml/notebook"));
+
+    // The table, from the same cluster and configuration through `explain`.
+    let config = crate::engine::SchedulerConfig::defaults();
+    let trace = crate::explain::explain(
+        &cluster,
+        &config,
+        "ml/notebook",
+        &crate::engine::cycle::CycleOptions::default(),
+    )
+    .expect("explained");
+    let table =
+        crate::render::table::render(&trace, &crate::render::table::TableOptions::default());
+    let groups = table_groups(&table);
+    let (ranks, ties) = table_ranks(&table);
+    assert!(groups.len() >= 3, "several rejection groups:\n{table}");
+    assert_eq!(ties, ["gpu-x1", "gpu-x2"], "a tie at the top:\n{table}");
+    assert_eq!(
+        groups.iter().map(|g| g.0).sum::<usize>(),
+        trace.filter.iter().filter(|v| !v.feasible).count(),
+        "each rejected node in one group:\n{table}"
+    );
+
+    // JSON carries the same groups and ranks.
+    let json = crate::render::json::to_json(&trace);
+    let json_groups: Vec<(usize, String, String)> = json["rejection_groups"]
+        .as_array()
+        .expect("rejection_groups")
+        .iter()
+        .map(|g| {
+            (
+                g["nodes"].as_array().expect("nodes").len(),
+                g["plugin"].as_str().expect("plugin").to_string(),
+                g["reason"].as_str().expect("reason").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(json_groups, groups);
+    for (node, rank) in &ranks {
+        assert_eq!(json["ranks"][node.as_str()], *rank, "JSON rank of {node}");
+    }
+
+    // The inspector's filter summary: one row per group (count, share bar, plugin,
+    // mark, reason), the rejected ones in the table's order.
+    keys(&mut app, "2v");
+    let lines = screen(&mut app, 220, 40);
+    let shown: Vec<(usize, String, String)> = lines
+        .iter()
+        .filter_map(|l| {
+            let right = l.split('┃').nth(1)?;
+            let (head, reason) = right.split_once(" ✗ ")?;
+            let words: Vec<&str> = head.split_whitespace().collect();
+            let count = words.first()?.trim_start_matches('›').replace(',', "");
+            Some((
+                count.parse().ok()?,
+                words.last()?.to_string(),
+                reason.trim_end().to_string(),
+            ))
+        })
+        .collect();
+    assert_eq!(shown, groups, "{}", lines.join("\n"));
+
+    // The inspector's scores: each node's rank, and the tie named in the header.
+    keys(&mut app, "3");
+    let lines = screen(&mut app, 220, 40);
+    for (node, rank) in &ranks {
+        let row = lines
+            .iter()
+            .find(|l| {
+                l.split_whitespace().any(|w| w == node.as_str())
+                    && !l.contains("tied:")
+                    && !l.contains("chosen with")
+            })
+            .unwrap_or_else(|| panic!("{node} row\n{}", lines.join("\n")));
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let at = words
+            .iter()
+            .position(|w| *w == node.as_str())
+            .expect("node");
+        let tui_rank: usize = words[..at]
+            .iter()
+            .rev()
+            .find_map(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("a rank before {node}: {row}"));
+        assert_eq!(tui_rank, *rank, "rank of {node}\n{}", lines.join("\n"));
+    }
+    let head = lines
+        .iter()
+        .find(|l| l.contains("chosen with"))
+        .expect("score header");
+    let chosen = trace.selected_node.clone().expect("a node is chosen");
+    assert!(head.contains(&format!("★ {chosen} chosen")), "{head}");
+    for other in ties.iter().filter(|n| **n != chosen) {
+        assert!(head.contains(&format!("tied: {other}")), "{head}");
+    }
+}
