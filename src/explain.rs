@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Framework, SchedulerConfig};
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
+use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
