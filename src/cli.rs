@@ -579,15 +579,6 @@ pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
     }
 }
 
-/// The wall-clock time, as the engine's injected "now".
-pub fn now() -> k8s_openapi::jiff::Timestamp {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    k8s_openapi::jiff::Timestamp::from_second(since_epoch.as_secs() as i64)
-        .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
-}
-
 pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
     let timings = args.timings.then(|| Arc::new(Timings::new()));
@@ -598,7 +589,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     let config = load_config(source.config.as_deref())?;
     let opts = CycleOptions {
         all_filters: args.all_filters || args.output != Format::Table,
-        now: now(),
+        now: crate::clock::wall_clock(),
         timer: timings
             .clone()
             .map(|t| crate::engine::cycle::PhaseTimer(t as Arc<dyn PhaseClock>)),
@@ -638,7 +629,11 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             if loaded.live.is_some() {
                 writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
                 if let Some(w) = &word {
-                    writeln!(out, "{}", terminal_safe(&w.line(now())))?;
+                    writeln!(
+                        out,
+                        "{}",
+                        terminal_safe(&w.line(crate::clock::wall_clock()))
+                    )?;
                 }
             }
         }

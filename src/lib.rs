@@ -3,6 +3,7 @@
 
 pub mod act;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod explain;

@@ -272,9 +272,9 @@ pub fn check_profile(
 /// another holder (an API server restarting, a transient 403) is retried every
 /// retry period until the renew deadline has passed.
 pub async fn acquire_lease_retrying(client: &Client, opts: &ActOptions) -> Result<(), ActError> {
-    let start = Timestamp::now();
+    let start = crate::clock::wall_clock();
     loop {
-        let now = Timestamp::now();
+        let now = crate::clock::wall_clock();
         let left = opts.renew_deadline.saturating_sub(elapsed(start, now));
         match acquire_lease_within(client, opts, now, left).await {
             Ok(()) => return Ok(()),

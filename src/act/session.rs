@@ -155,7 +155,7 @@ impl Loop {
     async fn send_all(&mut self, writes: Vec<Write>, report: &mut impl FnMut(Report)) -> bool {
         let any = !writes.is_empty();
         for w in writes {
-            let now = Timestamp::now();
+            let now = crate::clock::wall_clock();
             match self.writer.perform(&w, now).await {
                 Ok(()) => report(Report::Line(describe(&w), false)),
                 Err(e) => {
@@ -232,7 +232,7 @@ impl Loop {
             for w in &waiting {
                 if !self.waiting.iter().any(|o| o.uid == w.uid) {
                     let left = w
-                        .remaining(Timestamp::now())
+                        .remaining(crate::clock::wall_clock())
                         .map(|d| format!(" ({}s left)", d.as_secs()))
                         .unwrap_or_default();
                     report(Report::Line(
@@ -377,13 +377,13 @@ pub async fn run_session(
         waiting: Vec::new(),
         stopped: None,
     };
-    let mut lease = Renewal::new(Timestamp::now());
+    let mut lease = Renewal::new(crate::clock::wall_clock());
     let mut queued: Vec<Command> = Vec::new();
     let result = loop {
         if stop() {
             break Ok(());
         }
-        let now = Timestamp::now();
+        let now = crate::clock::wall_clock();
         if lp.stopped.is_none() && lease.due(now, &opts) {
             let left = opts
                 .renew_deadline
@@ -475,7 +475,7 @@ pub async fn run_session(
     };
     watch.abort();
     // A lost Lease may be someone else's by now; release_lease leaves such a one alone.
-    if let Err(e) = release_lease(&client, &opts, Timestamp::now()).await {
+    if let Err(e) = release_lease(&client, &opts, crate::clock::wall_clock()).await {
         report(Report::Line(format!("releasing the Lease: {e}"), true));
     }
     result

@@ -4,48 +4,11 @@
 //! snapshots. Deadlines, not timers: the countdown is computed from an injected
 //! [`Clock`] at draw time.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-pub trait Clock: Send + Sync {
-    fn now(&self) -> Timestamp;
-}
-
-/// Wall-clock time.
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        Timestamp::new(d.as_secs() as i64, d.subsec_nanos() as i32).unwrap_or(Timestamp::UNIX_EPOCH)
-    }
-}
-
-/// A clock tests move by hand.
-pub struct ManualClock(Mutex<Timestamp>);
-
-impl ManualClock {
-    pub fn new(t: Timestamp) -> Self {
-        ManualClock(Mutex::new(t))
-    }
-    pub fn advance(&self, d: Duration) {
-        if let Ok(mut t) = self.0.lock()
-            && let Ok(sd) = SignedDuration::try_from(d)
-        {
-            *t = t.checked_add(sd).unwrap_or(*t);
-        }
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        self.0.lock().map(|t| *t).unwrap_or(Timestamp::UNIX_EPOCH)
-    }
-}
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 
 /// A plugin that returned Wait at Permit, and until when (the engine's type).
 pub use crate::engine::waiting::PendingPlugin;

@@ -32,7 +32,7 @@ use crate::source::{SchedulingEvents, SourceStatus};
 pub type Change = Box<dyn FnOnce(&mut LiveState, Timestamp) + Send>;
 
 pub(super) fn now() -> Timestamp {
-    Timestamp::now()
+    crate::clock::wall_clock()
 }
 
 pub(super) fn classes_changed<K: Watched>(st: &mut LiveState) {
