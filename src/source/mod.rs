@@ -4,6 +4,7 @@
 
 mod config_file;
 pub mod convert;
+pub mod kinds;
 pub mod live;
 pub mod observed;
 pub mod redact;

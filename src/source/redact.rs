@@ -453,39 +453,17 @@ fn rules(kind: &str) -> Option<&'static Keep> {
     static RULES: OnceLock<BTreeMap<&'static str, Keep>> = OnceLock::new();
     RULES
         .get_or_init(|| {
-            KINDS
-                .iter()
-                .filter_map(|k| Some((*k, Keep::from_paths(&kind_paths(k)?))))
+            kinds()
+                .filter_map(|k| Some((k, Keep::from_paths(&kind_paths(k)?))))
                 .collect()
         })
         .get(kind)
 }
 
 /// Every kind `--redact` keeps (the kinds the snapshot loader reads).
-pub const KINDS: &[&str] = &[
-    "Pod",
-    "Node",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "StorageClass",
-    "CSINode",
-    "CSIDriver",
-    "VolumeAttachment",
-    "CSIStorageCapacity",
-    "Namespace",
-    "PodDisruptionBudget",
-    "PriorityClass",
-    "Service",
-    "ReplicaSet",
-    "StatefulSet",
-    "ReplicationController",
-    "RuntimeClass",
-    "PodGroup",
-    "DeviceClass",
-    "ResourceSlice",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-];
+fn kinds() -> impl Iterator<Item = &'static str> {
+    crate::source::kinds::KINDS.iter().map(|k| k.name)
+}
 
 /// Prune one object to its kind's allowlist. False when the object must be dropped
 /// (a kind the scheduler never reads).
@@ -532,7 +510,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_rules() {
-        for k in KINDS {
+        for k in kinds() {
             assert!(rules(k).is_some(), "{k}");
         }
         assert!(rules("Secret").is_none());
@@ -1079,20 +1057,7 @@ pub fn hash_names(objects: &mut [Value], hasher: &mut NameHasher) {
         let kind = o["kind"].as_str().unwrap_or_default().to_string();
         // A namespaced object without a namespace is in `default`, which must hash
         // like every `default` spelled out.
-        const NAMESPACED: &[&str] = &[
-            "Pod",
-            "PersistentVolumeClaim",
-            "CSIStorageCapacity",
-            "PodDisruptionBudget",
-            "Service",
-            "ReplicaSet",
-            "StatefulSet",
-            "ReplicationController",
-            "PodGroup",
-            "ResourceClaim",
-            "ResourceClaimTemplate",
-        ];
-        if NAMESPACED.contains(&kind.as_str())
+        if crate::source::kinds::namespaced(&kind)
             && let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut)
         {
             meta.entry("namespace").or_insert_with(|| "default".into());
@@ -1122,7 +1087,7 @@ mod name_tests {
 
     #[test]
     fn no_kind_lists_a_name_path_twice() {
-        for k in KINDS {
+        for k in kinds() {
             let paths = name_paths(k);
             let mut seen = std::collections::BTreeSet::new();
             for (p, _) in &paths {

@@ -405,27 +405,7 @@ pub(super) fn object_name(kind: &str, namespace: Option<&str>, name: Option<&str
 
 /// The apiVersion each kind is read at.
 pub(super) fn expected_api_version(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "Node"
-        | "Pod"
-        | "PersistentVolume"
-        | "PersistentVolumeClaim"
-        | "Namespace"
-        | "Service"
-        | "ReplicationController" => "v1",
-        "StorageClass" | "CSINode" | "CSIDriver" | "VolumeAttachment" | "CSIStorageCapacity" => {
-            "storage.k8s.io/v1"
-        }
-        "PodDisruptionBudget" => "policy/v1",
-        "PriorityClass" => "scheduling.k8s.io/v1",
-        "ReplicaSet" | "StatefulSet" => "apps/v1",
-        "RuntimeClass" => "node.k8s.io/v1",
-        "PodGroup" => "scheduling.x-k8s.io/v1alpha1",
-        "DeviceClass" | "ResourceSlice" | "ResourceClaim" | "ResourceClaimTemplate" => {
-            "resource.k8s.io/v1"
-        }
-        _ => return None,
-    })
+    crate::source::kinds::lookup(kind).map(|k| k.api_version)
 }
 
 /// An older apiVersion of `kind` whose schema is the one read, so it loads as is.
@@ -434,20 +414,7 @@ pub(super) fn older_same_schema(kind: &str, api_version: &str) -> bool {
 }
 
 pub(super) fn namespaced(kind: &str) -> bool {
-    matches!(
-        kind,
-        "Pod"
-            | "PersistentVolumeClaim"
-            | "CSIStorageCapacity"
-            | "PodDisruptionBudget"
-            | "Service"
-            | "ReplicaSet"
-            | "StatefulSet"
-            | "ReplicationController"
-            | "PodGroup"
-            | "ResourceClaim"
-            | "ResourceClaimTemplate"
-    )
+    crate::source::kinds::namespaced(kind)
 }
 
 pub(super) fn api_group(api_version: &str) -> &str {
