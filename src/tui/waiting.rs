@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 
@@ -63,101 +63,76 @@ pub trait PermitGate: Send {
     fn expire(&mut self, now: Timestamp) -> Vec<WaitingEvent>;
 }
 
-/// An in-memory waiting-pods map with kube-scheduler's rules: `Allow(p)` stops p's
-/// timer and signals success once none remain; `Reject` stops every timer; the first
-/// signal wins; a timer firing rejects with `rejected due to timeout after waiting <d>
-/// at plugin <p>`.
+/// A waiting-pods map of the inspector's own, for a source with no scheduler behind it
+/// (a plain snapshot, where nothing waits) and for tests. The rules are the engine's
+/// [`WaitingPods`](crate::engine::waiting::WaitingPods) (`Allow(p)` stops p's timer
+/// and succeeds once none remain; `Reject` stops every timer; the first signal wins; a
+/// timer firing rejects with the timeout message); this only speaks pod keys.
 #[derive(Clone, Debug, Default)]
 pub struct WaitingList {
-    pods: Vec<WaitingPod>,
+    map: crate::engine::waiting::WaitingPods,
 }
 
 impl WaitingList {
-    pub fn new(mut pods: Vec<WaitingPod>) -> Self {
-        pods.sort_by(|a, b| a.pod.cmp(&b.pod));
-        WaitingList { pods }
-    }
-
     /// A waiting pod whose plugins each wait `timeout` from `now`.
     pub fn add(&mut self, pod: &str, node: &str, plugins: &[(&str, Duration)], now: Timestamp) {
-        let pending = plugins
-            .iter()
-            .map(|(p, d)| PendingPlugin {
-                plugin: p.to_string(),
-                timeout: *d,
-                deadline: SignedDuration::try_from(*d)
-                    .ok()
-                    .and_then(|sd| now.checked_add(sd).ok())
-                    .unwrap_or(now),
-            })
-            .collect();
-        self.pods.retain(|w| w.pod != pod);
-        self.pods.push(WaitingPod {
-            pod: pod.to_string(),
-            node: node.to_string(),
-            pending,
-        });
-        self.pods.sort_by(|a, b| a.pod.cmp(&b.pod));
+        let (namespace, name) = pod.split_once('/').unwrap_or(("default", pod));
+        let waiting = crate::model::Pod {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            // The key stands in for the uid the map is keyed by.
+            uid: pod.to_string(),
+            ..Default::default()
+        };
+        let waits: Vec<(String, Duration)> =
+            plugins.iter().map(|(p, d)| (p.to_string(), *d)).collect();
+        self.map
+            .add(std::sync::Arc::new(waiting), node, &waits, now);
+    }
+
+    /// A signal given: the pod leaves the map (nothing waits on it to bind).
+    fn decided(&mut self, ev: crate::engine::waiting::SignalEvent) -> WaitingEvent {
+        use crate::engine::waiting::Signal;
+        self.map.remove(&ev.uid);
+        self.map.take_signals();
+        match ev.signal {
+            Signal::Allowed => WaitingEvent::Allowed {
+                pod: ev.pod,
+                node: ev.node,
+            },
+            Signal::Rejected { plugin, message } => WaitingEvent::Rejected {
+                pod: ev.pod,
+                plugin,
+                message,
+            },
+        }
+    }
+
+    fn uid(&self, pod: &str) -> Option<String> {
+        self.map.get_by_key(pod).map(|w| w.uid.clone())
     }
 }
 
 impl PermitGate for WaitingList {
     fn list(&self) -> Vec<WaitingPod> {
-        self.pods.clone()
+        self.map.view().into_iter().map(WaitingPod::from).collect()
     }
 
     fn allow(&mut self, pod: &str, plugin: &str) -> Option<WaitingEvent> {
-        let i = self.pods.iter().position(|w| w.pod == pod)?;
-        let w = &mut self.pods[i];
-        w.pending.retain(|p| p.plugin != plugin);
-        if !w.pending.is_empty() {
-            return None;
-        }
-        let w = self.pods.remove(i);
-        Some(WaitingEvent::Allowed {
-            pod: w.pod,
-            node: w.node,
-        })
+        let uid = self.uid(pod)?;
+        let ev = self.map.allow(&uid, plugin)?;
+        Some(self.decided(ev))
     }
 
     fn reject(&mut self, pod: &str, plugin: &str, message: &str) -> Option<WaitingEvent> {
-        let i = self.pods.iter().position(|w| w.pod == pod)?;
-        let w = self.pods.remove(i);
-        Some(WaitingEvent::Rejected {
-            pod: w.pod,
-            plugin: plugin.to_string(),
-            message: message.to_string(),
-        })
+        let uid = self.uid(pod)?;
+        let ev = self.map.reject(&uid, plugin, message)?;
+        Some(self.decided(ev))
     }
 
     fn expire(&mut self, now: Timestamp) -> Vec<WaitingEvent> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < self.pods.len() {
-            // The earliest timer fires first; ties go to the plugin listed first.
-            let due = self.pods[i]
-                .pending
-                .iter()
-                .filter(|p| p.deadline <= now)
-                .min_by_key(|p| p.deadline)
-                .cloned();
-            match due {
-                Some(p) => {
-                    let w = self.pods.remove(i);
-                    out.push(WaitingEvent::Rejected {
-                        pod: w.pod,
-                        message: format!(
-                            "rejected due to timeout after waiting {} at plugin {}",
-                            go_duration(p.timeout),
-                            p.plugin
-                        ),
-                        plugin: p.plugin,
-                    });
-                }
-                None => i += 1,
-            }
-        }
-        out
+        let fired = self.map.expire(now);
+        fired.into_iter().map(|ev| self.decided(ev)).collect()
     }
 }
 
@@ -167,6 +142,7 @@ pub use crate::report::{countdown, go_duration};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
 
     fn t0() -> Timestamp {
         Timestamp::new(1_700_000_000, 0).expect("ts")
