@@ -113,8 +113,9 @@ impl Shared {
         }
     }
 
-    /// Make the current trace match the selected pod, profile and cluster.
-    pub fn sync_trace(&mut self) -> super::traces::Synced {
+    /// The trace store, and what the panes want shown from it: the selected pod under
+    /// the chosen profile, now.
+    fn traces_and_want(&mut self) -> (&mut super::traces::Traces, Want<'_>) {
         let want = Want {
             pod: self.selected_pod.as_deref(),
             cluster: &self.cluster,
@@ -124,7 +125,13 @@ impl Shared {
             generation: self.generation,
             now: self.session.now(),
         };
-        self.traces.sync(&want)
+        (&mut self.traces, want)
+    }
+
+    /// Make the current trace match the selected pod, profile and cluster.
+    pub fn sync_trace(&mut self) -> super::traces::Synced {
+        let (traces, want) = self.traces_and_want();
+        traces.sync(&want)
     }
 
     /// A computed trace: the trace it replaced, when it is the one wanted.
@@ -134,16 +141,8 @@ impl Shared {
         trace: Arc<crate::engine::trace::Trace>,
         view: Arc<super::view::TraceView>,
     ) -> Option<Option<super::traces::Current>> {
-        let want = Want {
-            pod: self.selected_pod.as_deref(),
-            cluster: &self.cluster,
-            profiles: &self.profiles,
-            profile_override: self.profile_override,
-            sim: self.session.sim(),
-            generation: self.generation,
-            now: self.session.now(),
-        };
-        self.traces.ready(&want, key, trace, view)
+        let (traces, want) = self.traces_and_want();
+        traces.ready(&want, key, trace, view)
     }
 
     /// The tabs of the tab bar (History only in simulation mode).

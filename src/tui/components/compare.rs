@@ -55,14 +55,7 @@ impl Component for ComparePane {
         scroll_by(&mut self.scroll, action)
     }
 
-    fn page(&self) -> usize {
-        self.scroll.page.max(1)
-    }
-
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
-        self.scroll.by(delta);
-        Handled::Yes
-    }
+    scroll_keys!(page_and_wheel);
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)

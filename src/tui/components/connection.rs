@@ -149,18 +149,7 @@ pub struct ConnectionPane {
 }
 
 impl Component for ConnectionPane {
-    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
-        scroll_by(&mut self.scroll, action)
-    }
-
-    fn page(&self) -> usize {
-        self.scroll.page.max(1)
-    }
-
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
-        self.scroll.by(delta);
-        Handled::Yes
-    }
+    scroll_keys!();
 
     fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)

@@ -5,6 +5,28 @@
 //! (open a tab or a node, select a pod, flash a message) it returns as an [`Effect`]
 //! for the app to carry out. None decides anything about scheduling.
 
+/// The keys of a pane that is one scrolled text (its `scroll: Scroll` field): moves
+/// scroll it, a page is its height, the wheel scrolls. `page_and_wheel` when the pane
+/// handles its own keys first.
+macro_rules! scroll_keys {
+    () => {
+        fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+            scroll_by(&mut self.scroll, action)
+        }
+        scroll_keys!(page_and_wheel);
+    };
+    (page_and_wheel) => {
+        fn page(&self) -> usize {
+            self.scroll.page.max(1)
+        }
+
+        fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+            self.scroll.by(delta);
+            Handled::Yes
+        }
+    };
+}
+
 mod compare;
 mod connection;
 mod filters;

@@ -49,18 +49,7 @@ impl NodePane {
 }
 
 impl Component for NodePane {
-    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
-        scroll_by(&mut self.scroll, action)
-    }
-
-    fn page(&self) -> usize {
-        self.scroll.page.max(1)
-    }
-
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
-        self.scroll.by(delta);
-        Handled::Yes
-    }
+    scroll_keys!();
 
     fn node(&self, _ctx: &Ctx) -> Option<String> {
         self.node.clone()

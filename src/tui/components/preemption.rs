@@ -27,14 +27,7 @@ impl Component for PreemptionPane {
         scroll_by(&mut self.scroll, action)
     }
 
-    fn page(&self) -> usize {
-        self.scroll.page.max(1)
-    }
-
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
-        self.scroll.by(delta);
-        Handled::Yes
-    }
+    scroll_keys!(page_and_wheel);
 
     /// The nominated node.
     fn node(&self, ctx: &Ctx) -> Option<String> {
