@@ -34,6 +34,12 @@ pub mod volume_zone;
 
 pub use crate::config::DefaultArgs;
 
+/// Hash maps and sets for the per-cycle work of plugins: a fixed, fast hasher (no
+/// secret key is needed against input the user gave us themselves, and SipHash was a
+/// visible share of a cycle). Never iterated into output.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+pub type FastSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
+
 /// Builds a plugin from its (already defaulted) args; `Value::Null` when the plugin
 /// has no args kind.
 pub type NewPlugin = fn(&serde_json::Value) -> Result<Arc<dyn Plugin>, String>;

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 /// The allocator's maps are keyed by short strings and small integers, looked up
 /// for every device of every node: SipHash's DoS resistance buys nothing here, and a
 /// fixed seed keeps runs identical.
-pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+pub(super) use crate::engine::plugins::FastMap;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::resource::v1::{

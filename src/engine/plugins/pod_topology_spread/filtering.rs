@@ -5,10 +5,10 @@
 //! (value → slot) in an immutable table shared by clones, so the clones preemption
 //! makes per candidate node copy only a vector of counts.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::*;
+use crate::engine::plugins::FastMap;
 use crate::engine::status::Status;
 
 pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
@@ -17,7 +17,7 @@ pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DomainCounts {
     /// value → slot, fixed after PreFilter.
-    index: Arc<HashMap<Arc<str>, usize>>,
+    index: Arc<FastMap<Arc<str>, usize>>,
     names: Arc<Vec<Arc<str>>>,
     counts: Vec<i64>,
     /// Domains first met in AddPod / RemovePod (rare: only nodes counted in PreFilter
@@ -26,7 +26,7 @@ pub(crate) struct DomainCounts {
 }
 
 impl DomainCounts {
-    fn from_map(map: HashMap<Arc<str>, usize>, names: Vec<Arc<str>>, counts: Vec<i64>) -> Self {
+    fn from_map(map: FastMap<Arc<str>, usize>, names: Vec<Arc<str>>, counts: Vec<i64>) -> Self {
         DomainCounts {
             index: Arc::new(map),
             names: Arc::new(names),
@@ -182,7 +182,7 @@ impl PodTopologySpread {
         // Matching pods per node, once per distinct selector.
         let per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
 
-        let mut maps: Vec<HashMap<Arc<str>, usize>> = vec![HashMap::new(); constraints.len()];
+        let mut maps: Vec<FastMap<Arc<str>, usize>> = vec![FastMap::default(); constraints.len()];
         let mut names: Vec<Vec<Arc<str>>> = vec![Vec::new(); constraints.len()];
         let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
         for (pos, info) in cluster.nodes().iter().enumerate() {

@@ -4,10 +4,10 @@
 //! over all nodes, but only into domains some feasible node lies in; hostname counts
 //! are the node's own pods, taken in Score.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::*;
+use crate::engine::plugins::{FastMap, FastSet};
 use crate::engine::status::Status;
 
 pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScorePodTopologySpread";
@@ -20,9 +20,9 @@ pub(crate) struct PreScoreState(pub Arc<PreScoreData>);
 pub(crate) struct PreScoreData {
     pub constraints: Vec<Constraint>,
     /// Feasible nodes lacking some topology key (only when all keys are required).
-    pub ignored_nodes: HashSet<String>,
+    pub ignored_nodes: FastSet<String>,
     /// Per constraint: domain value → matching pods (hostname constraints: empty).
-    pub counts: Vec<HashMap<String, i64>>,
+    pub counts: Vec<FastMap<String, i64>>,
     /// `ln(#domains + 2)` per constraint.
     pub weights: Vec<f64>,
     /// Matching pods per node (indexed like `cluster.nodes()`), per constraint.
@@ -73,7 +73,7 @@ impl PodTopologySpread {
         }
 
         let mut data = PreScoreData {
-            counts: vec![HashMap::new(); constraints.len()],
+            counts: vec![FastMap::default(); constraints.len()],
             ..Default::default()
         };
         for info in feasible {
