@@ -75,6 +75,15 @@ impl FilterPlugin for NodePorts {
 /// `HostPortInfo.CheckConflict`: a wildcard ip conflicts with the same protocol/port on
 /// any ip; a specific ip conflicts with the same protocol/port on itself or on the
 /// wildcard.
+/// Whether one port already in use on a node blocks `want`: the pairwise form of
+/// `conflicts`, for explanations that name the pod holding the port.
+pub(crate) fn port_conflicts(used: &HostPort, want: &HostPort) -> bool {
+    want.port > 0
+        && used.port == want.port
+        && used.protocol == want.protocol
+        && (want.ip == BIND_ALL || used.ip == BIND_ALL || used.ip == want.ip)
+}
+
 fn conflicts(node: &NodeInfo, want: &HostPort) -> bool {
     if want.port <= 0 {
         return false;
