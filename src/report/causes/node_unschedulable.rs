@@ -8,7 +8,7 @@ pub fn causes(_pod: &Pod, node: &NodeInfo) -> Vec<String> {
         return Vec::new();
     }
     vec![format!(
-        "node is cordoned (spec.unschedulable); the pod does not tolerate {TAINT_NODE_UNSCHEDULABLE}:NoSchedule"
+        "node cordoned (spec.unschedulable); no toleration for {TAINT_NODE_UNSCHEDULABLE}"
     )]
 }
 
