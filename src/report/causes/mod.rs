@@ -11,6 +11,7 @@ mod node_affinity;
 mod node_ports;
 mod node_resources_fit;
 mod node_unschedulable;
+mod pod_topology_spread;
 mod taint_toleration;
 
 use std::collections::BTreeMap;
@@ -40,11 +41,22 @@ pub struct CauseLine {
 /// node first, as the replay did.
 pub fn for_trace(trace: &Trace, cluster: &Cluster, pod: &Pod) -> Causes {
     let mut by_node = BTreeMap::new();
+    // PodTopologySpread's counts over the whole cluster, once per trace. Not for a
+    // bound pod: the counts would include the pod itself.
+    let mut spread = None;
     for v in trace.filter.iter().filter(|v| !v.feasible) {
         let (Some(plugin), Some(info)) = (&v.plugin, cluster.node(&v.node)) else {
             continue;
         };
-        let lines = if trace.bound_to.as_deref() == Some(v.node.as_str()) {
+        let lines = if plugin == plugins::pod_topology_spread::NAME {
+            if trace.bound_to.is_some() {
+                continue;
+            }
+            match spread.get_or_insert_with(|| pod_topology_spread::state(cluster, pod)) {
+                Some(s) => pod_topology_spread::causes(s, info),
+                None => Vec::new(),
+            }
+        } else if trace.bound_to.as_deref() == Some(v.node.as_str()) {
             let mut info = info.clone();
             info.remove_pod(&pod.uid);
             of_node(plugin, pod, &info, &v.reasons)
@@ -58,8 +70,10 @@ pub fn for_trace(trace: &Trace, cluster: &Cluster, pod: &Pod) -> Causes {
     Causes { by_node }
 }
 
-/// Why `plugin` rejected `pod` on `node`, given the plugin's reasons. Empty for
-/// plugins not explained yet (their upstream reasons stand alone).
+/// Why `plugin` rejected `pod` on `node`, given the plugin's reasons: the plugins
+/// that need only the node (PodTopologySpread needs the cluster: see
+/// [`for_trace`]). Empty for plugins not explained yet (their upstream reasons stand
+/// alone).
 pub fn of_node(plugin: &str, pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
     match plugin {
         plugins::node_affinity::NAME => node_affinity::causes(pod, node, reasons),
