@@ -16,6 +16,7 @@ mod taint_toleration;
 
 use std::collections::BTreeMap;
 
+use crate::engine::framework::nominated_pods_for;
 use crate::engine::plugins;
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, NodeInfo, Pod};
@@ -48,18 +49,37 @@ pub fn for_trace(trace: &Trace, cluster: &Cluster, pod: &Pod) -> Causes {
         let (Some(plugin), Some(info)) = (&v.plugin, cluster.node(&v.node)) else {
             continue;
         };
+        // Filter ran with the pending pods nominated to the node (priority at least the
+        // pod's) added, and its verdict is that run's when it failed.
+        let nominated = nominated_pods_for(cluster, pod, &v.node);
         let lines = if plugin == plugins::pod_topology_spread::NAME {
-            if trace.bound_to.is_some() {
+            // Its counts would need the bound pod taken off and the nominated pods
+            // added through the plugin's AddPod: not explained then.
+            if trace.bound_to.is_some() || !nominated.is_empty() {
                 continue;
             }
             match spread.get_or_insert_with(|| pod_topology_spread::state(cluster, pod)) {
                 Some(s) => pod_topology_spread::causes(s, info),
                 None => Vec::new(),
             }
-        } else if trace.bound_to.as_deref() == Some(v.node.as_str()) {
+        } else if trace.bound_to.as_deref() == Some(v.node.as_str()) || !nominated.is_empty() {
             let mut info = info.clone();
             info.remove_pod(&pod.uid);
-            of_node(plugin, pod, &info, &v.reasons)
+            for p in &nominated {
+                info.add_pod((*p).clone());
+            }
+            let mut lines = of_node(plugin, pod, &info, &v.reasons);
+            if !lines.is_empty()
+                && !nominated.is_empty()
+                && plugin == plugins::node_resources_fit::NAME
+            {
+                let names: Vec<String> = nominated.iter().map(|p| p.key().to_string()).collect();
+                lines.push(format!(
+                    "counting pods nominated to the node: {}",
+                    names.join(", ")
+                ));
+            }
+            lines
         } else {
             of_node(plugin, pod, info, &v.reasons)
         };
@@ -116,7 +136,7 @@ impl Causes {
             })
             .collect();
         // BTreeMap order is the text order; a stable sort keeps it among equals.
-        out.sort_by(|a, b| b.nodes.len().cmp(&a.nodes.len()));
+        out.sort_by_key(|l| std::cmp::Reverse(l.nodes.len()));
         out
     }
 
@@ -164,5 +184,71 @@ mod testing {
     pub fn on_node(node: Value, others: Vec<Value>, pod: Value) -> (Pod, NodeInfo) {
         let c = cluster(vec![node], others);
         (crate::model::testing::pod(pod), c.nodes()[0].clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::status::Code;
+    use crate::engine::trace::{NodeVerdict, Outcome};
+    use crate::model::testing::{cluster, simple_node, simple_pod};
+
+    fn rejected(node: &str, reason: &str) -> NodeVerdict {
+        NodeVerdict {
+            node: node.into(),
+            feasible: false,
+            plugin: Some(plugins::node_resources_fit::NAME.into()),
+            code: Code::Unschedulable,
+            reasons: vec![reason.into()],
+        }
+    }
+
+    /// The numbers are those Filter saw: with the higher-priority pods nominated to
+    /// the node, and without the replayed bound pod itself.
+    #[test]
+    fn nominated_pods_count_and_a_bound_pod_does_not() {
+        let mut nominated = simple_pod("nom", "2", "1Gi", None);
+        nominated["spec"]["priority"] = serde_json::json!(10);
+        nominated["status"] = serde_json::json!({"nominatedNodeName": "n1"});
+        let c = cluster(
+            vec![simple_node("n1", "4", "8Gi"), simple_node("n2", "4", "8Gi")],
+            vec![
+                nominated,
+                simple_pod("new", "3", "1Gi", None),
+                simple_pod("bound", "3", "1Gi", Some("n2")),
+            ],
+        );
+        let mut t = Trace::empty(
+            "default/new".into(),
+            0,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        );
+        t.filter = vec![rejected("n1", "Insufficient cpu")];
+        let pod = c.pod("default/new").unwrap();
+        assert_eq!(
+            for_trace(&t, &c, pod).of("n1"),
+            [
+                "cpu: needs 3, free 2 of 4",
+                "counting pods nominated to the node: default/nom"
+            ]
+        );
+
+        let mut t = Trace::empty(
+            "default/bound".into(),
+            0,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        );
+        t.bound_to = Some("n2".into());
+        t.filter = vec![rejected("n2", "Insufficient cpu")];
+        let pod = c.pod("default/bound").unwrap();
+        assert_eq!(
+            for_trace(&t, &c, pod).of("n2"),
+            ["cpu: needs 3, free 4 of 4"]
+        );
     }
 }

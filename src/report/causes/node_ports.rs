@@ -50,7 +50,9 @@ mod tests {
 
     #[test]
     fn names_the_pod_holding_the_port() {
-        let cases: Vec<(&str, Option<&str>, Option<&str>, Vec<&str>)> = vec![
+        // (case, the holder's hostIP, the wanted hostIP, causes)
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Vec<&'a str>);
+        let cases: Vec<Case> = vec![
             (
                 "both on all addresses",
                 None,
