@@ -13,6 +13,7 @@ use crate::explain::explain;
 use crate::model::Cluster;
 use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
+use crate::report::TraceView;
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, redact, save};
 use std::sync::Arc;
@@ -616,10 +617,16 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         let pod = loaded.cluster.pod(&trace.pod)?;
         SchedulerWord::of(pod, events.get(&trace.pod), trace.fit_error.as_deref())
     });
+    // The rejections' exact causes, from the cluster the replay ran on.
+    let view = match loaded.cluster.pod(&trace.pod) {
+        Some(pod) => TraceView::with_causes(&trace, &loaded.cluster, pod),
+        None => TraceView::new(&trace),
+    };
     match args.output {
         Format::Table => {
-            let text = table::render(
+            let text = table::render_view(
                 &trace,
+                &view,
                 &table::TableOptions {
                     top: args.top,
                     ..Default::default()
@@ -638,7 +645,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         Format::Json | Format::Yaml => {
-            let mut v = json::to_json(&trace);
+            let mut v = json::to_json_view(&trace, &view);
             if loaded.live.is_some()
                 && let Some(o) = v.as_object_mut()
             {

@@ -94,6 +94,53 @@ fn explain_unschedulable_pod_prints_the_fit_error() {
     assert!(out.contains("Insufficient nvidia.com/gpu"), "{out}");
 }
 
+/// Each rejection group of the table has its exact causes under it (the taints, the
+/// labels, the resource numbers), and JSON carries them as the group's `details`.
+#[test]
+fn explain_names_the_exact_cause_under_each_rejection_group() {
+    let o = run(&["explain", "-s", s(&demo()), "batch/quarterly-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for cause in [
+        "untolerated taint ",
+        "nodeSelector ",
+        "node cordoned (spec.unschedulable)",
+        "cpu: needs ",
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(cause))
+            .unwrap_or_else(|| panic!("a line starting {cause:?}:\n{out}"));
+        assert!(
+            line.starts_with("          "),
+            "indented under its group: {line}"
+        );
+    }
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "batch/quarterly-report",
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid json");
+    for g in v["rejection_groups"].as_array().expect("groups") {
+        let details = g["details"].as_array().expect("details on every group");
+        assert!(!details.is_empty(), "a cause for {g}");
+        // Every node of the group is under at least one cause.
+        for n in g["nodes"].as_array().unwrap() {
+            assert!(
+                details
+                    .iter()
+                    .any(|d| d["nodes"].as_array().unwrap().contains(n)),
+                "{n} has a cause in {g}"
+            );
+        }
+    }
+}
+
 #[test]
 fn explain_json_matches_the_fidelity_schema() {
     let dir = root().join("tests/fidelity/h01-basic-least-allocated");

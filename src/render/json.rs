@@ -11,6 +11,14 @@ use crate::engine::trace::{PluginResult, Trace};
 use crate::report::{GroupKind, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
+    to_json_view(t, &TraceView::new(t))
+}
+
+/// [`to_json`] from a view already built. A view with causes adds `details` to each
+/// rejection group: every distinct cause with the group's nodes it applies to
+/// (`[{"cause", "nodes"}]`, the most shared first; a node with several causes is
+/// listed under each). The other keys are the same either way.
+pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
     let prefilter = json!({
         "code": t.pre_filter.code.unwrap_or(Code::Success).as_str(),
         "plugin": t.pre_filter.plugin,
@@ -113,7 +121,6 @@ pub fn to_json(t: &Trace) -> Value {
     // What the table and the inspector show, from the same presentation model:
     // competition ranks (equal totals share a rank) and the rejection groups (each
     // rejected node in exactly one, largest first).
-    let view = TraceView::new(t);
     if t.totals.len() == t.feasible.len() {
         let ranks: BTreeMap<&str, usize> = t
             .feasible
@@ -128,12 +135,20 @@ pub fn to_json(t: &Trace) -> Value {
             .iter()
             .filter(|g| g.kind != GroupKind::Feasible)
             .map(|g| {
-                json!({
+                let mut group = json!({
                     "plugin": g.plugin,
                     "code": g.code.map(Code::as_str),
                     "reason": g.reason,
                     "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
-                })
+                });
+                if let Some(causes) = &view.causes {
+                    group["details"] = causes
+                        .group(view, g)
+                        .into_iter()
+                        .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
+                        .collect();
+                }
+                group
             })
             .collect(),
     );

@@ -25,7 +25,12 @@ impl Default for TableOptions {
 }
 
 pub fn render(t: &Trace, opts: &TableOptions) -> String {
-    let view = &TraceView::new(t);
+    render_view(t, &TraceView::new(t), opts)
+}
+
+/// [`render`] from a view already built (with the rejections' causes, when it has
+/// them: each group then gets its cause lines under it).
+pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
     let mut out = String::new();
     let o = &mut out;
     let _ = writeln!(
@@ -97,11 +102,12 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
     );
     // The groups every output shows: one per (plugin, code, joined reasons), each
     // rejected node in exactly one.
-    let groups: Vec<(&str, &str, &str, Vec<&str>)> = view
+    let groups: Vec<GroupLine> = view
         .summary
         .iter()
-        .filter(|g| g.kind != GroupKind::Feasible)
-        .map(|g| {
+        .enumerate()
+        .filter(|(_, g)| g.kind != GroupKind::Feasible)
+        .map(|(i, g)| {
             (
                 g.plugin.as_deref().unwrap_or("(PreFilter)"),
                 g.code.map(Code::as_str).unwrap_or("-"),
@@ -110,6 +116,7 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
                     .iter()
                     .map(|&r| view.rows[r as usize].node.as_str())
                     .collect(),
+                view.cause_lines(i).to_vec(),
             )
         })
         .collect();
@@ -271,9 +278,10 @@ fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
         }
     }
     let total: usize = groups.values().map(Vec::len).sum();
-    let mut groups: Vec<(&str, &str, &str, Vec<&str>)> = groups
+    // Causes are of first rejections only: these groups have none.
+    let mut groups: Vec<GroupLine> = groups
         .iter()
-        .map(|((p, c, r), nodes)| (*p, *c, r.as_str(), nodes.clone()))
+        .map(|((p, c, r), nodes)| (*p, *c, r.as_str(), nodes.clone(), Vec::new()))
         .collect();
     groups.sort_by(|a, b| {
         b.3.len()
@@ -288,8 +296,15 @@ fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
     rejection_groups(o, &groups, opts);
 }
 
-/// Rejection groups as given (largest first): a few example nodes each.
-fn rejection_groups(o: &mut String, groups: &[(&str, &str, &str, Vec<&str>)], opts: &TableOptions) {
+/// A rejection group as printed: plugin, code, reason, its nodes and its cause lines.
+type GroupLine<'a> = (&'a str, &'a str, &'a str, Vec<&'a str>, Vec<String>);
+
+/// Indent of a group's cause lines: under the PLUGIN column.
+pub const CAUSE_INDENT: &str = "          ";
+
+/// Rejection groups as given (largest first): a few example nodes each, and the
+/// group's causes on indented lines under it.
+fn rejection_groups(o: &mut String, groups: &[GroupLine], opts: &TableOptions) {
     if groups.is_empty() {
         return;
     }
@@ -298,7 +313,7 @@ fn rejection_groups(o: &mut String, groups: &[(&str, &str, &str, Vec<&str>)], op
         "  {:>6}  {:<28} {:<30} REASON",
         "NODES", "PLUGIN", "CODE"
     );
-    for (plugin, code, reason, nodes) in groups {
+    for (plugin, code, reason, nodes, causes) in groups {
         let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
         if nodes.len() > opts.examples {
             ex.push("…");
@@ -309,6 +324,9 @@ fn rejection_groups(o: &mut String, groups: &[(&str, &str, &str, Vec<&str>)], op
             nodes.len(),
             ex.join(", ")
         );
+        for c in causes {
+            let _ = writeln!(o, "{CAUSE_INDENT}{c}");
+        }
     }
 }
 

@@ -4,10 +4,12 @@
 //! arguments), no I/O, so the outputs cannot disagree about a grouping, a rank, an
 //! abbreviation or a duration.
 
+pub mod causes;
 pub mod format;
 pub mod pods;
 pub mod trace;
 
+pub use causes::{CauseLine, Causes};
 pub use format::{
     amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
 };

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, PluginResult, Trace};
 
+use super::causes::Causes;
 use super::format::plural;
+use crate::model::{Cluster, Pod};
 
 /// One verdict mark. The symbol carries the meaning; colour only repeats it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -143,6 +145,11 @@ pub struct TraceView {
     pub stages: Vec<Stage>,
     /// The "0/N nodes are available: ..." line, or "k/N nodes are available".
     pub headline: String,
+    /// The exact cause of each rejection, when the view was built with the cluster
+    /// and the pod ([`TraceView::with_causes`]); `None` when they were not at hand.
+    pub causes: Option<Causes>,
+    /// Per summary group, its cause lines (see [`TraceView::cause_lines`]).
+    pub group_causes: Vec<Vec<String>>,
 }
 
 impl TraceView {
@@ -169,6 +176,30 @@ impl TraceView {
             .results
             .iter()
             .find(|r| &r.plugin == name)
+    }
+
+    /// [`TraceView::new`] with the exact cause of each rejection, computed from the
+    /// cluster the trace ran on and its pod.
+    pub fn with_causes(trace: &Trace, cluster: &Cluster, pod: &Pod) -> TraceView {
+        let mut view = TraceView::new(trace);
+        let causes = super::causes::for_trace(trace, cluster, pod);
+        view.group_causes = view
+            .summary
+            .iter()
+            .map(|g| causes.summary_lines(&view, g, super::causes::SHOWN))
+            .collect();
+        view.causes = Some(causes);
+        view
+    }
+
+    /// The cause lines drawn under the `i`th summary group (the table and the
+    /// inspector): the most shared causes first, at most [`super::causes::SHOWN`],
+    /// then `(+N more)`. Empty without causes.
+    pub fn cause_lines(&self, i: usize) -> &[String] {
+        self.group_causes
+            .get(i)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     pub fn new(trace: &Trace) -> TraceView {
@@ -316,6 +347,8 @@ impl TraceView {
             score_abbrevs,
             stages: Vec::new(),
             headline,
+            causes: None,
+            group_causes: Vec::new(),
         };
         view.stages = stages(trace, &view);
         view

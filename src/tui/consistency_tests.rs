@@ -121,6 +121,7 @@ fn table_groups(table: &str) -> Vec<(usize, String, String)> {
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("NODES"))
         .skip(1)
+        .filter(|l| !l.starts_with(crate::render::table::CAUSE_INDENT))
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             let count = f[0].parse().expect("a count");
@@ -136,6 +137,57 @@ fn table_groups(table: &str) -> Vec<(usize, String, String)> {
             (count, plugin, reason)
         })
         .collect()
+}
+
+/// The cause lines under each of the table's rejection groups, in group order.
+fn table_causes(table: &str) -> Vec<Vec<String>> {
+    let filter = table.split("\nFilter ").nth(1).expect("a Filter section");
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for l in filter
+        .split("\n\n")
+        .next()
+        .expect("its lines")
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("NODES"))
+        .skip(1)
+    {
+        match l.strip_prefix(crate::render::table::CAUSE_INDENT) {
+            Some(c) => out.last_mut().expect("a group first").push(c.to_string()),
+            None => out.push(Vec::new()),
+        }
+    }
+    out
+}
+
+/// The lines under each group of the inspector's filter summary (up to a blank line).
+fn tui_causes(lines: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut open = false;
+    for l in lines {
+        let Some(right) = l.split('┃').nth(1) else {
+            continue;
+        };
+        // A group row starts with its node count (the legend line has marks too).
+        let is_group = right.split_once(" ✗ ").is_some_and(|(head, _)| {
+            head.split_whitespace().next().is_some_and(|w| {
+                w.trim_start_matches('›')
+                    .replace(',', "")
+                    .parse::<usize>()
+                    .is_ok()
+            })
+        });
+        if is_group {
+            out.push(Vec::new());
+            open = true;
+        } else if open && !right.trim().is_empty() {
+            out.last_mut()
+                .expect("a group")
+                .push(right.trim().to_string());
+        } else {
+            open = false;
+        }
+    }
+    out
 }
 
 /// `node → rank` of the table's score rows, and the tie line's nodes.
@@ -187,8 +239,14 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         &crate::engine::cycle::CycleOptions::default(),
     )
     .expect("explained");
-    let table =
-        crate::render::table::render(&trace, &crate::render::table::TableOptions::default());
+    // With the rejections' causes, as `explain` builds its view.
+    let pod = cluster.pod("ml/notebook").expect("the pod");
+    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod);
+    let table = crate::render::table::render_view(
+        &trace,
+        &view,
+        &crate::render::table::TableOptions::default(),
+    );
     let groups = table_groups(&table);
     let (ranks, ties) = table_ranks(&table);
     assert!(groups.len() >= 3, "several rejection groups:\n{table}");
@@ -200,7 +258,7 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
     );
 
     // JSON carries the same groups and ranks.
-    let json = crate::render::json::to_json(&trace);
+    let json = crate::render::json::to_json_view(&trace, &view);
     let json_groups: Vec<(usize, String, String)> = json["rejection_groups"]
         .as_array()
         .expect("rejection_groups")
@@ -214,6 +272,37 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         })
         .collect();
     assert_eq!(json_groups, groups);
+    // Each group's cause lines: the table shows the most shared of JSON's details.
+    let causes = table_causes(&table);
+    assert!(
+        causes.iter().filter(|c| !c.is_empty()).count() >= 2,
+        "cause lines under several groups:\n{table}"
+    );
+    for (g, shown) in json["rejection_groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .zip(&causes)
+    {
+        let details = g["details"].as_array().expect("details");
+        let want: Vec<String> = details
+            .iter()
+            .take(crate::report::causes::SHOWN)
+            .map(|d| {
+                let n = d["nodes"].as_array().expect("nodes").len();
+                format!(
+                    "{}  ({n} node{})",
+                    d["cause"].as_str().expect("cause"),
+                    crate::report::plural(n)
+                )
+            })
+            .chain(
+                (details.len() > crate::report::causes::SHOWN)
+                    .then(|| format!("(+{} more)", details.len() - crate::report::causes::SHOWN)),
+            )
+            .collect();
+        assert_eq!(&want, shown, "JSON details against the table:\n{table}");
+    }
     for (node, rank) in &ranks {
         assert_eq!(json["ranks"][node.as_str()], *rank, "JSON rank of {node}");
     }
@@ -237,6 +326,7 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         })
         .collect();
     assert_eq!(shown, groups, "{}", lines.join("\n"));
+    assert_eq!(tui_causes(&lines), causes, "{}", lines.join("\n"));
 
     // The inspector's scores: each node's rank, and the tie named in the header.
     keys(&mut app, "3");

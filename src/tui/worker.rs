@@ -97,9 +97,14 @@ impl TraceJob {
 
     /// Run the cycle and derive its view, both off the UI thread.
     pub fn run_with_view(self) -> (TraceKey, Arc<Trace>, Arc<TraceView>) {
+        let cluster = self.cluster.clone();
         let (key, trace) = self.compute();
-        let view = Arc::new(TraceView::new(&trace));
-        (key, trace, view)
+        // The rejections' exact causes, from the cluster the cycle ran on.
+        let view = match cluster.pod(&trace.pod) {
+            Some(pod) => TraceView::with_causes(&trace, &cluster, pod),
+            None => TraceView::new(&trace),
+        };
+        (key, trace, Arc::new(view))
     }
 }
 

@@ -40,7 +40,7 @@ const OBJECT_NAME_FIELD: &str = "metadata.name";
 // Parsed selectors
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum FieldOp {
+pub(crate) enum FieldOp {
     Equal,
     NotEqual,
 }
@@ -48,10 +48,10 @@ enum FieldOp {
 /// One node selector term: ANDed label requirements and field requirements. A term
 /// with parse errors never matches.
 #[derive(Clone, Debug)]
-struct Term {
-    labels: Vec<Requirement>,
-    fields: Vec<(String, FieldOp, String)>,
-    errors: Vec<String>,
+pub(crate) struct Term {
+    pub(crate) labels: Vec<Requirement>,
+    pub(crate) fields: Vec<(String, FieldOp, String)>,
+    pub(crate) errors: Vec<String>,
 }
 
 impl Term {
@@ -103,7 +103,7 @@ impl Term {
     }
 
     /// Field selectors see only `metadata.name` (a missing key reads as "").
-    fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
         if !self.errors.is_empty() {
             return false;
         }
@@ -227,12 +227,12 @@ fn parse_label_requirement(
 
 /// A required node selector (OR of terms; empty terms dropped, so none left = no node).
 #[derive(Clone, Debug)]
-struct Selector {
-    terms: Vec<Term>,
+pub(crate) struct Selector {
+    pub(crate) terms: Vec<Term>,
 }
 
 impl Selector {
-    fn parse(ns: &core::NodeSelector, path: &str) -> Selector {
+    pub(crate) fn parse(ns: &core::NodeSelector, path: &str) -> Selector {
         let tp = child(path, "nodeSelectorTerms");
         Selector {
             terms: ns
@@ -408,7 +408,7 @@ impl RequiredAffinity {
     }
 }
 
-fn required_node_affinity(pod: &Pod) -> Option<&core::NodeSelector> {
+pub(crate) fn required_node_affinity(pod: &Pod) -> Option<&core::NodeSelector> {
     pod.affinity
         .as_ref()?
         .node_affinity

@@ -75,6 +75,15 @@ impl FilterPlugin for NodePorts {
 /// `HostPortInfo.CheckConflict`: a wildcard ip conflicts with the same protocol/port on
 /// any ip; a specific ip conflicts with the same protocol/port on itself or on the
 /// wildcard.
+/// Whether one port already in use on a node blocks `want`: the pairwise form of
+/// `conflicts`, for explanations that name the pod holding the port.
+pub(crate) fn port_conflicts(used: &HostPort, want: &HostPort) -> bool {
+    want.port > 0
+        && used.port == want.port
+        && used.protocol == want.protocol
+        && (want.ip == BIND_ALL || used.ip == BIND_ALL || used.ip == want.ip)
+}
+
 fn conflicts(node: &NodeInfo, want: &HostPort) -> bool {
     if want.port <= 0 {
         return false;
@@ -100,6 +109,38 @@ mod tests {
     use crate::model::testing::{cluster, pod, simple_node};
     use k8s_openapi::jiff::Timestamp;
     use serde_json::{Value, json};
+
+    /// The pairwise rule the explanations use says what `conflicts` says, for every
+    /// pairing of addresses, protocols and ports.
+    #[test]
+    fn port_conflicts_agrees_with_conflicts() {
+        let hp = |ip: &str, protocol: &str, port: i32| HostPort {
+            ip: ip.into(),
+            protocol: protocol.into(),
+            port,
+        };
+        let all: Vec<HostPort> = ["0.0.0.0", "10.0.0.1", "10.0.0.2"]
+            .iter()
+            .flat_map(|ip| {
+                ["TCP", "UDP"]
+                    .iter()
+                    .flat_map(move |pr| [0, 80, 81].map(|port| hp(ip, pr, port)))
+            })
+            .collect();
+        for used in &all {
+            let mut node = NodeInfo::new(std::sync::Arc::new(crate::model::testing::node(
+                simple_node("n1", "1", "1Gi"),
+            )));
+            node.used_ports.insert(used.clone(), 1);
+            for want in &all {
+                assert_eq!(
+                    port_conflicts(used, want),
+                    conflicts(&node, want),
+                    "{used:?} {want:?}"
+                );
+            }
+        }
+    }
 
     fn port_pod(name: &str, node: Option<&str>, ports: Value) -> Value {
         let mut v = json!({

@@ -12,7 +12,7 @@ use crate::model::{NodeInfo, Pod};
 
 pub const NAME: &str = "NodeUnschedulable";
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
-const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+pub(crate) const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 
 pub struct NodeUnschedulable {
     taint: Taint,

@@ -99,8 +99,9 @@ impl FiltersPane {
         }
     }
 
+    /// Lines of the summary: each group, then its cause lines.
     fn groups(ctx: &Ctx) -> usize {
-        ctx.current.map_or(0, |c| c.view.summary.len())
+        ctx.current.map_or(0, |c| summary_lines(&c.view).len())
     }
 }
 
@@ -139,8 +140,11 @@ impl Component for FiltersPane {
                 }
             }
             Action::Enter if self.summary => {
-                let g = self.group_cursor.selected;
-                if g < c.view.summary.len() {
+                // A cause line opens the group it belongs to.
+                let line = summary_lines(&c.view)
+                    .get(self.group_cursor.selected)
+                    .copied();
+                if let Some((g, _)) = line {
                     self.group = Some(g);
                     self.summary = false;
                     self.table.cursor.reset();
@@ -223,6 +227,17 @@ impl Component for FiltersPane {
     }
 }
 
+/// The summary's lines: `(group, None)` for a group, `(group, Some(k))` for its
+/// `k`th cause line, drawn under it.
+fn summary_lines(view: &TraceView) -> Vec<(usize, Option<usize>)> {
+    let mut out = Vec::with_capacity(view.summary.len());
+    for g in 0..view.summary.len() {
+        out.push((g, None));
+        out.extend((0..view.cause_lines(g).len()).map(|k| (g, Some(k))));
+    }
+    out
+}
+
 fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
@@ -255,6 +270,7 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
     let focused = ctx.focus == Focus::Detail;
 
     if pane.summary {
+        let lines = summary_lines(view);
         let total = view.rows.len().max(1) as i64;
         let count_w = format::thousands(view.rows.len()).len().max(5) as u16;
         let plugin_w = view
@@ -276,11 +292,23 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
             &t,
             Some(Row::new(["nodes", "share", "plugin", "reason"])),
             &widths,
-            view.summary.len(),
+            lines.len(),
             &mut pane.group_cursor,
             focused,
             |i| {
-                let g = &view.summary[i];
+                let (gi, cause) = lines[i];
+                if let Some(k) = cause {
+                    return Row::new(vec![
+                        Cell::from(""),
+                        Cell::from(""),
+                        Cell::from(""),
+                        Cell::from(Span::styled(
+                            format!("  {}", view.cause_lines(gi)[k]),
+                            t.dim,
+                        )),
+                    ]);
+                }
+                let g = &view.summary[gi];
                 let n = g.rows.len();
                 let (mark, rstyle) = match g.kind {
                     GroupKind::Feasible => (Mark::Pass, t.pass),

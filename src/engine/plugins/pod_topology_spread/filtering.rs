@@ -113,7 +113,7 @@ impl CriticalPaths {
 pub(crate) struct Fixed {
     pub constraints: Vec<Constraint>,
     /// Whether the incoming pod matches each constraint's selector.
-    self_match: Vec<bool>,
+    pub(crate) self_match: Vec<bool>,
     required_affinity: RequiredNodeAffinity,
 }
 

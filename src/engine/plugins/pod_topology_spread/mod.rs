@@ -20,7 +20,7 @@ use crate::engine::framework::*;
 use crate::model::labels::{Labels, NodeSelector, Selector, label_selector};
 use crate::model::{Cluster, Node, NodeInfo, Pod};
 
-mod filtering;
+pub(crate) mod filtering;
 mod scoring;
 
 pub const NAME: &str = "PodTopologySpread";
@@ -37,7 +37,7 @@ const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
 
 const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
 const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
-const SYSTEM_DEFAULTING: &str = "System";
+pub(crate) const SYSTEM_DEFAULTING: &str = "System";
 const LIST_DEFAULTING: &str = "List";
 const POLICY_HONOR: &str = "Honor";
 
