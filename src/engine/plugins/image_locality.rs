@@ -55,12 +55,14 @@ impl ScorePlugin for ImageLocality {
         for image in pod.init_images.iter().chain(&pod.images) {
             // The node's name that equals the normalised image name is that name, and
             // the key of the cluster's per-image summary: nothing is built per node.
+            // Whether the pod's image is tagged is asked once, not per node image name.
+            let wanted = NormalizedName::of(image);
             let Some(name) = node
                 .node
                 .images
                 .iter()
                 .flat_map(|img| img.names.iter())
-                .find(|n| is_normalized_name_of(n, image))
+                .find(|n| wanted.is(n))
             else {
                 continue;
             };
@@ -74,15 +76,31 @@ impl ScorePlugin for ImageLocality {
     }
 }
 
-/// `candidate == normalized_image_name(image)`, without building the latter.
-fn is_normalized_name_of(candidate: &str, image: &str) -> bool {
-    const LATEST: &str = ":latest";
-    if has_tag(image) {
-        candidate == image
-    } else {
-        candidate.len() == image.len() + LATEST.len()
-            && candidate.ends_with(LATEST)
-            && candidate.starts_with(image)
+/// `normalized_image_name(image)`, without building it: the image as written when it
+/// has a tag, else the image with `:latest` appended.
+struct NormalizedName<'a> {
+    image: &'a str,
+    tagged: bool,
+}
+
+impl<'a> NormalizedName<'a> {
+    fn of(image: &'a str) -> Self {
+        NormalizedName {
+            image,
+            tagged: has_tag(image),
+        }
+    }
+
+    /// `candidate == normalized_image_name(image)`.
+    fn is(&self, candidate: &str) -> bool {
+        const LATEST: &str = ":latest";
+        if self.tagged {
+            candidate == self.image
+        } else {
+            candidate.len() == self.image.len() + LATEST.len()
+                && candidate.ends_with(LATEST)
+                && candidate.starts_with(self.image)
+        }
     }
 }
 
@@ -132,11 +150,11 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(normalized_image_name(input), want, "{input}");
-            assert!(is_normalized_name_of(want, input), "{input}");
+            assert!(NormalizedName::of(input).is(want), "{input}");
         }
-        assert!(!is_normalized_name_of("nginx:1.25", "nginx"));
-        assert!(!is_normalized_name_of("nginx:latest", "nginx:1.25"));
-        assert!(!is_normalized_name_of("nginy:latest", "nginx"));
+        assert!(!NormalizedName::of("nginx").is("nginx:1.25"));
+        assert!(!NormalizedName::of("nginx:1.25").is("nginx:latest"));
+        assert!(!NormalizedName::of("nginx").is("nginy:latest"));
     }
 
     fn img_node(name: &str, images: Value) -> Value {
