@@ -408,37 +408,11 @@ impl Scheduler {
                     qp, pod, profile, &host, trace, state, attempt, st, &assumed,
                 );
             }
-            PermitOutcome::Allowed => {
-                // The binding cycle runs now (it would run concurrently upstream;
-                // nothing delays it here).
+            PermitOutcome::Allowed | PermitOutcome::Wait(_) => {
                 trace.outcome = Outcome::Scheduled { node: host.clone() };
                 self.finish_attempt(attempt, trace);
-                let (pf, skip) = {
-                    let cx = Ctx {
-                        cluster: &self.cluster,
-                        now: self.now,
-                    };
-                    binding::pre_bind_pre_flight(&fw, &cx, &state, &assumed, &host)
-                };
-                let b = Binding {
-                    qp,
-                    original: pod,
-                    assumed,
-                    host,
-                    profile,
-                    state,
-                    attempt,
-                    skip_pre_bind: skip,
-                };
-                if pf.code == Code::Error {
-                    self.binding_failure(b, pf);
-                } else {
-                    self.bind(b);
-                }
-            }
-            PermitOutcome::Wait(waits) => {
-                trace.outcome = Outcome::Scheduled { node: host.clone() };
-                self.finish_attempt(attempt, trace);
+                // PreBind's pre-flight runs before the wait, as upstream's binding
+                // cycle starts with it; its error fails the binding either way.
                 let (pf, skip) = {
                     let cx = Ctx {
                         cluster: &self.cluster,
@@ -460,6 +434,12 @@ impl Scheduler {
                     self.binding_failure(b, pf);
                     return;
                 }
+                let PermitOutcome::Wait(waits) = pout else {
+                    // Allowed: the binding cycle runs now (it would run concurrently
+                    // upstream; nothing delays it here).
+                    self.bind(b);
+                    return;
+                };
                 let uid = assumed.uid.clone();
                 self.handle.waiting().add(assumed, &host, &waits, self.now);
                 let info: Vec<WaitInfo> = waits
