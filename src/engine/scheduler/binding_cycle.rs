@@ -7,7 +7,7 @@ use crate::engine::binding::{self};
 use crate::engine::framework::Ctx;
 use crate::engine::queue::{ClusterEvent, Failure};
 use crate::engine::status::Status;
-use crate::engine::trace::Outcome;
+use crate::engine::trace::{Outcome, PhaseTrace};
 use crate::engine::waiting::{Signal, SignalEvent};
 
 impl Scheduler {
@@ -52,6 +52,13 @@ impl Scheduler {
         }
     }
 
+    /// The binding phases that ran, added to the trace of the attempt that chose the
+    /// node (whose outcome is Scheduled on that node).
+    fn record_binding_phases(&mut self, b: &Binding, phases: Vec<PhaseTrace>) {
+        let node = b.host.clone();
+        self.push_phases(b.attempt, phases, Outcome::Scheduled { node }, None);
+    }
+
     /// PreBind, Bind, PostBind.
     pub(super) fn bind(&mut self, mut b: Binding) {
         let fw = self.fw(b.profile).clone();
@@ -71,14 +78,7 @@ impl Scheduler {
         };
         let mut phases = vec![pt];
         if !st.is_success() {
-            self.push_phases(
-                b.attempt,
-                phases,
-                Outcome::Scheduled {
-                    node: b.host.clone(),
-                },
-                None,
-            );
+            self.record_binding_phases(&b, phases);
             self.binding_failure(b, st);
             return;
         }
@@ -91,14 +91,7 @@ impl Scheduler {
         };
         phases.push(bt);
         if !st.is_success() {
-            self.push_phases(
-                b.attempt,
-                phases,
-                Outcome::Scheduled {
-                    node: b.host.clone(),
-                },
-                None,
-            );
+            self.record_binding_phases(&b, phases);
             self.binding_failure(b, st);
             return;
         }
@@ -110,14 +103,7 @@ impl Scheduler {
             binding::post_bind(&fw, &cx, &mut b.state, &b.assumed, &b.host)
         };
         phases.push(pbt);
-        self.push_phases(
-            b.attempt,
-            phases,
-            Outcome::Scheduled {
-                node: b.host.clone(),
-            },
-            None,
-        );
+        self.record_binding_phases(&b, phases);
         let key = b.assumed.key();
         self.queue.done(b.qp.uid());
         self.nominations.remove(b.qp.uid());
