@@ -158,6 +158,21 @@ fn add(t: Timestamp, d: Duration) -> Timestamp {
         .unwrap_or(Timestamp::MAX)
 }
 
+/// The Lease's API, name and namespace (named after the scheduler name).
+fn lease_api<'a>(client: &Client, opts: &'a ActOptions) -> (Api<Lease>, &'a str, &'a str) {
+    let ns = opts.lease_namespace.as_str();
+    let api = Api::namespaced(client.clone(), ns);
+    (api, opts.scheduler_name.as_str(), ns)
+}
+
+fn lease_error(opts: &ActOptions, cause: kube::Error) -> ActError {
+    ActError::Lease {
+        namespace: opts.lease_namespace.clone(),
+        name: opts.scheduler_name.clone(),
+        cause,
+    }
+}
+
 /// Acquire or renew the Lease named after the scheduler name at `now`. Held by
 /// another identity whose renewTime + leaseDurationSeconds is still ahead: refused.
 /// A conflicting write (another instance raced us) is reported as held too.
@@ -166,14 +181,8 @@ pub async fn acquire_lease(
     opts: &ActOptions,
     now: Timestamp,
 ) -> Result<(), ActError> {
-    let name = opts.scheduler_name.as_str();
-    let ns = opts.lease_namespace.as_str();
-    let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-    let err = |cause| ActError::Lease {
-        namespace: ns.into(),
-        name: name.into(),
-        cause,
-    };
+    let (api, name, ns) = lease_api(client, opts);
+    let err = |cause| lease_error(opts, cause);
     let duration_s = i32::try_from(opts.lease_duration.as_secs()).unwrap_or(i32::MAX);
     let current = api.get_opt(name).await.map_err(err)?;
     let Some(mut lease) = current else {
@@ -318,14 +327,8 @@ pub async fn release_lease(
     opts: &ActOptions,
     now: Timestamp,
 ) -> Result<(), ActError> {
-    let name = opts.scheduler_name.as_str();
-    let ns = opts.lease_namespace.as_str();
-    let api: Api<Lease> = Api::namespaced(client.clone(), ns);
-    let err = |cause| ActError::Lease {
-        namespace: ns.into(),
-        name: name.into(),
-        cause,
-    };
+    let (api, name, _) = lease_api(client, opts);
+    let err = |cause| lease_error(opts, cause);
     let Some(mut lease) = api.get_opt(name).await.map_err(err)? else {
         return Ok(());
     };
