@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
-use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
+use schedscope::engine::scheduler::SimOptions;
 use schedscope::explain::explain;
 use schedscope::model::Cluster;
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
-use support::env_usize;
+use support::{SimRun, env_usize, run_simulation};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -183,16 +183,12 @@ fn simulate_unbound(cluster: &Cluster, config: &SchedulerConfig, count: usize, p
         parallelism,
         ..Default::default()
     };
-    let t = Instant::now();
-    let mut sim = Scheduler::new(cluster, config.clone(), opts);
-    let stop = sim.run();
-    let secs = t.elapsed().as_secs_f64();
-    let r = sim.result();
-    let bound = r
-        .pods
-        .iter()
-        .filter(|p| matches!(p.placement, Placement::Bound { .. }))
-        .count();
+    let SimRun {
+        result: r,
+        stop,
+        secs,
+        bound,
+    } = run_simulation(cluster, config.clone(), opts);
     println!(
         "simulate {pending} pending pods: {} attempts, {bound} bound, {stop:?}, in {secs:.2} s = {:.0} pods/s",
         r.attempts.len(),

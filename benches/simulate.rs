@@ -10,9 +10,9 @@ mod support;
 use std::time::Instant;
 
 use schedscope::engine::SchedulerConfig;
-use schedscope::engine::scheduler::{Placement, Scheduler, SimOptions};
+use schedscope::engine::scheduler::SimOptions;
 use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pending_json};
-use support::{env_usize, load_synthetic};
+use support::{SimRun, env_usize, load_synthetic, run_simulation};
 
 fn main() {
     let pending = env_usize("SCHEDSCOPE_SIM_PENDING", 10_000);
@@ -35,16 +35,12 @@ fn main() {
         keep_traces: false,
         ..Default::default()
     };
-    let t = Instant::now();
-    let mut sim = Scheduler::new(cluster, config, opts);
-    let stop = sim.run();
-    let secs = t.elapsed().as_secs_f64();
-    let r = sim.result();
-    let bound = r
-        .pods
-        .iter()
-        .filter(|p| matches!(p.placement, Placement::Bound { .. }))
-        .count();
+    let SimRun {
+        result: r,
+        stop,
+        secs,
+        bound,
+    } = run_simulation(cluster, config, opts);
     println!(
         "simulate: {} attempts, {} of {} pods bound, {:?}, in {:.2} s = {:.0} pods/s ({:.0} attempts/s)",
         r.attempts.len(),

@@ -1,6 +1,12 @@
 //! Shared by the benches: environment overrides and the synthetic cluster loader.
 #![allow(dead_code)] // each bench uses part of it
 
+use std::time::Instant;
+
+use schedscope::engine::SchedulerConfig;
+use schedscope::engine::scheduler::{
+    Placement, Scheduler, SimOptions, SimulationResult, StopReason,
+};
 use schedscope::model::{Cluster, Node, Pod};
 
 /// `name` from the environment as a number, else `default`.
@@ -39,4 +45,32 @@ pub fn load_synthetic(text: &str, adjust: impl Fn(&mut Pod)) -> Cluster {
         c.upsert_pod(pod);
     }
     c
+}
+
+/// One timed `simulate` run to the end: the result, why it stopped, the seconds it
+/// took and how many pods it bound.
+pub struct SimRun {
+    pub result: SimulationResult,
+    pub stop: StopReason,
+    pub secs: f64,
+    pub bound: usize,
+}
+
+pub fn run_simulation(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> SimRun {
+    let t = Instant::now();
+    let mut sim = Scheduler::new(cluster, config, opts);
+    let stop = sim.run();
+    let secs = t.elapsed().as_secs_f64();
+    let result = sim.result();
+    let bound = result
+        .pods
+        .iter()
+        .filter(|p| matches!(p.placement, Placement::Bound { .. }))
+        .count();
+    SimRun {
+        result,
+        stop,
+        secs,
+        bound,
+    }
 }
