@@ -157,10 +157,14 @@ impl Session {
         w.flush().unwrap();
     }
 
+    /// Waits for the program to exit and for the emulator to have read all it wrote:
+    /// the exit can be seen before the last bytes (leaving the alternate screen, say)
+    /// reach the reader thread.
     pub fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(st) = self.child.try_wait().unwrap() {
+                self.wait_output_end();
                 return st;
             }
             assert!(Instant::now() < deadline, "program did not exit");
