@@ -60,11 +60,54 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// Cut `s` to `width` display cells by taking out its middle (`gke-pool-…-00c1`),
+/// so names that differ only at the end (node and pod names usually do) stay
+/// distinct. The end keeps the larger half.
+pub fn middle(s: &str, width: usize) -> String {
+    if self::width(s) <= width {
+        return s.to_string();
+    }
+    if width <= 1 {
+        return truncate(s, width);
+    }
+    let room = width - 1;
+    let head_w = room / 2;
+    let tail_w = room - head_w;
+    let mut head = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw > head_w {
+            break;
+        }
+        head.push(c);
+        w += cw;
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 0;
+    for c in s.chars().rev() {
+        let cw = char_width(c);
+        if w + cw > tail_w {
+            break;
+        }
+        tail.push(c);
+        w += cw;
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    head
+}
+
 /// Pad or cut to exactly `width` cells.
 pub fn fit(s: &str, width: usize) -> String {
     let t = truncate(s, width);
     let w = self::width(&t);
     format!("{t}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+/// Pad `s` with spaces to `width` cells (never cut).
+pub fn pad(s: &str, width: usize) -> String {
+    format!("{s}{}", " ".repeat(width.saturating_sub(self::width(s))))
 }
 
 /// Right-align within `width` cells.
@@ -87,5 +130,24 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(fit("ab", 4), "ab  ");
         assert_eq!(right("ab", 4), "  ab");
+    }
+
+    #[test]
+    fn middle_keeps_both_ends() {
+        let cases = [
+            ("short", 10, "short"),
+            ("gke-prod-general-2265b1f5-00c1", 16, "gke-pro…1f5-00c1"),
+            ("gke-prod-general-2265b1f5-00c2", 16, "gke-pro…1f5-00c2"),
+            ("abcdef", 5, "ab…ef"),
+            ("abcdef", 1, "…"),
+            ("abcdef", 0, ""),
+            // Wide characters count two cells.
+            ("日本語のノード名", 7, "日…名"),
+        ];
+        for (s, w, want) in cases {
+            let got = middle(s, w);
+            assert_eq!(got, want, "{s} in {w}");
+            assert!(width(&got) <= w, "{got} fits {w}");
+        }
     }
 }

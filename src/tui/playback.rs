@@ -359,6 +359,7 @@ impl Simulation {
     pub fn summary_since(&self, seq: usize) -> Option<(String, bool)> {
         let events = self.events_since(seq);
         let mut parts = Vec::new();
+        let mut rejected: Vec<(&String, &String, usize, Vec<String>)> = Vec::new();
         let mut bad = false;
         for ev in events {
             let text = match &ev.kind {
@@ -385,14 +386,37 @@ impl Simulation {
                     plugin, message, ..
                 } => {
                     bad = true;
-                    Some(
+                    // Pods rejected together for the same reason (a gang timing out at
+                    // once) share one part that names them all: the status line would
+                    // cut all but the first otherwise.
+                    let pods = match rejected
+                        .iter_mut()
+                        .find(|(p, m, _, _)| *p == plugin && *m == message)
+                    {
+                        Some((_, _, at, pods)) => {
+                            pods.push(ev.pod.clone());
+                            Some((*at, pods.join(", ")))
+                        }
+                        None => {
+                            rejected.push((plugin, message, parts.len(), vec![ev.pod.clone()]));
+                            None
+                        }
+                    };
+                    let describe = |pod: String| {
                         WaitingEvent::Rejected {
-                            pod: ev.pod.clone(),
+                            pod,
                             plugin: plugin.clone(),
                             message: message.clone(),
                         }
-                        .describe(),
-                    )
+                        .describe()
+                    };
+                    match pods {
+                        Some((at, pods)) => {
+                            parts[at] = describe(pods);
+                            None
+                        }
+                        None => Some(describe(ev.pod.clone())),
+                    }
                 }
                 SimEventKind::Evicted { .. } => Some(format!("{}: {}", ev.pod, describe(&ev.kind))),
                 SimEventKind::Failed { .. } => {

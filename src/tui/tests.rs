@@ -491,6 +491,64 @@ fn narrow_terminal_shows_one_pane() {
     assert_snapshot!("narrow_filters", screen(&mut f.app, 80, 20));
 }
 
+/// Paper cuts 2 and 3: generated names that differ only at their end (a pool's
+/// nodes, a workload's pods) must not look identical when there is no room for
+/// them whole: they are cut in the middle.
+#[test]
+fn long_names_that_differ_at_the_end_stay_distinct() {
+    let mut c = Cluster::new();
+    let node = |i: usize| format!("gke-prod-general-pool-2265b1f5-a1b2c3d4-{i:04}");
+    let pod = |i: usize| format!("resnet-distributed-training-worker-7d9f8c6b5-{i}");
+    for i in 0..3 {
+        let v = serde_json::json!({
+            "metadata": {"name": node(i), "labels": {"kubernetes.io/hostname": node(i)}},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"}}
+        });
+        let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(v).expect("node");
+        c.upsert_node(crate::model::Node::from_k8s(&n).expect("node"));
+    }
+    for i in 0..3 {
+        let v = serde_json::json!({
+            "metadata": {"name": pod(i), "namespace": "training", "uid": format!("uid-{i}"),
+                "creationTimestamp": t0().to_string()},
+            "spec": {"containers": [{"name": "c", "image": "trainer:1",
+                "resources": {"requests": {"cpu": "2"}}}]},
+            "status": {"phase": "Pending"}
+        });
+        let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).expect("pod");
+        c.upsert_pod(Pod::from_k8s(&p).expect("pod"));
+    }
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    let app = App::new(AppInit {
+        runner: super::worker::engine_runner(),
+        ..app_init(c, "dark", clock.clone())
+    });
+    let mut f = Fixture { app, clock };
+    f.settle();
+    let distinct_rows = |screen: &str, names: &[String]| {
+        for name in names {
+            // Each row shows its name whole or cut in the middle: the end stays.
+            let tail = &name[name.len() - 6..];
+            assert!(
+                screen.lines().any(|l| l.contains(tail)),
+                "{tail} shown:\n{screen}"
+            );
+        }
+    };
+    let pods: Vec<String> = (0..3).map(pod).collect();
+    let nodes: Vec<String> = (0..3).map(node).collect();
+    for (w, h) in [(80, 24), (130, 24), (200, 30)] {
+        let s = screen(&mut f.app, w, h);
+        distinct_rows(&s, &pods);
+    }
+    open_pod(&mut f, &format!("training/{}", pod(0)));
+    keys(&mut f, "2");
+    for (w, h) in [(80, 24), (130, 24), (200, 30)] {
+        let s = screen(&mut f.app, w, h);
+        distinct_rows(&s, &nodes);
+    }
+}
+
 #[test]
 fn tiny_terminal_says_so() {
     let mut f = fixture();
@@ -1130,7 +1188,8 @@ fn sim_countdown_expires_and_rejects_with_the_timeout_message() {
     assert!(m.error);
     assert!(
         m.text.contains(
-            "training/bert-worker-0: rejected by Coscheduling: rejected due to timeout after waiting 1m30s at plugin Coscheduling"
+            // Both pods timed out together: the status line names both (paper cut 6).
+            "training/bert-worker-0, training/bert-worker-1: rejected by Coscheduling: rejected due to timeout after waiting 1m30s at plugin Coscheduling"
         ),
         "{}",
         m.text
@@ -1233,7 +1292,7 @@ fn sim_step_jumps_to_the_next_deadline_and_run_until_idle() {
     keys(&mut f, "n");
     let m = f.app.shared.message.clone().expect("message");
     assert!(
-        m.text.starts_with("nothing to schedule; time jumps to +1m30s: training/bert-worker-0: rejected by Coscheduling"),
+        m.text.starts_with("nothing to schedule; time jumps to +1m30s: training/bert-worker-0, training/bert-worker-1: rejected by Coscheduling"),
         "{}",
         m.text
     );

@@ -335,7 +335,7 @@ fn compare_lines(
                 None => ("-".into(), t.dim),
             }
         };
-        for n in names {
+        for &n in &names {
             out.push(row(&c, n, fmt(&ra, n), fmt(&rb, n), None, t));
         }
         out.push(row(
@@ -346,14 +346,17 @@ fn compare_lines(
             None,
             t,
         ));
-        out.push(row(
-            &c,
-            "pods",
-            (na.pods.len().to_string(), t.text),
-            (nb.pods.len().to_string(), t.text),
-            None,
-            t,
-        ));
+        // The pods resource row already counts them (with the node's limit).
+        if !names.iter().any(|n| n.as_str() == "pods") {
+            out.push(row(
+                &c,
+                "pods",
+                (na.pods.len().to_string(), t.text),
+                (nb.pods.len().to_string(), t.text),
+                None,
+                t,
+            ));
+        }
     }
     out.push(Line::default());
     out.push(Line::from(vec![

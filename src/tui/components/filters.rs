@@ -359,7 +359,9 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
         .map(|&r| format::width(&view.rows[r as usize].node))
         .max()
         .unwrap_or(4)
-        .clamp(4, 28) as u16;
+        // Room for long generated names (cloud node names run to 40–60 cells), but
+        // the plugin columns and the reason keep most of a narrow pane.
+        .clamp(4, (table_area.width as usize / 3).max(12)) as u16;
     // 2 cells of selection gutter, 1 scrollbar, 1 spacing per column.
     let avail = table_area.width.saturating_sub(3 + node_w + 1 + REASON_MIN);
     let col_w: Vec<u16> = view
@@ -434,7 +436,8 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
         Hit::DetailRows,
         |ri| {
             let r = &view.rows[ri];
-            let mut cells = vec![Cell::from(r.node.clone())];
+            // Cut in the middle: nodes of one pool differ only at the end.
+            let mut cells = vec![Cell::from(format::middle(&r.node, node_w as usize))];
             for j in plugins_shown.clone() {
                 cells.push(Cell::from(mark_span(&t, view.cell(ri, j))));
             }
@@ -518,10 +521,9 @@ fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
     };
     spans.push(Span::styled(
         format!(
-            "  {} of {} node{}",
+            "  row {}/{}",
             format::thousands(first),
             format::thousands(n),
-            super::super::view::plural(n)
         ),
         t.dim,
     ));

@@ -582,32 +582,22 @@ fn detail_title(ctx: &Ctx) -> Line<'static> {
 
 fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let width = area.width as usize;
-    // " 1:Pipeline 2:Filters ..." when it fits, else shorter titles, else numbers.
     let tabs = ctx.tabs();
-    let full: usize = tabs.iter().map(|t| t.title().len() + 3).sum::<usize>() + 1;
-    let short: usize = tabs
+    let labels: Vec<String> = tabs
         .iter()
-        .map(|t| t.title().len().min(4) + 3)
-        .sum::<usize>()
-        + 1;
-    let label = |t: Tab| -> String {
-        let n = t.index() + 1;
-        if full <= width {
-            format!("{n}:{}", t.title())
-        } else if short <= width {
-            format!("{n}:{}", &t.title()[..t.title().len().min(4)])
-        } else {
-            format!("{n}")
-        }
-    };
-    let mut spans = vec![Span::raw(" ")];
+        .map(|t| format!("{}:{}", t.index() + 1, t.title()))
+        .collect();
+    let (first, last) = tab_window(&labels, tabs.iter().position(|t| *t == ctx.tab), width);
+    // Whole labels only: when they do not all fit, a window around the current tab,
+    // with ‹ › saying more are there (their number keys still work).
+    let mut spans = vec![Span::styled(
+        if first > 0 { "‹" } else { " " },
+        ctx.theme.dim,
+    )];
     let mut x = area.x + 1;
-    for &t in tabs {
-        let text = label(t);
-        let w = format::width(&text) as u16;
-        if x + w > area.x + area.width {
-            break;
-        }
+    for i in first..last {
+        let (t, text) = (tabs[i], &labels[i]);
+        let w = format::width(text) as u16;
         let style = if t == ctx.tab {
             ctx.theme.tab_active
         } else {
@@ -622,11 +612,41 @@ fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
             },
             Hit::Tab(t),
         ));
-        spans.push(Span::styled(text, style));
+        spans.push(Span::styled(text.clone(), style));
         spans.push(Span::raw(" "));
         x += w + 1;
     }
+    if last < tabs.len() {
+        spans.push(Span::styled("›", ctx.theme.dim));
+    }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The tabs `first..last` to show in `width` cells: all when they fit, else as many
+/// whole labels around `current` as fit beside the two ‹ › marks.
+fn tab_window(labels: &[String], current: Option<usize>, width: usize) -> (usize, usize) {
+    let cost = |i: usize| format::width(&labels[i]) + 1;
+    let all: usize = 1 + (0..labels.len()).map(cost).sum::<usize>();
+    if all <= width || labels.is_empty() {
+        return (0, labels.len());
+    }
+    let room = width.saturating_sub(2);
+    let cur = current.unwrap_or(0).min(labels.len() - 1);
+    let (mut first, mut last) = (cur, cur + 1);
+    let mut used = cost(cur);
+    // Grow to the right first (the next tabs are the likelier ones), then left.
+    loop {
+        if last < labels.len() && used + cost(last) <= room {
+            used += cost(last);
+            last += 1;
+        } else if first > 0 && used + cost(first - 1) <= room {
+            first -= 1;
+            used += cost(first);
+        } else {
+            break;
+        }
+    }
+    (first, last)
 }
 
 pub fn mark_style(t: &Theme, m: Mark) -> Style {
@@ -666,4 +686,38 @@ pub fn legend(t: &Theme) -> Line<'static> {
 pub fn traced_pod(ctx: &Ctx) -> Option<std::sync::Arc<crate::model::Pod>> {
     let c = ctx.current?;
     ctx.cluster.pod(&c.key.pod).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tab_window;
+
+    #[test]
+    fn tabs_show_whole_labels_around_the_current_one() {
+        let labels: Vec<String> = [
+            "1:Pipeline",
+            "2:Filters",
+            "3:Scores",
+            "4:Node",
+            "5:Compare",
+            "6:Preemption",
+            "7:Waiting",
+            "8:Profile",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // All fit: all shown.
+        assert_eq!(tab_window(&labels, Some(3), 200), (0, 8));
+        // 78 cells (an 80-column terminal's pane): one tab gives way, never a cut label.
+        assert_eq!(tab_window(&labels, Some(0), 78), (0, 7));
+        assert_eq!(tab_window(&labels, Some(7), 78), (1, 8));
+        // Narrow: the current tab is always shown.
+        let (a, b) = tab_window(&labels, Some(5), 30);
+        assert!(a <= 5 && 5 < b, "{a}..{b}");
+        let used: usize = (a..b).map(|i| labels[i].len() + 1).sum();
+        assert!(used + 2 <= 30);
+        // Too narrow for even one label: still the current one.
+        assert_eq!(tab_window(&labels, Some(5), 4), (5, 6));
+    }
 }

@@ -281,10 +281,7 @@ fn node_lines(
     ));
     for (r, q, p, a) in resources(info, pod) {
         let pct = if a > 0 { (q + p) * 100 / a } else { 0 };
-        let mut spans = vec![Span::styled(
-            format!("  {:<12}", format::truncate(&r, 12)),
-            t.text,
-        )];
+        let mut spans = vec![Span::styled(format!("  {}", format::fit(&r, 12)), t.text)];
         spans.extend(gauge(t, q, p, a, gauge_w));
         let pct_style: Style = if q + p > a { t.gauge_over } else { t.text };
         spans.push(Span::styled(format!(" {pct:>3}% "), pct_style));
@@ -438,9 +435,24 @@ fn node_lines(
     right.push(header(t, format!("Pods ({})", info.pods.len())));
     let mut pods: Vec<&std::sync::Arc<Pod>> = info.pods.iter().collect();
     pods.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.key().cmp(&b.key())));
+    // As wide as the longest name (up to 48 cells), padded by display width so the
+    // numbers line up; longer names are cut in the middle, where pods of one
+    // workload do not differ.
+    let key_w = pods
+        .iter()
+        .map(|p| format::width(&p.key()))
+        .max()
+        .unwrap_or(0)
+        .min(48);
     for p in pods {
         right.push(Line::from(vec![
-            Span::styled(format!("  {:<40} ", format::truncate(&p.key(), 40)), t.text),
+            Span::styled(
+                format!(
+                    "  {} ",
+                    format::pad(&format::middle(&p.key(), key_w), key_w)
+                ),
+                t.text,
+            ),
             Span::styled(
                 format!(
                     "cpu {:>6} mem {:>7} prio {}",

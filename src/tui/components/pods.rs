@@ -16,6 +16,9 @@ use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
 use crate::engine::queue::QueueName;
 use crate::theme::Theme;
 
+/// The reason column's least width when names are long.
+const REASON_MIN: u16 = 10;
+
 pub fn state_style(t: &Theme, s: PodState) -> Style {
     match s {
         PodState::Pending => t.pending,
@@ -157,14 +160,7 @@ impl Component for PodsPane {
 fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let focused = ctx.focus == Focus::Pods;
     let t = ctx.theme.clone();
-    let mut title = vec![Span::styled(
-        format!(
-            " Pods · {} {} ",
-            format::thousands(pane.rows.len()),
-            if pane.show_all { "all" } else { "pending" }
-        ),
-        t.title,
-    )];
+    let mut title = vec![Span::styled(pods_title(pane), t.title)];
     if let Some(ns) = &pane.namespace {
         title.push(Span::styled(format!("ns:{ns} "), t.key));
     }
@@ -197,21 +193,51 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         .max()
         .unwrap_or(9)
         .clamp(9, 18) as u16;
+    // Names get the room they need (the reason column gives way, down to
+    // REASON_MIN), and are cut in the middle when they must be: pods of one
+    // workload differ only at the end.
+    let queue_w: u16 = match (sim.is_some(), wide) {
+        (false, _) => 0,
+        (true, true) => 17 + 1,
+        (true, false) => 9 + 1,
+    };
+    // Symbol, priority and state columns, one space between columns.
+    let fixed = if wide {
+        1 + 1 + ns_w + 1 + 1 + 5 + 1 + 13 + 1
+    } else {
+        1 + 1 + 1 + 5 + 1
+    } + queue_w;
+    let name_room = inner.width.saturating_sub(fixed + REASON_MIN).max(8);
+    let name_w = pane
+        .rows
+        .iter()
+        .skip(pane.table.cursor.offset)
+        .take(inner.height as usize)
+        .map(|r| {
+            if wide {
+                format::width(&r.pod.name)
+            } else {
+                format::width(&r.pod.namespace) + 1 + format::width(&r.pod.name)
+            }
+        })
+        .max()
+        .unwrap_or(4)
+        .clamp(4, name_room as usize) as u16;
     let mut widths: Vec<Constraint> = if wide {
         vec![
             Constraint::Length(1),
             Constraint::Length(ns_w),
-            Constraint::Fill(3),
+            Constraint::Length(name_w),
             Constraint::Length(5),
             Constraint::Length(13),
-            Constraint::Fill(4),
+            Constraint::Fill(1),
         ]
     } else {
         vec![
             Constraint::Length(1),
-            Constraint::Fill(3),
+            Constraint::Length(name_w),
             Constraint::Length(5),
-            Constraint::Fill(2),
+            Constraint::Fill(1),
         ]
     };
     let mut header: Vec<&str> = if wide {
@@ -261,9 +287,32 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
                 let q = s.queue_of(&r.key());
                 Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
             });
-            row(wide, r, st, line, queue, &t)
+            row(wide, r, st, line, queue, name_w as usize, &t)
         },
     );
+}
+
+/// " Pods · 6 pending " — or, when a simulation keeps the pods it bound listed,
+/// " Pods · 3 pending · 3 bound ", so the count stays true as pods bind.
+fn pods_title(pane: &PodsPane) -> String {
+    let n = pane.rows.len();
+    if pane.show_all {
+        return format!(" Pods · {} all ", format::thousands(n));
+    }
+    let bound = pane
+        .rows
+        .iter()
+        .filter(|r| r.state == PodState::Bound)
+        .count();
+    if bound == 0 {
+        format!(" Pods · {} pending ", format::thousands(n))
+    } else {
+        format!(
+            " Pods · {} pending · {} bound ",
+            format::thousands(n - bound),
+            format::thousands(bound)
+        )
+    }
 }
 
 fn reason_style(t: &Theme, s: PodState) -> Style {
@@ -298,6 +347,7 @@ fn row<'a>(
     st: Style,
     reason: Line<'a>,
     queue: Option<Cell<'a>>,
+    name_w: usize,
     t: &Theme,
 ) -> Row<'a> {
     let sym = Cell::from(Span::styled(r.state.symbol(), st));
@@ -306,12 +356,12 @@ fn row<'a>(
         vec![
             sym,
             Cell::from(Span::styled(r.pod.namespace.clone(), t.dim)),
-            Cell::from(r.pod.name.clone()),
+            Cell::from(format::middle(&r.pod.name, name_w)),
             prio,
             Cell::from(Span::styled(r.state.label(), st)),
         ]
     } else {
-        vec![sym, Cell::from(r.key()), prio]
+        vec![sym, Cell::from(format::middle(&r.key(), name_w)), prio]
     };
     cells.extend(queue);
     cells.push(Cell::from(reason));

@@ -54,8 +54,12 @@ pub fn profile_lines(
         Span::styled(
             format!(
                 "  percentageOfNodesToScore: {}",
-                fw.percentage_of_nodes_to_score
-                    .map_or("default (adaptive)".to_string(), |p| p.to_string())
+                match fw.percentage_of_nodes_to_score {
+                    None => "default (adaptive)".to_string(),
+                    // 0 asks for the same adaptive percentage as leaving it unset.
+                    Some(0) => "0 (adaptive)".to_string(),
+                    Some(p) => format!("{p}%"),
+                }
             ),
             t.dim,
         ),

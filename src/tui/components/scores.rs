@@ -213,7 +213,7 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
         .map(|n| format::width(n))
         .max()
         .unwrap_or(4)
-        .clamp(4, 28) as u16;
+        .clamp(4, (table_area.width as usize / 3).max(12)) as u16;
     let total_w = format::width(&view.max_total.to_string()).max(5) as u16;
     let col_w: Vec<u16> = abbrevs
         .iter()
@@ -297,7 +297,8 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
                 Cell::from(Span::styled(mark, ms)),
                 Cell::from(Line::from(view.ranks[fi].to_string()).right_aligned()),
                 Cell::from(Span::styled(
-                    node.clone(),
+                    // Cut in the middle: nodes of one pool differ only at the end.
+                    format::middle(node, node_w as usize),
                     if chosen { t.chosen } else { t.text },
                 )),
                 Cell::from(Line::from(total.to_string()).right_aligned()),

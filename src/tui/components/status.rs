@@ -133,44 +133,70 @@ pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
                 source.push_str(&format!(" ({state})"));
                 error = e;
             }
-            let mut parts = vec![source];
+            // Each part with how much it matters: when the bar is too narrow, whole
+            // parts give way (least first) instead of the last one being cut mid-word.
+            let mut parts = vec![(source, 9)];
             if let Some(sim) = ctx.sim {
                 let c = sim.counts();
-                parts.push(format!(
-                    "{} {} · cycle {}",
-                    if sim.is_playing() { "▶" } else { "⏸" },
-                    sim.elapsed(),
-                    sim.attempts().len()
+                parts.push((
+                    format!(
+                        "{} {} · cycle {}",
+                        if sim.is_playing() { "▶" } else { "⏸" },
+                        sim.elapsed(),
+                        sim.attempts().len()
+                    ),
+                    7,
                 ));
-                parts.push(format!(
-                    "activeQ {} backoffQ {} unschedulable {} gated {}",
-                    c.active, c.backoff, c.unschedulable, c.gated
+                parts.push((
+                    format!(
+                        "activeQ {} backoffQ {} unschedulable {} gated {}",
+                        c.active, c.backoff, c.unschedulable, c.gated
+                    ),
+                    3,
                 ));
             }
             parts.extend([
-                format!(
-                    "pods {} · {} pending",
-                    format::thousands(total),
-                    format::thousands(pending)
+                (
+                    format!(
+                        "pods {} · {} pending",
+                        format::thousands(total),
+                        format::thousands(pending)
+                    ),
+                    8,
                 ),
-                format!("nodes {}", format::thousands(ctx.cluster.nodes().len())),
+                (
+                    format!("nodes {}", format::thousands(ctx.cluster.nodes().len())),
+                    6,
+                ),
             ]);
             if !ctx.waiting.is_empty() {
-                parts.push(format!("waiting {}", ctx.waiting.len()));
+                parts.push((format!("waiting {}", ctx.waiting.len()), 5));
             }
             if ctx.source.connecting() {
-                parts.push("no data yet".into());
+                parts.push(("no data yet".into(), 8));
             } else {
-                parts.push(format!(
-                    "updated {:02}:{:02}:{:02}Z",
-                    secs / 3600,
-                    (secs % 3600) / 60,
-                    secs % 60
+                parts.push((
+                    format!(
+                        "updated {:02}:{:02}:{:02}Z",
+                        secs / 3600,
+                        (secs % 3600) / 60,
+                        secs % 60
+                    ),
+                    2,
                 ));
             }
-            parts.push(format!("theme {}", t.name));
-            parts.extend(error);
-            format!(" {}", parts.join(" │ "))
+            parts.push((format!("theme {}", t.name), 1));
+            let room = if width > right_w + 10 {
+                width - right_w
+            } else {
+                width
+            };
+            let mut text = whole_parts(parts, room);
+            if let Some(e) = error {
+                text.push_str(" │ ");
+                text.push_str(&e);
+            }
+            text
         }
     };
     let left_style = match ctx.message {
@@ -194,6 +220,22 @@ pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(left, left_style)];
     spans.extend(right);
     f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+/// ` a │ b │ c` from the parts that fit in `room` cells, dropping the least
+/// important ones first (the first part always stays, cut if it must be).
+fn whole_parts(mut parts: Vec<(String, u8)>, room: usize) -> String {
+    let join = |parts: &[(String, u8)]| {
+        let texts: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
+        format!(" {}", texts.join(" │ "))
+    };
+    while parts.len() > 1 && format::width(&join(&parts)) > room {
+        let least = (1..parts.len())
+            .min_by_key(|&i| (parts[i].1, std::cmp::Reverse(i)))
+            .unwrap_or(1);
+        parts.remove(least);
+    }
+    join(&parts)
 }
 
 /// A live source's state in a few words (`connected`, `reconnecting (data 5s old)`,
@@ -258,4 +300,34 @@ pub fn draw_prompt(ctx: &Ctx, f: &mut Frame, area: Rect) {
         Span::styled("█", t.prompt),
     ]);
     f.render_widget(Paragraph::new(line), area);
+}
+
+#[cfg(test)]
+mod whole_parts_tests {
+    use super::whole_parts;
+
+    #[test]
+    fn least_important_parts_give_way_whole() {
+        let parts = || {
+            vec![
+                ("snapshot testdata/cluster.yaml".to_string(), 9),
+                ("pods 11 · 7 pending".to_string(), 8),
+                ("nodes 5".to_string(), 6),
+                ("updated 12:00:00Z".to_string(), 2),
+                ("theme dark".to_string(), 1),
+            ]
+        };
+        assert_eq!(
+            whole_parts(parts(), 200),
+            " snapshot testdata/cluster.yaml │ pods 11 · 7 pending │ nodes 5 │ updated 12:00:00Z │ theme dark"
+        );
+        // An 80-column bar less its keys: the theme and the time go, the counts stay whole.
+        assert_eq!(
+            whole_parts(parts(), 64),
+            " snapshot testdata/cluster.yaml │ pods 11 · 7 pending │ nodes 5"
+        );
+        assert_eq!(whole_parts(parts(), 40), " snapshot testdata/cluster.yaml");
+        // The source stays even when nothing fits (the caller cuts it).
+        assert_eq!(whole_parts(parts(), 5), " snapshot testdata/cluster.yaml");
+    }
 }

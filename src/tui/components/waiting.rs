@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::super::action::{Action, Focus};
+use super::super::format;
 use super::super::waiting::countdown;
 use super::super::widgets::{Cursor, centered_note, virtual_table};
 use super::{Component, Ctx, Effect, Handled, Hit, Hits, move_cursor, nav};
@@ -83,17 +84,17 @@ fn draw(pane: &mut WaitingPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
     let pod_w = ctx
         .waiting
         .iter()
-        .map(|w| w.pod.len())
+        .map(|w| format::width(&w.pod))
         .max()
         .unwrap_or(10)
-        .clamp(10, 40) as u16;
+        .clamp(10, 48) as u16;
     let node_w = ctx
         .waiting
         .iter()
-        .map(|w| w.node.len())
+        .map(|w| format::width(&w.node))
         .max()
         .unwrap_or(4)
-        .clamp(4, 24) as u16;
+        .clamp(4, 40) as u16;
     let widths = [
         Constraint::Length(pod_w),
         Constraint::Length(node_w),
@@ -151,8 +152,8 @@ fn draw(pane: &mut WaitingPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
                 ));
             }
             Row::new(vec![
-                Cell::from(Span::styled(w.pod.clone(), t.text)),
-                Cell::from(w.node.clone()),
+                Cell::from(Span::styled(format::middle(&w.pod, pod_w as usize), t.text)),
+                Cell::from(format::middle(&w.node, node_w as usize)),
                 Cell::from(Line::from(next_cell).right_aligned()),
                 Cell::from(Line::from(plugins)),
             ])
