@@ -259,6 +259,15 @@ fn help_lists_every_key() {
     assert_snapshot!("help", s);
     keys(&mut f, "<esc>");
     assert!(f.app.panes.help.is_none());
+    // With a pod open, help spells out its Filters and Scores column headers
+    // (paper cut 6: the abbreviations were explained nowhere).
+    open_pod(&mut f, "default/web");
+    keys(&mut f, "?");
+    let s = screen(&mut f.app, 120, 100);
+    assert!(s.contains("NRF = NodeResourcesFit"), "{s}");
+    assert!(s.contains("IPA = InterPodAffinity"), "{s}");
+    assert!(s.contains("Scores columns"), "{s}");
+    assert!(s.contains("TT = TaintToleration"), "{s}");
 }
 
 #[test]

@@ -95,6 +95,25 @@ fn draw(pane: &mut HelpPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         "  pods: ○ pending  ⊘ gated  ✗ unschedulable  → nominated  ◷ waiting  ● bound",
         t.text,
     )));
+    // The Filters and Scores column headers of the shown trace, spelled out.
+    if let Some(cur) = ctx.current {
+        let v = &cur.view;
+        let score_names: Vec<String> = cur.trace.scores.iter().map(|s| s.plugin.clone()).collect();
+        let text_w = (w as usize).saturating_sub(4).max(10);
+        for (title, names, abbrevs) in [
+            ("Filters columns", &v.plugins, &v.abbrevs),
+            ("Scores columns", &score_names, &v.score_abbrevs),
+        ] {
+            if names.is_empty() {
+                continue;
+            }
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(title, t.header)));
+            for part in wrap(&crate::report::legend(names, abbrevs), text_w) {
+                lines.push(Line::from(Span::styled(format!("  {part}"), t.text)));
+            }
+        }
+    }
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
     let rect = Rect {
         x: area.x + (area.width.saturating_sub(w)) / 2,
