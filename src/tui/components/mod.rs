@@ -32,6 +32,7 @@ mod connection;
 mod filters;
 mod help;
 mod history;
+mod needs;
 mod node;
 mod pipeline;
 mod pods;
@@ -54,6 +55,7 @@ pub use connection::ConnectionPane;
 pub use filters::FiltersPane;
 pub use help::HelpPane;
 pub use history::HistoryPane;
+pub use needs::NeedsPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
 pub use pods::PodsPane;
@@ -327,6 +329,7 @@ pub struct Panes {
     pub waiting: WaitingPane,
     pub profile: ProfilePane,
     pub history: HistoryPane,
+    pub needs: NeedsPane,
     /// `?`, open.
     pub help: Option<HelpPane>,
     /// `C`, open.
@@ -345,6 +348,7 @@ impl Panes {
             Tab::Waiting => &mut self.waiting,
             Tab::Profile => &mut self.profile,
             Tab::History => &mut self.history,
+            Tab::Needs => &mut self.needs,
         }
     }
 
@@ -419,6 +423,7 @@ impl Panes {
             self.pipeline.cursor.reset();
             self.node.scroll = Scroll::default();
             self.preemption.scroll = Scroll::default();
+            self.needs.scroll = Scroll::default();
             self.compare = ComparePane::default();
         }
         self.filters.trace_changed(ctx, old, same_pod);
@@ -591,7 +596,7 @@ fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         .sum::<usize>()
         + 1;
     let label = |t: Tab| -> String {
-        let n = t.index() + 1;
+        let n = t.digit();
         if full <= width {
             format!("{n}:{}", t.title())
         } else if short <= width {
