@@ -151,4 +151,23 @@ mod tests {
         let s = screen(&mut f.app, 80, 12);
         assert!(s.contains("priority"), "{s}");
     }
+
+    /// `]` and `[` step by place in the bar: Needs follows Profile, then wraps to
+    /// Pipeline, though History (left out of the bar without a simulation) sits
+    /// between them in `Tab::ALL`.
+    #[test]
+    fn next_and_previous_tab_reach_needs_and_wrap() {
+        let mut f = rich_fixture();
+        typed(&mut f, "]");
+        assert_eq!(f.app.shared.tab, Tab::Pipeline);
+        typed(&mut f, "[");
+        assert_eq!(f.app.shared.tab, Tab::Needs);
+        typed(&mut f, "[");
+        assert_eq!(f.app.shared.tab, Tab::Profile);
+        typed(&mut f, "]");
+        assert_eq!(f.app.shared.tab, Tab::Needs);
+        typed(&mut f, ":needs");
+        enter(&mut f);
+        assert_eq!(f.app.shared.tab, Tab::Needs);
+    }
 }
