@@ -584,7 +584,9 @@ mod tests {
 
     #[test]
     fn each_need_is_written_like_kubectl() {
-        let cases: Vec<(&str, Value, Vec<(&str, Vec<&str>)>)> = vec![
+        // (case, spec, the lines: label and entries)
+        type Lines<'a> = Vec<(&'a str, Vec<&'a str>)>;
+        let cases: Vec<(&str, Value, Lines)> = vec![
             (
                 "requests: the largest init container wins, overhead is added",
                 json!({"containers": [{"name": "a", "image": "i",
