@@ -504,8 +504,9 @@ fn volume(pod: &Pod, cluster: &Cluster, v: &core::Volume) -> String {
         }
         return format!("{}: ephemeral, {}", v.name, parts.join(", "));
     }
-    // Any other source the scheduler reads (hostPath is not among them; the cloud
-    // disks, CSI inline volumes, iSCSI, RBD…): its field name says what it is.
+    // Any other source the model keeps (those kubelet alone reads are left out: see
+    // `model::pod`): hostPath, the cloud disks, CSI inline volumes, iSCSI, RBD…; its
+    // field name says what it is.
     format!("{}: {}", v.name, volume_kind(v))
 }
 

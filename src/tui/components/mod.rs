@@ -423,7 +423,6 @@ impl Panes {
             self.pipeline.cursor.reset();
             self.node.scroll = Scroll::default();
             self.preemption.scroll = Scroll::default();
-            self.needs.scroll = Scroll::default();
             self.compare = ComparePane::default();
         }
         self.filters.trace_changed(ctx, old, same_pod);

@@ -16,6 +16,8 @@ use crate::theme::Theme;
 #[derive(Clone, Debug, Default)]
 pub struct NeedsPane {
     pub scroll: Scroll,
+    /// The pod drawn last: another pod starts at the top.
+    shown: Option<String>,
 }
 
 impl Component for NeedsPane {
@@ -28,6 +30,10 @@ impl Component for NeedsPane {
             return;
         };
         hits.rects.push((area, Hit::DetailPane));
+        if self.shown.as_deref() != ctx.selected_pod {
+            self.scroll = Scroll::default();
+            self.shown = ctx.selected_pod.map(str::to_string);
+        }
         let needs = PodNeeds::of(pod, ctx.cluster);
         let lines = needs_lines(t, &needs, area.width as usize);
         scroll_text(f, area, t, lines, &mut self.scroll);
@@ -147,9 +153,17 @@ mod tests {
         let s = screen(&mut f.app, 40, 60);
         assert!(s.contains("pod anti-affinity"), "{s}");
         assert!(s.contains("rich-data"), "{s}");
+        screen(&mut f.app, 80, 12);
         typed(&mut f, "G");
         let s = screen(&mut f.app, 80, 12);
         assert!(s.contains("priority"), "{s}");
+        assert!(f.app.panes.needs.scroll.offset > 0);
+        // Another pod starts at the top.
+        typed(&mut f, ":pod default/web");
+        enter(&mut f);
+        typed(&mut f, "0");
+        screen(&mut f.app, 80, 12);
+        assert_eq!(f.app.panes.needs.scroll.offset, 0);
     }
 
     /// `]` and `[` step by place in the bar: Needs follows Profile, then wraps to
