@@ -147,94 +147,67 @@ impl PodNeeds {
     /// when it is not the default one).
     pub fn lines(&self) -> Vec<NeedLine> {
         let mut out = Vec::new();
-        let mut joined = |label: &'static str, items: &[String], extra: Option<String>| {
-            if !items.is_empty() {
-                let mut text = items.join(", ");
-                if let Some(e) = extra {
-                    text.push_str(&e);
-                }
-                out.push(NeedLine {
-                    label,
-                    entries: vec![text],
-                });
-            }
-        };
-        let pairs = |list: &[(String, String)]| -> Vec<String> {
-            list.iter().map(|(k, v)| format!("{k} {v}")).collect()
-        };
-        let overhead = (!self.overhead.is_empty())
-            .then(|| format!(" (incl. overhead {})", pairs(&self.overhead).join(", ")));
-        joined("requests", &pairs(&self.requests), overhead);
-        joined("nodeSelector", &self.node_selector, None);
-        let mut listed = |label: &'static str, groups: &[(&str, &[String])]| {
-            let entries: Vec<String> = groups
-                .iter()
-                .flat_map(|(kind, items)| items.iter().map(move |i| format!("{kind}{i}")))
-                .collect();
+        // A line when there is anything to say.
+        let mut line = |label: &'static str, entries: Vec<String>| {
             if !entries.is_empty() {
                 out.push(NeedLine { label, entries });
             }
         };
-        listed(
-            "node affinity",
-            &[
-                ("required: ", &self.required_node_affinity),
-                ("preferred ", &self.preferred_node_affinity),
-            ],
-        );
-        listed(
-            "pod affinity",
-            &[
-                ("required: ", &self.required_pod_affinity),
-                ("preferred ", &self.preferred_pod_affinity),
-            ],
-        );
-        listed(
-            "pod anti-affinity",
-            &[
-                ("required: ", &self.required_pod_anti_affinity),
-                ("preferred ", &self.preferred_pod_anti_affinity),
-            ],
-        );
-        listed("tolerations", &[("", &self.tolerations)]);
-        listed("topology spread", &[("", &self.topology_spread)]);
-        let mut joined = |label: &'static str, items: &[String]| {
-            if !items.is_empty() {
-                out.push(NeedLine {
-                    label,
-                    entries: vec![items.join(", ")],
-                });
-            }
+        // Short items share one entry; long ones (terms, constraints, volumes) get one
+        // each.
+        let joined = |items: &[String]| -> Vec<String> {
+            (!items.is_empty())
+                .then(|| items.join(", "))
+                .into_iter()
+                .collect()
         };
-        joined("host ports", &self.host_ports);
-        let mut listed = |label: &'static str, items: &[String]| {
-            if !items.is_empty() {
-                out.push(NeedLine {
-                    label,
-                    entries: items.to_vec(),
-                });
-            }
+        let kinds = |required: &[String], preferred: &[String]| -> Vec<String> {
+            let required = required.iter().map(|t| format!("required: {t}"));
+            required
+                .chain(preferred.iter().map(|t| format!("preferred {t}")))
+                .collect()
         };
-        listed("volumes", &self.volumes);
-        listed("resource claims", &self.resource_claims);
-        if self.priority != 0 || self.priority_class.is_some() || self.preemption_policy == "Never"
+        let pairs = |list: &[(String, String)]| -> Vec<String> {
+            list.iter().map(|(k, v)| format!("{k} {v}")).collect()
+        };
+        let mut requests = joined(&pairs(&self.requests));
+        if let Some(r) = requests.first_mut()
+            && !self.overhead.is_empty()
         {
-            out.push(NeedLine {
-                label: "priority",
-                entries: vec![self.priority_text()],
-            });
+            r.push_str(&format!(
+                " (incl. overhead {})",
+                pairs(&self.overhead).join(", ")
+            ));
         }
-        if !self.scheduling_gates.is_empty() {
-            out.push(NeedLine {
-                label: "scheduling gates",
-                entries: vec![self.scheduling_gates.join(", ")],
-            });
+        line("requests", requests);
+        line("nodeSelector", joined(&self.node_selector));
+        line(
+            "node affinity",
+            kinds(&self.required_node_affinity, &self.preferred_node_affinity),
+        );
+        line(
+            "pod affinity",
+            kinds(&self.required_pod_affinity, &self.preferred_pod_affinity),
+        );
+        line(
+            "pod anti-affinity",
+            kinds(
+                &self.required_pod_anti_affinity,
+                &self.preferred_pod_anti_affinity,
+            ),
+        );
+        line("tolerations", self.tolerations.clone());
+        line("topology spread", self.topology_spread.clone());
+        line("host ports", joined(&self.host_ports));
+        line("volumes", self.volumes.clone());
+        line("resource claims", self.resource_claims.clone());
+        let set = self.priority != 0 || self.priority_class.is_some();
+        if set || self.preemption_policy == "Never" {
+            line("priority", vec![self.priority_text()]);
         }
+        line("scheduling gates", joined(&self.scheduling_gates));
         if self.scheduler_name != DEFAULT_SCHEDULER {
-            out.push(NeedLine {
-                label: "schedulerName",
-                entries: vec![self.scheduler_name.clone()],
-            });
+            line("schedulerName", vec![self.scheduler_name.clone()]);
         }
         out
     }
