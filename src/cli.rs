@@ -14,6 +14,7 @@ use crate::model::Cluster;
 use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
 use crate::report::TraceView;
+use crate::report::needs::PodNeeds;
 use crate::source::live::{self, LiveOptions};
 use crate::source::{SchedulerWord, SchedulingEvents, Snapshot, load_snapshot, redact, save};
 use std::sync::Arc;
@@ -622,11 +623,16 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         Some(pod) => TraceView::with_causes(&trace, &loaded.cluster, pod),
         None => TraceView::new(&trace),
     };
+    let needs = loaded
+        .cluster
+        .pod(&trace.pod)
+        .map(|pod| PodNeeds::of(pod, &loaded.cluster));
     match args.output {
         Format::Table => {
-            let text = table::render_view(
+            let text = table::render_with_needs(
                 &trace,
                 &view,
+                needs.as_ref(),
                 &table::TableOptions {
                     top: args.top,
                     ..Default::default()
@@ -646,6 +652,9 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         }
         Format::Json | Format::Yaml => {
             let mut v = json::to_json_view(&trace, &view);
+            if let Some(n) = &needs {
+                v["needs"] = json::needs_json(n);
+            }
             if loaded.live.is_some()
                 && let Some(o) = v.as_object_mut()
             {

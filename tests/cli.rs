@@ -643,3 +643,64 @@ fn all_filters_shows_every_plugins_answer_in_the_table() {
     ]));
     assert!(!plain.contains("All filters"), "{plain}");
 }
+
+/// The pod's own needs come right under the verdict, one line per need it sets,
+/// before the PreFilter line.
+#[test]
+fn explain_table_lists_the_pods_own_needs_under_the_verdict() {
+    let o = run(&["explain", "--snapshot", s(&demo()), "ml/trainer-big"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let want = "\
+Needs      requests     cpu 16, memory 128Gi, nvidia.com/gpu 4
+           tolerations  nvidia.com/gpu:NoSchedule op=Exists
+           priority     1000 (class research), preemptionPolicy Never
+";
+    let at = out.find(want).unwrap_or_else(|| panic!("{out}"));
+    assert!(at > out.find("FitError").expect("fit error"), "{out}");
+    assert!(at < out.find("PreFilter").expect("prefilter"), "{out}");
+
+    // A gated pod: its gate is listed, though nothing else runs.
+    let o = run(&["explain", "--snapshot", s(&demo()), "default/migration-job"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("           scheduling gates  example.com/approval\n"),
+        "{out}"
+    );
+}
+
+/// JSON and YAML carry the same needs under a new `needs` key, every field present.
+#[test]
+fn explain_json_and_yaml_carry_the_needs() {
+    let o = run(&["explain", "-s", s(&demo()), "shop/checkout", "-o", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid json");
+    let n = &v["needs"];
+    assert_eq!(
+        n["requests"],
+        serde_json::json!({"cpu": "1", "memory": "1Gi"})
+    );
+    assert_eq!(
+        n["node_affinity"]["preferred"],
+        serde_json::json!(["weight 50: topology.kubernetes.io/zone In [eu-west-1c]"])
+    );
+    assert_eq!(n["node_affinity"]["required"], serde_json::json!([]));
+    assert_eq!(
+        n["topology_spread_constraints"],
+        serde_json::json!([
+            "maxSkew 1, topologyKey topology.kubernetes.io/zone, DoNotSchedule, selector app=web"
+        ])
+    );
+    assert_eq!(n["preemption_policy"], "PreemptLowerPriority");
+    assert_eq!(n["scheduler_name"], "default-scheduler");
+    assert_eq!(n["priority"], 0);
+    assert!(n["priority_class"].is_null(), "{n}");
+
+    let o = run(&["explain", "-s", s(&demo()), "db/postgres-1", "-o", "yaml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y: serde_json::Value = serde_saphyr::from_str(&stdout(&o)).expect("valid yaml");
+    assert_eq!(
+        y["needs"]["volumes"],
+        serde_json::json!(["data: pvc data-postgres-1 (unbound, storageClass local-ssd)"])
+    );
+}

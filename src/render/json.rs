@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
+use crate::report::needs::PodNeeds;
 use crate::report::{GroupKind, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
@@ -160,6 +161,40 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
         v["bound_to"] = json!(node);
     }
     v
+}
+
+/// The pod's own needs (the `needs` key): every field, set or not, so the shape is
+/// the same for every pod; the texts are those the table and the inspector print.
+pub fn needs_json(n: &PodNeeds) -> Value {
+    let amounts =
+        |list: &[(String, String)]| -> BTreeMap<String, String> { list.iter().cloned().collect() };
+    json!({
+        "requests": amounts(&n.requests),
+        "overhead": amounts(&n.overhead),
+        "node_selector": n.node_selector,
+        "node_affinity": {
+            "required": n.required_node_affinity,
+            "preferred": n.preferred_node_affinity,
+        },
+        "pod_affinity": {
+            "required": n.required_pod_affinity,
+            "preferred": n.preferred_pod_affinity,
+        },
+        "pod_anti_affinity": {
+            "required": n.required_pod_anti_affinity,
+            "preferred": n.preferred_pod_anti_affinity,
+        },
+        "tolerations": n.tolerations,
+        "topology_spread_constraints": n.topology_spread,
+        "host_ports": n.host_ports,
+        "volumes": n.volumes,
+        "resource_claims": n.resource_claims,
+        "priority": n.priority,
+        "priority_class": n.priority_class,
+        "preemption_policy": n.preemption_policy,
+        "scheduling_gates": n.scheduling_gates,
+        "scheduler_name": n.scheduler_name,
+    })
 }
 
 fn code_reasons(r: &PluginResult) -> Value {

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
+use crate::report::needs::PodNeeds;
 use crate::report::{GroupKind, TraceView, legend};
 
 pub struct TableOptions {
@@ -31,6 +32,17 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
 /// [`render`] from a view already built (with the rejections' causes, when it has
 /// them: each group then gets its cause lines under it).
 pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
+    render_with_needs(t, view, None, opts)
+}
+
+/// [`render_view`] with the pod's own needs under the verdict (when known: the pod
+/// is in the cluster the replay ran on).
+pub fn render_with_needs(
+    t: &Trace,
+    view: &TraceView,
+    needs: Option<&PodNeeds>,
+    opts: &TableOptions,
+) -> String {
     let mut out = String::new();
     let o = &mut out;
     let _ = writeln!(
@@ -47,6 +59,9 @@ pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
     let _ = writeln!(o, "Verdict    {}", verdict_line(t, view));
     if let Some(fe) = &t.fit_error {
         let _ = writeln!(o, "FitError   {fe}");
+    }
+    if let Some(n) = needs {
+        needs_section(o, n);
     }
     if !t.not_modelled.is_empty() {
         let _ = writeln!(
@@ -256,6 +271,26 @@ pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
         );
     }
     out
+}
+
+/// The pod's needs, one labelled line each (only what the pod sets), the entries of
+/// a need one under another.
+fn needs_section(o: &mut String, needs: &PodNeeds) {
+    let lines = needs.lines();
+    let width = lines
+        .iter()
+        .map(|l| l.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut first = true;
+    for l in &lines {
+        for (i, entry) in l.entries.iter().enumerate() {
+            let head = if first { "Needs" } else { "" };
+            let label = if i == 0 { l.label } else { "" };
+            let _ = writeln!(o, "{head:<10} {label:<width$}  {entry}");
+            first = false;
+        }
+    }
 }
 
 /// With `--all-filters`: every Filter plugin's own answer on every node, grouped as

@@ -6,6 +6,7 @@
 
 pub mod causes;
 pub mod format;
+pub mod needs;
 pub mod pods;
 pub mod trace;
 

@@ -8,7 +8,8 @@ pub use crate::source::{DataUpdate, Notice};
 
 use super::worker::TraceKey;
 
-/// The detail tabs, in tab-bar order (keys `1`..`9`; History only in simulation mode).
+/// The detail tabs, in tab-bar order (keys `1`..`9` then `0`; History only in
+/// simulation mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Tab {
     Pipeline,
@@ -21,10 +22,12 @@ pub enum Tab {
     Profile,
     /// Simulation mode: the pod's scheduling attempts.
     History,
+    /// The selected pod's own needs (key `0`, after the others so theirs stay).
+    Needs,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 9] = [
+    pub const ALL: [Tab; 10] = [
         Tab::Pipeline,
         Tab::Filters,
         Tab::Scores,
@@ -34,9 +37,10 @@ impl Tab {
         Tab::Waiting,
         Tab::Profile,
         Tab::History,
+        Tab::Needs,
     ];
     /// The tabs without a simulation.
-    pub const INSPECT: [Tab; 8] = [
+    pub const INSPECT: [Tab; 9] = [
         Tab::Pipeline,
         Tab::Filters,
         Tab::Scores,
@@ -45,6 +49,7 @@ impl Tab {
         Tab::Preemption,
         Tab::Waiting,
         Tab::Profile,
+        Tab::Needs,
     ];
 
     pub fn title(self) -> &'static str {
@@ -58,11 +63,17 @@ impl Tab {
             Tab::Waiting => "Waiting",
             Tab::Profile => "Profile",
             Tab::History => "History",
+            Tab::Needs => "Needs",
         }
     }
 
     pub fn index(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    /// The digit that selects it, as the tab bar shows it: `1`..`9`, then `0`.
+    pub fn digit(self) -> usize {
+        (self.index() + 1) % 10
     }
 }
 

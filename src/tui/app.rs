@@ -168,7 +168,9 @@ impl App {
                     Action::NextTab => 1,
                     _ => tabs.len() - 1,
                 };
-                sh.set_tab(tabs[(sh.tab.index() + step) % tabs.len()]);
+                // By place in this bar (History may be left out of it).
+                let at = tabs.iter().position(|t| *t == sh.tab).unwrap_or(0);
+                sh.set_tab(tabs[(at + step) % tabs.len()]);
             }
             Action::StartFilter => self.start_filter(),
             Action::StartCommand => sh.prompt = Some(Prompt::new(PromptKind::Command, "".into())),

@@ -362,3 +362,235 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         assert!(head.contains(&format!("tied: {other}")), "{head}");
     }
 }
+
+/// `(label, entry)` rows of the table's Needs section: a label column, then entries
+/// (a continuation row has no label and belongs to the one above).
+fn table_needs(table: &str) -> Vec<(String, String)> {
+    let mut rows = Vec::new();
+    let mut in_section = false;
+    for line in table.lines() {
+        if line.starts_with("Needs ") {
+            in_section = true;
+        } else if !line.starts_with("           ") {
+            in_section = false;
+        }
+        if in_section {
+            rows.push(line[11..].to_string());
+        }
+    }
+    label_rows(&rows)
+}
+
+/// Rows of a label column: the entry starts after the label's padding, at the same
+/// column on every row.
+fn label_rows(rows: &[String]) -> Vec<(String, String)> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let label_end = first.find("  ").expect("a label column");
+    let column = label_end + first[label_end..].len() - first[label_end..].trim_start().len();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let chars: Vec<char> = r.chars().collect();
+        let label: String = chars[..column.min(chars.len())].iter().collect();
+        let entry: String = chars[column.min(chars.len())..].iter().collect();
+        let label = match label.trim() {
+            "" => out.last().map(|(l, _)| l.clone()).unwrap_or_default(),
+            l => l.to_string(),
+        };
+        out.push((label, entry.trim_end().to_string()));
+    }
+    out
+}
+
+/// The same rows from the `needs` JSON object, as its fields name them.
+fn json_needs(n: &serde_json::Value) -> Vec<(String, String)> {
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .expect("array")
+            .iter()
+            .map(|s| s.as_str().expect("string").to_string())
+            .collect()
+    };
+    let amounts = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object()
+            .expect("object")
+            .iter()
+            .map(|(k, a)| format!("{k} {}", a.as_str().expect("amount")))
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut row = |label: &str, entry: String| out.push((label.to_string(), entry));
+    let requests = amounts(&n["requests"]);
+    if !requests.is_empty() {
+        let overhead = amounts(&n["overhead"]);
+        let mut entry = requests.join(", ");
+        if !overhead.is_empty() {
+            entry.push_str(&format!(" (incl. overhead {})", overhead.join(", ")));
+        }
+        row("requests", entry);
+    }
+    let selector = strings(&n["node_selector"]);
+    if !selector.is_empty() {
+        row("nodeSelector", selector.join(", "));
+    }
+    for (label, key) in [
+        ("node affinity", "node_affinity"),
+        ("pod affinity", "pod_affinity"),
+        ("pod anti-affinity", "pod_anti_affinity"),
+    ] {
+        for e in strings(&n[key]["required"]) {
+            row(label, format!("required: {e}"));
+        }
+        for e in strings(&n[key]["preferred"]) {
+            row(label, format!("preferred {e}"));
+        }
+    }
+    for e in strings(&n["tolerations"]) {
+        row("tolerations", e);
+    }
+    for e in strings(&n["topology_spread_constraints"]) {
+        row("topology spread", e);
+    }
+    let ports = strings(&n["host_ports"]);
+    if !ports.is_empty() {
+        row("host ports", ports.join(", "));
+    }
+    for e in strings(&n["volumes"]) {
+        row("volumes", e);
+    }
+    for e in strings(&n["resource_claims"]) {
+        row("resource claims", e);
+    }
+    let priority = n["priority"].as_i64().expect("priority");
+    let policy = n["preemption_policy"].as_str().expect("policy");
+    if priority != 0 || !n["priority_class"].is_null() || policy == "Never" {
+        let class = n["priority_class"]
+            .as_str()
+            .map(|c| format!(" (class {c})"))
+            .unwrap_or_default();
+        row(
+            "priority",
+            format!("{priority}{class}, preemptionPolicy {policy}"),
+        );
+    }
+    let gates = strings(&n["scheduling_gates"]);
+    if !gates.is_empty() {
+        row("scheduling gates", gates.join(", "));
+    }
+    let scheduler = n["scheduler_name"].as_str().expect("scheduler");
+    if scheduler != "default-scheduler" {
+        row("schedulerName", scheduler.to_string());
+    }
+    out
+}
+
+/// Requests in a fixed order: JSON keeps them as an object, sorted by name.
+fn sorted_requests(mut rows: Vec<(String, String)>) -> Vec<(String, String)> {
+    for (label, entry) in &mut rows {
+        if label == "requests" {
+            let (amounts, overhead) = match entry.split_once(" (incl. overhead ") {
+                Some((a, o)) => (a.to_string(), Some(o.trim_end_matches(')').to_string())),
+                None => (entry.clone(), None),
+            };
+            let sort = |s: &str| {
+                let mut v: Vec<&str> = s.split(", ").collect();
+                v.sort();
+                v.join(", ")
+            };
+            *entry = match overhead {
+                Some(o) => format!("{} (incl. overhead {})", sort(&amounts), sort(&o)),
+                None => sort(&amounts),
+            };
+        }
+    }
+    rows
+}
+
+#[test]
+fn explain_table_json_and_inspector_state_the_same_needs() {
+    let cluster = demo_with_twin_nodes();
+    let mut app = app(cluster.clone());
+    settle(&mut app);
+    let config = crate::engine::SchedulerConfig::defaults();
+    let mut labels_seen = std::collections::BTreeSet::new();
+    for key in [
+        "ml/trainer-big",
+        "shop/checkout",
+        "shop/cache-3",
+        "shop/ingress-canary",
+        "db/postgres-1",
+        "default/migration-job",
+        "ops/log-shipper-highmem",
+    ] {
+        let trace = crate::explain::explain(
+            &cluster,
+            &config,
+            key,
+            &crate::engine::cycle::CycleOptions::default(),
+        )
+        .expect("explained");
+        let pod = cluster.pod(key).expect("the pod");
+        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod);
+        let needs = crate::report::needs::PodNeeds::of(pod, &cluster);
+        let table = crate::render::table::render_with_needs(
+            &trace,
+            &view,
+            Some(&needs),
+            &crate::render::table::TableOptions::default(),
+        );
+        let from_table = table_needs(&table);
+        assert!(from_table.len() >= 2, "{key}: a Needs section:\n{table}");
+        if key == "ml/trainer-big" {
+            let row = |l: &str, e: &str| (l.to_string(), e.to_string());
+            assert_eq!(
+                from_table,
+                [
+                    row("requests", "cpu 16, memory 128Gi, nvidia.com/gpu 4"),
+                    row("tolerations", "nvidia.com/gpu:NoSchedule op=Exists"),
+                    row("priority", "1000 (class research), preemptionPolicy Never"),
+                ],
+                "the table's rows as read here"
+            );
+        }
+        labels_seen.extend(from_table.iter().map(|(l, _)| l.clone()));
+
+        let json = crate::render::json::needs_json(&needs);
+        assert_eq!(
+            sorted_requests(json_needs(&json)),
+            sorted_requests(from_table.clone()),
+            "{key}: JSON against the table:\n{table}"
+        );
+
+        keys(&mut app, &format!(":pod {key}\n0"));
+        assert_eq!(app.selected_pod_key(), Some(key));
+        let lines = screen(&mut app, 220, 40);
+        let rows: Vec<String> = lines
+            .iter()
+            .skip(2)
+            .filter_map(|l| l.split('┃').nth(1).map(str::to_string))
+            .filter(|r| !r.trim().is_empty())
+            .collect();
+        assert_eq!(
+            label_rows(&rows),
+            from_table,
+            "{key}: the inspector against the table:\n{}",
+            lines.join("\n")
+        );
+    }
+    // The pods chosen cover most kinds of need.
+    for label in [
+        "requests",
+        "nodeSelector",
+        "node affinity",
+        "pod anti-affinity",
+        "tolerations",
+        "topology spread",
+        "host ports",
+        "volumes",
+        "priority",
+        "scheduling gates",
+    ] {
+        assert!(labels_seen.contains(label), "{label}: {labels_seen:?}");
+    }
+}

@@ -706,3 +706,38 @@ pub fn sim_fixture() -> Fixture {
     f.settle();
     f
 }
+
+/// A pending pod that sets a little of everything the scheduler reads.
+pub fn rich_pod() -> serde_json::Value {
+    json!({
+        "metadata": {"name": "rich", "namespace": "default", "uid": "uid-rich"},
+        "spec": {
+            "priority": 1000, "priorityClassName": "high", "preemptionPolicy": "Never",
+            "containers": [{"name": "app", "image": "app:1",
+                "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                "ports": [{"containerPort": 80, "hostPort": 8080}]}],
+            "initContainers": [{"name": "setup", "image": "setup:1",
+                "resources": {"requests": {"cpu": "2", "memory": "256Mi"}}}],
+            "overhead": {"cpu": "100m", "memory": "64Mi"},
+            "nodeSelector": {"disk": "ssd"},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "topology.kubernetes.io/zone",
+                            "operator": "In", "values": ["a", "b"]}]}]},
+                    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10,
+                        "preference": {"matchExpressions": [
+                            {"key": "accelerator", "operator": "DoesNotExist"}]}}]},
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname",
+                     "labelSelector": {"matchLabels": {"app": "rich"}}}]}},
+            "tolerations": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+            "topologySpreadConstraints": [{"maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "rich"}}}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "rich-data"}}]
+        },
+        "status": {"phase": "Pending"}
+    })
+}

@@ -158,6 +158,13 @@ pub static BINDINGS: &[Binding] = &[
         Action::SelectTab(Tab::History),
         "History (--simulate): the pod's attempts; selecting one shows its trace",
     ),
+    b(
+        Global,
+        &[k('0')],
+        "0",
+        Action::SelectTab(Tab::Needs),
+        "Needs: the pod's own requests, selectors, affinity, tolerations, spread, volumes",
+    ),
     b(Global, &[k(']')], "]", Action::NextTab, "next tab"),
     b(Global, &[k('[')], "[", Action::PrevTab, "previous tab"),
     b(

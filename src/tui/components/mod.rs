@@ -32,6 +32,7 @@ mod connection;
 mod filters;
 mod help;
 mod history;
+mod needs;
 mod node;
 mod pipeline;
 mod pods;
@@ -54,6 +55,7 @@ pub use connection::ConnectionPane;
 pub use filters::FiltersPane;
 pub use help::HelpPane;
 pub use history::HistoryPane;
+pub use needs::NeedsPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
 pub use pods::PodsPane;
@@ -327,6 +329,7 @@ pub struct Panes {
     pub waiting: WaitingPane,
     pub profile: ProfilePane,
     pub history: HistoryPane,
+    pub needs: NeedsPane,
     /// `?`, open.
     pub help: Option<HelpPane>,
     /// `C`, open.
@@ -345,6 +348,7 @@ impl Panes {
             Tab::Waiting => &mut self.waiting,
             Tab::Profile => &mut self.profile,
             Tab::History => &mut self.history,
+            Tab::Needs => &mut self.needs,
         }
     }
 
@@ -585,7 +589,7 @@ fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let tabs = ctx.tabs();
     let labels: Vec<String> = tabs
         .iter()
-        .map(|t| format!("{}:{}", t.index() + 1, t.title()))
+        .map(|t| format!("{}:{}", t.digit(), t.title()))
         .collect();
     let (first, last) = tab_window(&labels, tabs.iter().position(|t| *t == ctx.tab), width);
     // Whole labels only: when they do not all fit, a window around the current tab,
@@ -622,28 +626,29 @@ fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// The tabs `first..last` to show in `width` cells: all when they fit, else as many
-/// whole labels around `current` as fit beside the two ‹ › marks.
+/// The tabs `first..last` to show in `width` cells: all when they fit, else whole
+/// labels from the first one on, shifted only as far as it takes to show `current`
+/// (so the bar stays put while the current tab is in view), beside the ‹ › marks.
 fn tab_window(labels: &[String], current: Option<usize>, width: usize) -> (usize, usize) {
+    let n = labels.len();
     let cost = |i: usize| format::width(&labels[i]) + 1;
-    let all: usize = 1 + (0..labels.len()).map(cost).sum::<usize>();
-    if all <= width || labels.is_empty() {
-        return (0, labels.len());
+    if n == 0 || 1 + (0..n).map(cost).sum::<usize>() <= width {
+        return (0, n);
     }
     let room = width.saturating_sub(2);
-    let cur = current.unwrap_or(0).min(labels.len() - 1);
-    let (mut first, mut last) = (cur, cur + 1);
-    let mut used = cost(cur);
-    // Grow to the right first (the next tabs are the likelier ones), then left.
-    loop {
-        if last < labels.len() && used + cost(last) <= room {
-            used += cost(last);
+    let fits = |a: usize, b: usize| (a..b).map(cost).sum::<usize>() <= room;
+    let cur = current.unwrap_or(0).min(n - 1);
+    let (mut first, mut last) = (0, 0);
+    while last < n && fits(first, last + 1) {
+        last += 1;
+    }
+    if cur >= last {
+        last = cur + 1;
+        while first < cur && !fits(first, last) {
+            first += 1;
+        }
+        while last < n && fits(first, last + 1) {
             last += 1;
-        } else if first > 0 && used + cost(first - 1) <= room {
-            first -= 1;
-            used += cost(first);
-        } else {
-            break;
         }
     }
     (first, last)
