@@ -14,6 +14,7 @@ use super::csi_translation::{InTreePlugin, translate_inline, translate_pv};
 use super::volume_util::{
     ephemeral_claim_name, lookup_pvc, pvc_class, pvc_not_found, pvc_volume_name, volume_is_for_pod,
 };
+use super::{FastMap, FastSet};
 use crate::engine::framework::{
     Ctx, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
 };
@@ -33,10 +34,19 @@ const UNBOUND_HANDLE_PREFIX: &str = "\u{0}unbound";
 /// except for unbound claims and translated in-tree volumes.
 type Key<'a> = (Cow<'a, str>, Cow<'a, str>);
 
-/// Per cycle: VolumeAttachments by node, `(attacher, handle)` of each.
+/// Per cycle, from PreFilter.
 #[derive(Clone, Debug, Default)]
 struct State {
+    /// VolumeAttachments per node: each can add at most one volume. With the pods'
+    /// claim volumes this bounds what a node has attached, and a node whose bound
+    /// leaves room for the pod's new volumes passes without resolving a single claim
+    /// (the answer counting exactly would give), which keeps volume-heavy clusters of
+    /// thousands of nodes fast.
+    va_count: Arc<FastMap<String, i64>>,
+    /// VolumeAttachments by node, `(attacher, handle)` of each, for the nodes where
+    /// that bound does not settle it (`tight`).
     attachments: Arc<BTreeMap<String, Vec<(String, String)>>>,
+    tight: Arc<FastSet<String>>,
 }
 
 pub struct NodeVolumeLimits;
@@ -71,12 +81,16 @@ fn csi_migration_on(has_csi_node: bool, plugin: InTreePlugin) -> bool {
         )
 }
 
-/// `VolumeAttachment`s of every node whose PV is a CSI volume.
-fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, Vec<(String, String)>> {
+/// `VolumeAttachment`s of every node (of the nodes `only` names, when given) whose PV
+/// is a CSI volume.
+fn attachments_by_node(
+    cluster: &Cluster,
+    only: Option<&FastSet<&str>>,
+) -> BTreeMap<String, Vec<(String, String)>> {
     let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for va in cluster.volume_attachments.values() {
         let spec = &va.spec;
-        if spec.attacher.is_empty() {
+        if spec.attacher.is_empty() || only.is_some_and(|o| !o.contains(spec.node_name.as_str())) {
             continue;
         }
         let Some(pv_name) = spec.source.persistent_volume_name.as_deref() else {
@@ -279,14 +293,106 @@ impl PreFilterPlugin for NodeVolumeLimits {
         if !relevant {
             return (None, Status::skip());
         }
-        state.write(
-            STATE_KEY,
-            State {
-                attachments: Arc::new(attachments_by_node(cx.cluster)),
-            },
-        );
+        state.write(STATE_KEY, pre_filter_state(cx.cluster, pod));
         (None, Status::success())
     }
+}
+
+/// The VolumeAttachment counts per node, and the attachments of the nodes where the
+/// bound (see [`State::va_count`]) leaves the pod no room for sure.
+fn pre_filter_state(cluster: &Cluster, pod: &Pod) -> State {
+    let mut va_count: FastMap<&str, i64> = FastMap::default();
+    for va in cluster.volume_attachments.values() {
+        if !va.spec.attacher.is_empty() && va.spec.source.persistent_volume_name.is_some() {
+            *va_count.entry(va.spec.node_name.as_str()).or_default() += 1;
+        }
+    }
+    // The pod's new volumes depend on the node only through whether it has a CSINode.
+    let volumes_with = new_pod_volumes(cluster, pod, true).ok();
+    let volumes_without = new_pod_volumes(cluster, pod, false).ok();
+    let new_with = volumes_with.as_deref().map(per_driver);
+    let new_without = volumes_without.as_deref().map(per_driver);
+    let mut tight: FastSet<&str> = FastSet::default();
+    for node in cluster.nodes() {
+        let csi_node = cluster.csi_nodes.get(node.name());
+        let new_count = if csi_node.is_some() {
+            &new_with
+        } else {
+            &new_without
+        };
+        let limits = volume_limits(csi_node);
+        // Filter decides these nodes before it counts anything (an error, no new
+        // volume, no limit).
+        let Some(new_count) = new_count
+            .as_ref()
+            .filter(|c| !c.is_empty() && !limits.is_empty())
+        else {
+            continue;
+        };
+        let va = va_count.get(node.name()).copied().unwrap_or(0);
+        if !has_room(node, va, new_count, &limits) {
+            tight.insert(node.name());
+        }
+    }
+    State {
+        va_count: Arc::new(
+            va_count
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        ),
+        attachments: Arc::new(attachments_by_node(cluster, Some(&tight))),
+        tight: Arc::new(tight.into_iter().map(str::to_string).collect()),
+    }
+}
+
+/// New volumes per driver.
+fn per_driver<'a>(volumes: &'a [Key<'_>]) -> BTreeMap<&'a str, i64> {
+    let mut count = BTreeMap::new();
+    for (driver, _) in volumes {
+        *count.entry(driver.as_ref()).or_default() += 1;
+    }
+    count
+}
+
+/// Whether the node has room for the new volumes under every limit even if each of
+/// its pods' volumes and each of its `va` VolumeAttachments counted, once, under
+/// every driver.
+fn has_room(
+    node: &NodeInfo,
+    va: i64,
+    new_count: &BTreeMap<&str, i64>,
+    limits: &BTreeMap<&str, i64>,
+) -> bool {
+    let Some(pods_volumes) = most_attached(node) else {
+        return false;
+    };
+    new_count.iter().all(|(driver, n)| {
+        limits
+            .get(driver)
+            .is_none_or(|limit| pods_volumes + va + n <= *limit)
+    })
+}
+
+/// At most how many volumes the node's pods attach: their claim volumes, each
+/// counted once. `None` when a pod has a volume whose counting can fail (a claim
+/// with no name, a generic ephemeral volume, an in-tree volume that may translate):
+/// Filter counts those exactly, errors included.
+fn most_attached(node: &NodeInfo) -> Option<i64> {
+    let mut n = 0;
+    for pod in &node.pods {
+        for v in &pod.volumes {
+            match &v.persistent_volume_claim {
+                Some(c) if !c.claim_name.is_empty() => n += 1,
+                Some(_) => return None,
+                None if v.ephemeral.is_some() || InTreePlugin::of_inline(v).is_some() => {
+                    return None;
+                }
+                None => {}
+            }
+        }
+    }
+    Some(n)
 }
 
 impl FilterPlugin for NodeVolumeLimits {
@@ -307,6 +413,13 @@ impl FilterPlugin for NodeVolumeLimits {
         if limits.is_empty() {
             return Status::success();
         }
+        let state = state.read::<State>(STATE_KEY);
+        if let Some(s) = state {
+            let va = s.va_count.get(node.name()).copied().unwrap_or(0);
+            if has_room(node, va, &per_driver(&new_volumes), &limits) {
+                return Status::success();
+            }
+        }
 
         let attached = match attached_volumes(cx.cluster, node, has_csi_node) {
             Ok(a) => a,
@@ -319,11 +432,18 @@ impl FilterPlugin for NodeVolumeLimits {
         // A volume shared with a pod already on the node is attached only once.
         new_volumes.retain(|k| attached.binary_search(k).is_err());
         // Without PreFilter state, compute what it would hold.
+        // PreFilter kept the attachments of the nodes it found tight; a node that
+        // became tight since (pods nominated to it added) gets its own.
         let computed;
-        let attachments = match state.read::<State>(STATE_KEY) {
-            Some(s) => &s.attachments,
+        let attachments = match state {
+            Some(s) if s.tight.contains(node.name()) => &s.attachments,
+            Some(_) => {
+                let only: FastSet<&str> = [node.name()].into_iter().collect();
+                computed = attachments_by_node(cx.cluster, Some(&only));
+                &computed
+            }
             None => {
-                computed = Arc::new(attachments_by_node(cx.cluster));
+                computed = attachments_by_node(cx.cluster, None);
                 &computed
             }
         };
@@ -445,8 +565,76 @@ mod tests {
             .collect())
     }
 
+    /// A VolumeAttachment of `pv` to n1.
+    fn va(name: &str, pv: &str) -> k8s_openapi::api::storage::v1::VolumeAttachment {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
+            "attacher": EBS, "nodeName": "n1", "source": {"persistentVolumeName": pv}}}))
+        .unwrap()
+    }
+
     fn exceeded() -> Status {
         Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+    }
+
+    /// The bound PreFilter keeps (pods' volumes and VolumeAttachments, each counted
+    /// once) only skips counting where counting would pass: with and without the
+    /// PreFilter state, every node gets the same answer, on limits around the
+    /// number of volumes, shared volumes, attachments, and a node that gained a pod
+    /// after PreFilter (a nominated pod, as Filter sees it then).
+    #[test]
+    fn the_room_bound_agrees_with_counting() {
+        for limit in 0..=5 {
+            for shared in [false, true] {
+                for attachments in [false, true] {
+                    let mut c = cluster(
+                        vec![simple_node("n1", "4", "8Gi"), simple_node("n2", "4", "8Gi")],
+                        vec![
+                            pod_json("r1", Some("n1"), pvc_volumes(&["c1", "c2"])),
+                            // The same claim twice on a node attaches once.
+                            pod_json("r2", Some("n1"), pvc_volumes(&["c2"])),
+                            pod_json("r3", Some("n2"), pvc_volumes(&["c3"])),
+                        ],
+                    );
+                    for i in 1..=6 {
+                        bound(&mut c, i, EBS);
+                    }
+                    if attachments {
+                        c.volume_attachments.insert("va5".into(), va("va5", "pv5"));
+                    }
+                    for n in ["n1", "n2"] {
+                        c.csi_nodes
+                            .insert(n.into(), csi_node(n, &[(EBS, Some(limit))], None));
+                    }
+                    let claims: &[&str] = if shared { &["c1", "c4"] } else { &["c4"] };
+                    let p = pod(pod_json("new", None, pvc_volumes(claims)));
+                    let cx = Ctx {
+                        cluster: &c,
+                        now: Default::default(),
+                    };
+                    let mut state = CycleState::default();
+                    let (_, pre) = NodeVolumeLimits.pre_filter(&cx, &mut state, &p);
+                    assert!(pre.is_success());
+                    let case = format!("limit {limit} shared {shared} attachments {attachments}");
+                    for n in c.nodes() {
+                        let fast = NodeVolumeLimits.filter(&cx, &state, &p, n);
+                        let exact = NodeVolumeLimits.filter(&cx, &CycleState::default(), &p, n);
+                        assert_eq!(fast, exact, "{case} on {}", n.name());
+                        // A nominated pod with another volume joins the node after
+                        // PreFilter.
+                        let mut grown = n.clone();
+                        grown.add_pod(std::sync::Arc::new(pod(pod_json(
+                            "nominated",
+                            None,
+                            pvc_volumes(&["c6"]),
+                        ))));
+                        let fast = NodeVolumeLimits.filter(&cx, &state, &p, &grown);
+                        let exact =
+                            NodeVolumeLimits.filter(&cx, &CycleState::default(), &p, &grown);
+                        assert_eq!(fast, exact, "{case} on {} grown", n.name());
+                    }
+                }
+            }
+        }
     }
 
     /// h29's shape: limits 2 / 1 / 5 / none; n1 runs two volumes, n3 one.
@@ -510,11 +698,6 @@ mod tests {
         }
         c.csi_nodes
             .insert("n1".into(), csi_node("n1", &[(EBS, Some(2))], None));
-        let va = |name: &str, pv: &str| -> k8s_openapi::api::storage::v1::VolumeAttachment {
-            serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
-                "attacher": EBS, "nodeName": "n1", "source": {"persistentVolumeName": pv}}}))
-            .unwrap()
-        };
         // Attachment of the running pod's own volume: counted once.
         c.volume_attachments.insert("va1".into(), va("va1", "pv1"));
         let p = pod(pod_json("new", None, pvc_volumes(&["c3"])));

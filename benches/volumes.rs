@@ -1,0 +1,232 @@
+//! Volume-heavy benchmark: the scale cluster with a persistent volume on every running
+//! pod (not DaemonSet pods), as a StatefulSet-heavy cluster has them: a CSI
+//! PersistentVolume pinned to its node's zone, its bound claim, a VolumeAttachment to
+//! the node, and a CSINode per node with the driver's attach limit. Then `explain`
+//! for the plain pod as it is, with a bound claim of its own, and with an unbound
+//! WaitForFirstConsumer claim (VolumeBinding's provisioning path), so NodeVolumeLimits,
+//! VolumeBinding, VolumeZone and VolumeRestrictions run against every node.
+//!
+//! Run: `cargo bench --bench volumes`; `SCHEDSCOPE_SCALE_FILE=PATH` reads a
+//! kubectl-shaped snapshot (`../shared/scale/gen_scale.py`) instead of the synthetic
+//! cluster; SCHEDSCOPE_BENCH_PARALLELISM as in `scale`.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1 as storage;
+use schedscope::engine::SchedulerConfig;
+use schedscope::engine::cycle::CycleOptions;
+use schedscope::explain::explain;
+use schedscope::model::{Cluster, Pod};
+use schedscope::source::{load_snapshot, load_snapshot_str};
+use schedscope::testing::synthetic::{PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
+use serde_json::json;
+use support::env_usize;
+
+const DRIVER: &str = "pd.csi.storage.gke.io";
+const CLASS: &str = "standard-rwo";
+const ZONE: &str = "topology.kubernetes.io/zone";
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).expect("a valid object")
+}
+
+fn pv(name: &str, zone: &str, claim_ns: &str, claim: &str) -> core::PersistentVolume {
+    from(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": "10Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": CLASS,
+            "csi": {"driver": DRIVER, "volumeHandle": format!("projects/p/zones/{zone}/disks/{name}")},
+            "claimRef": {"namespace": claim_ns, "name": claim},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+        },
+        "status": {"phase": "Bound"}
+    }))
+}
+
+fn pvc(ns: &str, name: &str, volume: Option<&str>) -> core::PersistentVolumeClaim {
+    let mut v = json!({
+        "metadata": {"namespace": ns, "name": name},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": CLASS,
+            "resources": {"requests": {"storage": "10Gi"}}
+        },
+        "status": {"phase": "Pending"}
+    });
+    if let Some(pv) = volume {
+        // What the PV controller sets when it has bound the pair; without it the
+        // scheduler takes a claim naming a volume as not bound yet.
+        v["metadata"]["annotations"] = json!({"pv.kubernetes.io/bind-completed": "yes"});
+        v["spec"]["volumeName"] = json!(pv);
+        v["status"]["phase"] = json!("Bound");
+    }
+    from(v)
+}
+
+fn claim_volume(claim: &str) -> core::Volume {
+    from(json!({"name": "data", "persistentVolumeClaim": {"claimName": claim}}))
+}
+
+/// Gives every running pod not owned by a DaemonSet a volume of its own; returns how
+/// many.
+fn add_volumes(c: &mut Cluster) -> usize {
+    c.storage_classes.insert(
+        CLASS.into(),
+        from(json!({"metadata": {"name": CLASS}, "provisioner": DRIVER,
+            "volumeBindingMode": "WaitForFirstConsumer"})),
+    );
+    let names: Vec<String> = c.nodes().iter().map(|n| n.name().to_string()).collect();
+    for n in &names {
+        let csi: storage::CSINode = from(json!({
+            "metadata": {"name": n},
+            "spec": {"drivers": [{"name": DRIVER, "nodeID": n, "allocatable": {"count": 127}}]}
+        }));
+        c.csi_nodes.insert(n.clone(), csi);
+    }
+    let pods: Vec<Pod> = c
+        .pods()
+        .filter(|p| p.is_bound() && !p.owner_references.iter().any(|o| o.kind == "DaemonSet"))
+        .map(|p| (**p).clone())
+        .collect();
+    let count = pods.len();
+    for (i, mut p) in pods.into_iter().enumerate() {
+        let node = p.node_name.clone().expect("bound");
+        let zone = c
+            .node(&node)
+            .and_then(|n| n.node.labels.get(ZONE).cloned())
+            .unwrap_or_else(|| "zone-a".into());
+        let (pv_name, claim) = (format!("pv-{i:06}"), format!("data-{}", p.name));
+        c.persistent_volumes
+            .insert(pv_name.clone(), pv(&pv_name, &zone, &p.namespace, &claim));
+        c.persistent_volume_claims.insert(
+            format!("{}/{claim}", p.namespace),
+            pvc(&p.namespace, &claim, Some(&pv_name)),
+        );
+        let va: storage::VolumeAttachment = from(json!({
+            "metadata": {"name": format!("csi-{pv_name}")},
+            "spec": {"attacher": DRIVER, "nodeName": node,
+                "source": {"persistentVolumeName": pv_name}},
+            "status": {"attached": true}
+        }));
+        c.volume_attachments.insert(format!("csi-{pv_name}"), va);
+        p.volumes.push(claim_volume(&claim));
+        c.upsert_pod(p);
+    }
+    count
+}
+
+/// `plain` again as `<plain>-pvc` (a claim bound to a volume in the first node's zone)
+/// and `<plain>-wffc` (an unbound WaitForFirstConsumer claim).
+fn add_subjects(c: &mut Cluster, plain: &str) -> [String; 2] {
+    let base = (**c.pod(plain).expect("the plain pod is in the snapshot")).clone();
+    let zone = c.nodes()[0]
+        .node
+        .labels
+        .get(ZONE)
+        .cloned()
+        .unwrap_or_else(|| "zone-a".into());
+    let ns = base.namespace.clone();
+    let mut keys = Vec::new();
+    for (suffix, bound) in [("pvc", true), ("wffc", false)] {
+        let mut p = base.clone();
+        p.name = format!("{}-{suffix}", base.name);
+        p.uid = format!("{}-{suffix}", base.uid);
+        let claim = format!("claim-{}", p.name);
+        let volume = bound.then(|| format!("pv-subject-{suffix}"));
+        if let Some(v) = &volume {
+            c.persistent_volumes
+                .insert(v.clone(), pv(v, &zone, &ns, &claim));
+        }
+        c.persistent_volume_claims
+            .insert(format!("{ns}/{claim}"), pvc(&ns, &claim, volume.as_deref()));
+        p.volumes.push(claim_volume(&claim));
+        keys.push(p.key().to_string());
+        c.upsert_pod(p);
+    }
+    [keys[0].clone(), keys[1].clone()]
+}
+
+fn main() {
+    let (mut cluster, plain) = match std::env::var("SCHEDSCOPE_SCALE_FILE") {
+        Ok(path) => {
+            let s = load_snapshot(std::path::Path::new(&path)).expect("the snapshot loads");
+            (s.cluster, "default/plain".to_string())
+        }
+        Err(_) => {
+            let spec = SyntheticSpec {
+                nodes: env_usize("SCHEDSCOPE_BENCH_NODES", 5_000),
+                pods: env_usize("SCHEDSCOPE_BENCH_PODS", 150_000),
+                zones: 3,
+            };
+            let text = synthetic_cluster_json(&spec);
+            let s = load_snapshot_str(&text, "synthetic.json").expect("the snapshot loads");
+            (s.cluster, PLAIN_POD.to_string())
+        }
+    };
+    let t = Instant::now();
+    let volumes = add_volumes(&mut cluster);
+    let [with_pvc, with_wffc] = add_subjects(&mut cluster, &plain);
+    println!(
+        "volume-heavy cluster: {} nodes, {volumes} pods with a CSI volume each \
+         ({} PVs, {} VolumeAttachments), built in {:.1} s",
+        cluster.nodes().len(),
+        cluster.persistent_volumes.len(),
+        cluster.volume_attachments.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let config = SchedulerConfig::defaults();
+    let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
+    let mut base = None;
+    for (label, pod) in [
+        ("plain", plain.as_str()),
+        ("bound claim", with_pvc.as_str()),
+        ("WFFC claim", with_wffc.as_str()),
+    ] {
+        for all_filters in [false, true] {
+            let opts = CycleOptions {
+                all_filters,
+                now: "2026-01-03T00:00:00Z".parse().unwrap(),
+                parallelism,
+                ..Default::default()
+            };
+            let mut runs = Vec::new();
+            let mut outcome = String::new();
+            for _ in 0..7 {
+                let t = Instant::now();
+                let trace = explain(&cluster, &config, pod, &opts).expect("explain");
+                runs.push(t.elapsed());
+                outcome = match &trace.fit_error {
+                    Some(e) => e.clone(),
+                    None => format!(
+                        "{} feasible, selected {:?}",
+                        trace.feasible.len(),
+                        trace.selected_node
+                    ),
+                };
+            }
+            let ms = median(runs).as_secs_f64() * 1e3;
+            let ratio = match (all_filters, base) {
+                (false, None) => {
+                    base = Some(ms);
+                    String::new()
+                }
+                (false, Some(b)) => format!(" = {:.2}x plain", ms / b),
+                _ => String::new(),
+            };
+            println!(
+                "explain {label:<12} all_filters={all_filters:<5}: median {ms:>8.2} ms{ratio} ({outcome})"
+            );
+        }
+    }
+}
