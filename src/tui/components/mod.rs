@@ -632,7 +632,7 @@ fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
 fn tab_window(labels: &[String], current: Option<usize>, width: usize) -> (usize, usize) {
     let n = labels.len();
     let cost = |i: usize| format::width(&labels[i]) + 1;
-    if n == 0 || 1 + (0..n).map(cost).sum::<usize>() <= width {
+    if n == 0 || (0..n).map(cost).sum::<usize>() < width {
         return (0, n);
     }
     let room = width.saturating_sub(2);
