@@ -241,7 +241,11 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
     .expect("explained");
     // With the rejections' causes, as `explain` builds its view.
     let pod = cluster.pod("ml/notebook").expect("the pod");
-    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod);
+    let profile = config
+        .profiles
+        .iter()
+        .find(|f| f.profile_name == trace.profile);
+    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
     let table = crate::render::table::render_view(
         &trace,
         &view,

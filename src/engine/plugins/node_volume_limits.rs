@@ -289,64 +289,90 @@ impl PreFilterPlugin for NodeVolumeLimits {
     }
 }
 
+/// A driver whose volume limit the pod would exceed on a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Exceeded {
+    pub driver: String,
+    /// Volumes of the driver already attached to the node.
+    pub attached: i64,
+    /// The pod's volumes of the driver not attached yet.
+    pub new: i64,
+    pub limit: i64,
+}
+
+/// The Filter's decision: the first driver (by name) over its limit, if any.
+/// `attachments` is PreFilter's state (computed here when absent).
+pub(crate) fn first_exceeded(
+    cluster: &Cluster,
+    pod: &Pod,
+    node: &NodeInfo,
+    attachments: Option<&BTreeMap<String, Vec<(String, String)>>>,
+) -> Result<Option<Exceeded>, Status> {
+    if pod.volumes.is_empty() {
+        return Ok(None);
+    }
+    let csi_node = cluster.csi_nodes.get(node.name());
+    let has_csi_node = csi_node.is_some();
+    let mut new_volumes = new_pod_volumes(cluster, pod, has_csi_node)?;
+    if new_volumes.is_empty() {
+        return Ok(None);
+    }
+    let limits = volume_limits(csi_node);
+    if limits.is_empty() {
+        return Ok(None);
+    }
+
+    let attached = attached_volumes(cluster, node, has_csi_node).map_err(Status::error)?;
+    let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, _) in &attached {
+        *attached_count.entry(driver).or_default() += 1;
+    }
+    // A volume shared with a pod already on the node is attached only once.
+    new_volumes.retain(|k| attached.binary_search(k).is_err());
+    let computed;
+    let attachments = match attachments {
+        Some(a) => a,
+        None => {
+            computed = attachments_by_node(cluster);
+            &computed
+        }
+    };
+    for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
+        let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
+        if attached.binary_search(&key).is_err() {
+            *attached_count.entry(attacher).or_default() += 1;
+        }
+    }
+
+    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, _) in &new_volumes {
+        *new_count.entry(driver).or_default() += 1;
+    }
+    for (driver, count) in new_count {
+        if let Some(limit) = limits.get(driver) {
+            let current = attached_count.get(driver).copied().unwrap_or(0);
+            if current + count > *limit {
+                return Ok(Some(Exceeded {
+                    driver: driver.to_string(),
+                    attached: current,
+                    new: count,
+                    limit: *limit,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
 impl FilterPlugin for NodeVolumeLimits {
     fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        if pod.volumes.is_empty() {
-            return Status::success();
+        // Without PreFilter state, `first_exceeded` computes what it would hold.
+        let attachments = state.read::<State>(STATE_KEY).map(|s| &*s.attachments);
+        match first_exceeded(cx.cluster, pod, node, attachments) {
+            Err(st) => st,
+            Ok(Some(_)) => Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
+            Ok(None) => Status::success(),
         }
-        let csi_node = cx.cluster.csi_nodes.get(node.name());
-        let has_csi_node = csi_node.is_some();
-        let mut new_volumes = match new_pod_volumes(cx.cluster, pod, has_csi_node) {
-            Ok(v) => v,
-            Err(st) => return st,
-        };
-        if new_volumes.is_empty() {
-            return Status::success();
-        }
-        let limits = volume_limits(csi_node);
-        if limits.is_empty() {
-            return Status::success();
-        }
-
-        let attached = match attached_volumes(cx.cluster, node, has_csi_node) {
-            Ok(a) => a,
-            Err(e) => return Status::error(e),
-        };
-        let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for (driver, _) in &attached {
-            *attached_count.entry(driver).or_default() += 1;
-        }
-        // A volume shared with a pod already on the node is attached only once.
-        new_volumes.retain(|k| attached.binary_search(k).is_err());
-        // Without PreFilter state, compute what it would hold.
-        let computed;
-        let attachments = match state.read::<State>(STATE_KEY) {
-            Some(s) => &s.attachments,
-            None => {
-                computed = Arc::new(attachments_by_node(cx.cluster));
-                &computed
-            }
-        };
-        for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
-            let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
-            if attached.binary_search(&key).is_err() {
-                *attached_count.entry(attacher).or_default() += 1;
-            }
-        }
-
-        let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for (driver, _) in &new_volumes {
-            *new_count.entry(driver).or_default() += 1;
-        }
-        for (driver, count) in new_count {
-            if let Some(limit) = limits.get(driver) {
-                let current = attached_count.get(driver).copied().unwrap_or(0);
-                if current + count > *limit {
-                    return Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED);
-                }
-            }
-        }
-        Status::success()
     }
 }
 
