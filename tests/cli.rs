@@ -242,6 +242,50 @@ fn all_filters_table_differs_from_the_plain_table_with_the_extra_verdicts() {
     assert!(!plain.contains("free 3500m"), "{plain}");
 }
 
+/// A profile's own arguments can be the cause: its `addedAffinity` (the
+/// scheduler-enforced affinity) and its default spread constraints for a pod with
+/// none; the causes say they are the profile's.
+#[test]
+fn causes_name_the_profiles_added_affinity_and_default_constraints() {
+    let config = tmp_file(
+        "causes-profile.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: topology.kubernetes.io/zone, operator: NotIn, values: [eu-west-1c]}
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule}
+",
+    );
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "--config",
+        s(&config),
+        "shop/web-7d9f-5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for line in [
+        "          profile default-scheduler addedAffinity (NodeAffinity args): topology.kubernetes.io/zone NotIn [eu-west-1c]: node has topology.kubernetes.io/zone=eu-west-1c  (2 nodes)\n",
+        "          default constraint of profile default-scheduler (the pod has none): topologyKey kubernetes.io/hostname (maxSkew 1, pods app=web, pod-template-hash=7d9f): kubernetes.io/hostname=gen-b1 would have 3 matching pods, skew 3 over the minimum 0  (1 node)\n",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
 #[test]
 fn explain_json_matches_the_fidelity_schema() {
     let dir = root().join("tests/fidelity/h01-basic-least-allocated");

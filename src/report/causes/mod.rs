@@ -315,7 +315,13 @@ fn selector_text(s: &crate::model::labels::Selector) -> String {
                 (Op::Lt, vs) => format!("{k}<{}", vs.join(",")),
             }
         })
-        .collect::<Vec<_>>()
+        // A merged selector can repeat a requirement (a Service's and a ReplicaSet's).
+        .fold(Vec::<String>::new(), |mut acc, r| {
+            if !acc.contains(&r) {
+                acc.push(r);
+            }
+            acc
+        })
         .join(", ")
 }
 

@@ -201,4 +201,45 @@ mod tests {
             assert_eq!(got, want, "{name}");
         }
     }
+
+    /// The scheduler-enforced affinity is the profile's `addedAffinity`: its failing
+    /// term is named as the profile's, whatever the pod asks.
+    #[test]
+    fn names_the_profiles_added_affinity() {
+        let fw = Framework {
+            profile_name: "batch".into(),
+            plugin_args: [(
+                NAME.to_string(),
+                json!({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                    {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "pool", "operator": "In", "values": ["batch"]}]}]}}}),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let enforced = [ERR_REASON_ENFORCED.to_string()];
+        let cases: Vec<(&str, Value, Option<&Framework>, Vec<&str>)> = vec![
+            (
+                "wrong pool",
+                json!({"pool": "web"}),
+                Some(&fw),
+                vec![
+                    "profile batch addedAffinity (NodeAffinity args): pool In [batch]: node has pool=web",
+                ],
+            ),
+            (
+                "no pool label",
+                json!({}),
+                Some(&fw),
+                vec![
+                    "profile batch addedAffinity (NodeAffinity args): pool In [batch]: node lacks label pool",
+                ],
+            ),
+            ("without the profile: unknown", json!({}), None, vec![]),
+        ];
+        for (name, labels, profile, want) in cases {
+            let (p, n) = on_node(node(labels), vec![], pod(json!({})));
+            assert_eq!(causes(&p, &n, &enforced, profile), want, "{name}");
+        }
+    }
 }

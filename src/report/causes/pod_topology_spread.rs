@@ -49,7 +49,7 @@ pub fn causes(state: &State, node: &NodeInfo) -> Vec<String> {
         let what = match &state.defaults_of {
             None => format!("topologyKey {key} (maxSkew {})", c.max_skew),
             Some(profile) => format!(
-                "default constraint of profile {profile} (PodTopologySpread defaultConstraints; the pod has none) topologyKey {key} (maxSkew {}, pods {})",
+                "default constraint of profile {profile} (the pod has none): topologyKey {key} (maxSkew {}, pods {})",
                 c.max_skew,
                 super::selector_text(&c.selector)
             ),
@@ -120,6 +120,63 @@ mod tests {
             (
                 "x",
                 vec!["topologyKey zone (maxSkew 1): node lacks label zone"],
+            ),
+        ];
+        for (n, want) in cases {
+            assert_eq!(causes(&s, c.node(n).unwrap()), want, "{n}");
+        }
+    }
+
+    /// A pod without constraints gets the profile's default ones (List defaulting);
+    /// the cause says they are the profile's, with the selector built from the
+    /// Service that selects the pod.
+    #[test]
+    fn profile_default_constraints_are_named_as_the_profiles() {
+        let mut plain = app_pod("new", None);
+        plain["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topologySpreadConstraints");
+        let mut c = cluster(
+            vec![
+                node("a1", Some("a")),
+                node("b1", Some("b")),
+                node("x", None),
+            ],
+            vec![app_pod("w1", Some("a1")), app_pod("w2", Some("a1"))],
+        );
+        c.services.insert(
+            "default/web".into(),
+            serde_json::from_value(json!({"metadata": {"name": "web", "namespace": "default"},
+                "spec": {"selector": {"app": "web"}}}))
+            .unwrap(),
+        );
+        let fw = crate::engine::Framework {
+            profile_name: "spread-hard".into(),
+            plugin_args: [(
+                NAME.to_string(),
+                json!({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 1,
+                    "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let p = pod(plain);
+        assert!(state(&c, &p, None).is_none(), "system defaults are soft");
+        let s = state(&c, &p, Some(&fw)).expect("the profile's hard default");
+        let cases: Vec<(&str, Vec<&str>)> = vec![
+            (
+                "a1",
+                vec![
+                    "default constraint of profile spread-hard (the pod has none): topologyKey zone (maxSkew 1, pods app=web): zone=a would have 3 matching pods, skew 3 over the minimum 0",
+                ],
+            ),
+            ("b1", vec![]),
+            (
+                "x",
+                vec![
+                    "default constraint of profile spread-hard (the pod has none): topologyKey zone (maxSkew 1, pods app=web): node lacks label zone",
+                ],
             ),
         ];
         for (n, want) in cases {

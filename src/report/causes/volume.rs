@@ -168,3 +168,224 @@ pub fn limits(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{cluster, pod};
+    use serde_json::{Value, json};
+
+    const ZONE: &str = "topology.kubernetes.io/zone";
+
+    fn node(name: &str, zone: &str) -> Value {
+        json!({"metadata": {"name": name,
+                "labels": {"kubernetes.io/hostname": name, ZONE: zone}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    }
+
+    /// The cluster's volume objects, by kind.
+    fn add(c: &mut Cluster, objs: Vec<Value>) {
+        for o in objs {
+            let name = o["metadata"]["name"].as_str().unwrap().to_string();
+            match o["kind"].as_str().unwrap() {
+                "PersistentVolumeClaim" => {
+                    c.persistent_volume_claims.insert(
+                        format!("default/{name}"),
+                        serde_json::from_value(o).unwrap(),
+                    );
+                }
+                "PersistentVolume" => {
+                    c.persistent_volumes
+                        .insert(name, serde_json::from_value(o).unwrap());
+                }
+                "StorageClass" => {
+                    c.storage_classes
+                        .insert(name, serde_json::from_value(o).unwrap());
+                }
+                "CSINode" => {
+                    c.csi_nodes.insert(name, serde_json::from_value(o).unwrap());
+                }
+                k => panic!("{k}"),
+            }
+        }
+    }
+
+    fn pod_with(name: &str, node: Option<&str>, volumes: Value) -> Value {
+        let mut p = json!({"metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": volumes}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    }
+    fn claims(names: &[&str]) -> Value {
+        names
+            .iter()
+            .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
+            .collect()
+    }
+    fn bound_pvc(name: &str, pv: &str, modes: &[&str]) -> Value {
+        json!({"kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"accessModes": modes, "volumeName": pv,
+                "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound"}})
+    }
+    fn unbound_pvc(name: &str, class: &str) -> Value {
+        json!({"kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": class,
+                "resources": {"requests": {"storage": "10Gi"}}},
+            "status": {"phase": "Pending"}})
+    }
+    fn pv(name: &str, class: &str, host: Option<&str>, labels: Value, phase: &str) -> Value {
+        let mut v = json!({"kind": "PersistentVolume",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"capacity": {"storage": "20Gi"}, "accessModes": ["ReadWriteOnce"],
+                "storageClassName": class, "csi": {"driver": "csi.example.com",
+                    "volumeHandle": name}},
+            "status": {"phase": phase}});
+        if let Some(h) = host {
+            v["spec"]["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                    "values": [h]}]}]}});
+        }
+        v
+    }
+
+    fn demo() -> Cluster {
+        let mut c = cluster(
+            vec![node("n1", "a"), node("n2", "b")],
+            vec![
+                pod_with("holder", Some("n2"), claims(&["solo"])),
+                pod_with(
+                    "disk-user",
+                    Some("n1"),
+                    json!([{"name": "d", "gcePersistentDisk": {"pdName": "pd-1"}}]),
+                ),
+            ],
+        );
+        add(
+            &mut c,
+            vec![
+                json!({"kind": "StorageClass", "metadata": {"name": "local"},
+                    "provisioner": "kubernetes.io/no-provisioner",
+                    "volumeBindingMode": "WaitForFirstConsumer"}),
+                json!({"kind": "StorageClass", "metadata": {"name": "topo"},
+                    "provisioner": "csi.example.com",
+                    "volumeBindingMode": "WaitForFirstConsumer",
+                    "allowedTopologies": [{"matchLabelExpressions": [
+                        {"key": ZONE, "values": ["b"]}]}]}),
+                unbound_pvc("data", "local"),
+                unbound_pvc("dyn", "topo"),
+                bound_pvc("old", "pv-old", &["ReadWriteOnce"]),
+                bound_pvc("lost", "pv-gone", &["ReadWriteOnce"]),
+                bound_pvc("zoned", "pv-zoned", &["ReadWriteOnce"]),
+                bound_pvc("solo", "pv-solo", &["ReadWriteOncePod"]),
+                bound_pvc("att", "pv-att", &["ReadWriteOnce"]),
+                pv("pv-local", "local", Some("n2"), json!({}), "Available"),
+                pv("pv-old", "", Some("n2"), json!({}), "Bound"),
+                pv("pv-zoned", "", None, json!({ZONE: "b"}), "Bound"),
+                pv("pv-solo", "", None, json!({}), "Bound"),
+                pv("pv-att", "", None, json!({}), "Bound"),
+                json!({"kind": "CSINode", "metadata": {"name": "n1"},
+                    "spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1",
+                        "allocatable": {"count": 0}}]}}),
+            ],
+        );
+        c
+    }
+
+    type Check = fn(&Cluster, &Pod, &NodeInfo) -> Vec<String>;
+
+    #[test]
+    fn names_the_claim_volume_or_driver_that_fails() {
+        let c = demo();
+        let cases: Vec<(&str, Check, Value, &str, Vec<&str>)> = vec![
+            (
+                "binding: no PV reachable, class cannot provision",
+                binding,
+                claims(&["data"]),
+                "n1",
+                vec![
+                    "claim default/data (unbound): the one available PV of class local holding 10Gi has node affinity the node does not match, and class local cannot provision (no provisioner)",
+                ],
+            ),
+            (
+                "binding: the PV's node",
+                binding,
+                claims(&["data"]),
+                "n2",
+                vec![],
+            ),
+            (
+                "binding: provisioning outside allowedTopologies",
+                binding,
+                claims(&["dyn"]),
+                "n1",
+                vec![
+                    "claim default/dyn (unbound): no available PV of class topo holds 10Gi, and class topo's allowedTopologies exclude the node",
+                ],
+            ),
+            (
+                "binding: bound PV pinned elsewhere",
+                binding,
+                claims(&["old"]),
+                "n1",
+                vec![
+                    "claim default/old: bound PV pv-old has node affinity the node does not match",
+                ],
+            ),
+            (
+                "binding: bound PV missing",
+                binding,
+                claims(&["lost"]),
+                "n1",
+                vec!["claim default/lost: bound to PV pv-gone, which does not exist"],
+            ),
+            (
+                "zone: PV in zone b, node in a",
+                zone,
+                claims(&["zoned"]),
+                "n1",
+                vec![
+                    "PV pv-zoned topology.kubernetes.io/zone in [b]: node has topology.kubernetes.io/zone=a",
+                ],
+            ),
+            ("zone: same zone", zone, claims(&["zoned"]), "n2", vec![]),
+            (
+                "restrictions: ReadWriteOncePod claim held by a pod elsewhere",
+                restrictions,
+                claims(&["solo"]),
+                "n1",
+                vec!["claim default/solo (ReadWriteOncePod) in use by default/holder on n2"],
+            ),
+            (
+                "restrictions: disk mounted by a pod on the node",
+                restrictions,
+                json!([{"name": "mine", "gcePersistentDisk": {"pdName": "pd-1"}}]),
+                "n1",
+                vec!["volume mine (GCE PD pd-1) already in use by default/disk-user on the node"],
+            ),
+            (
+                "limits: driver at its limit",
+                limits,
+                claims(&["att"]),
+                "n1",
+                vec!["driver csi.example.com: 0 attached + 1 new > limit 0"],
+            ),
+            (
+                "limits: no CSINode, no limit",
+                limits,
+                claims(&["att"]),
+                "n2",
+                vec![],
+            ),
+        ];
+        for (name, check, volumes, n, want) in cases {
+            let p = pod(pod_with("new", None, volumes));
+            assert_eq!(check(&c, &p, c.node(n).unwrap()), want, "{name}");
+        }
+    }
+}
