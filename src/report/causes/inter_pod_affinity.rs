@@ -87,6 +87,7 @@ pub fn state(cluster: &Cluster, pod: &Pod) -> Option<State> {
         if !raw_terms_valid(terms) {
             continue;
         }
+        let other_key = other.key().to_string();
         for t in terms {
             let Some(v) = info.node.labels.get(&t.topology_key) else {
                 continue;
@@ -95,10 +96,7 @@ pub fn state(cluster: &Cluster, pod: &Pod) -> Option<State> {
                 continue;
             }
             let key = (t.topology_key.clone(), v.clone());
-            if existing
-                .get(&key)
-                .is_some_and(|w| w.pod <= other.key().to_string())
-            {
+            if existing.get(&key).is_some_and(|w| w.pod <= other_key) {
                 continue;
             }
             let selector = label_selector(t.label_selector.as_ref())
@@ -107,7 +105,7 @@ pub fn state(cluster: &Cluster, pod: &Pod) -> Option<State> {
             existing.insert(
                 key,
                 Witness {
-                    pod: other.key().to_string(),
+                    pod: other_key.clone(),
                     node: info.name().to_string(),
                     term: format!("topologyKey={}, {selector}", t.topology_key),
                 },
