@@ -72,7 +72,7 @@ fn csi_migration_on(has_csi_node: bool, plugin: InTreePlugin) -> bool {
 }
 
 /// `VolumeAttachment`s of every node whose PV is a CSI volume.
-fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, Vec<(String, String)>> {
+pub(crate) fn attachments_by_node(cluster: &Cluster) -> BTreeMap<String, Vec<(String, String)>> {
     let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for va in cluster.volume_attachments.values() {
         let spec = &va.spec;

@@ -62,6 +62,7 @@ pub fn for_trace(
         profile,
         spread: None,
         affinity: None,
+        attachments: None,
     };
     let mut by_node = BTreeMap::new();
     for v in trace.filter.iter().filter(|v| !v.feasible) {
@@ -104,6 +105,8 @@ struct Explainer<'a> {
     profile: Option<&'a Framework>,
     spread: Option<Option<pod_topology_spread::State>>,
     affinity: Option<Option<inter_pod_affinity::State>>,
+    /// NodeVolumeLimits' VolumeAttachments by node.
+    attachments: Option<volume::Attachments>,
 }
 
 impl Explainer<'_> {
@@ -168,7 +171,7 @@ impl Explainer<'_> {
         }
     }
 
-    fn of_node(&self, plugin: &str, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
+    fn of_node(&mut self, plugin: &str, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
         match plugin {
             plugins::node_affinity::NAME => {
                 node_affinity::causes(self.pod, node, reasons, self.profile)
@@ -178,7 +181,13 @@ impl Explainer<'_> {
             plugins::volume_restrictions::NAME => {
                 volume::restrictions(self.cluster, self.pod, node)
             }
-            plugins::node_volume_limits::NAME => volume::limits(self.cluster, self.pod, node),
+            plugins::node_volume_limits::NAME => {
+                let cluster = self.cluster;
+                let attachments = self
+                    .attachments
+                    .get_or_insert_with(|| volume::attachments(cluster));
+                volume::limits(cluster, self.pod, node, Some(attachments))
+            }
             _ => of_node(plugin, self.pod, node, reasons),
         }
     }

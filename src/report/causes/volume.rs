@@ -3,7 +3,9 @@
 //! disk or ReadWriteOncePod claim in use, and by which pod), NodeVolumeLimits (the
 //! driver, attached + new against its limit). Each through the plugin's own check.
 
-use crate::engine::plugins::node_volume_limits::first_exceeded;
+use std::collections::BTreeMap;
+
+use crate::engine::plugins::node_volume_limits::{attachments_by_node, first_exceeded};
 use crate::engine::plugins::volume_binding::{Culprit, node_culprits};
 use crate::engine::plugins::volume_restrictions::{is_volume_conflict, needs_restrictions_check};
 use crate::engine::plugins::volume_util::lookup_pvc;
@@ -159,8 +161,21 @@ fn disk(v: &core::Volume) -> String {
     }
 }
 
-pub fn limits(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<String> {
-    match first_exceeded(cluster, pod, node, None) {
+/// VolumeAttachments by node, as NodeVolumeLimits' PreFilter computes them once per
+/// cycle.
+pub type Attachments = BTreeMap<String, Vec<(String, String)>>;
+
+pub fn attachments(cluster: &Cluster) -> Attachments {
+    attachments_by_node(cluster)
+}
+
+pub fn limits(
+    cluster: &Cluster,
+    pod: &Pod,
+    node: &NodeInfo,
+    attachments: Option<&Attachments>,
+) -> Vec<String> {
+    match first_exceeded(cluster, pod, node, attachments) {
         Ok(Some(e)) => vec![format!(
             "driver {}: {} attached + {} new > limit {}",
             e.driver, e.attached, e.new, e.limit
@@ -298,6 +313,10 @@ mod tests {
     }
 
     type Check = fn(&Cluster, &Pod, &NodeInfo) -> Vec<String>;
+
+    fn limits(c: &Cluster, p: &Pod, n: &NodeInfo) -> Vec<String> {
+        super::limits(c, p, n, Some(&attachments(c)))
+    }
 
     #[test]
     fn names_the_claim_volume_or_driver_that_fails() {
