@@ -740,6 +740,9 @@ pub(crate) enum Culprit {
         request: i64,
         /// Available PVs of the class large enough for the claim, on any node.
         candidates: usize,
+        /// Those of them whose node affinity the node satisfies (taken by the pod's
+        /// other claims, then).
+        reachable: usize,
         unsupported: bool,
     },
     /// No CSIStorageCapacity of the class with room for the claim covers the node.
@@ -889,6 +892,9 @@ fn find_pod_volumes<'c>(
                             class,
                             request,
                             candidates: c.candidates.as_ref().map_or(0, |cs| cs.all.len()),
+                            reachable: c.candidates.as_ref().map_or(0, |cs| {
+                                cs.all.iter().filter(|p| p.affinity.matches(labels)).count()
+                            }),
                             unsupported: matches!(c.provisioning, Provisioning::Unsupported),
                         }
                     });

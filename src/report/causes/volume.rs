@@ -32,17 +32,22 @@ pub fn binding(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<String> {
                 class,
                 request,
                 candidates,
+                reachable,
                 unsupported,
             } => {
                 let request = bytes(request);
-                let pvs = match candidates {
-                    0 => format!("no available PV of class {class} holds {request}"),
-                    1 => format!(
+                let pvs = match (candidates, reachable) {
+                    (0, _) => format!("no available PV of class {class} holds {request}"),
+                    (1, 0) => format!(
                         "the one available PV of class {class} holding {request} has node affinity the node does not match"
                     ),
-                    n => format!(
-                        "none of the {n} available PV{} of class {class} holding {request} has node affinity the node matches",
-                        crate::report::plural(n)
+                    (n, 0) => format!(
+                        "none of the {n} available PVs of class {class} holding {request} has node affinity the node matches"
+                    ),
+                    (_, k) => format!(
+                        "the {k} available PV{} of class {class} holding {request} on the node go{} to the pod's other claims",
+                        crate::report::plural(k),
+                        if k == 1 { "es" } else { "" }
                     ),
                 };
                 let provision = if unsupported {
@@ -293,6 +298,7 @@ mod tests {
                     "allowedTopologies": [{"matchLabelExpressions": [
                         {"key": ZONE, "values": ["b"]}]}]}),
                 unbound_pvc("data", "local"),
+                unbound_pvc("data2", "local"),
                 unbound_pvc("dyn", "topo"),
                 bound_pvc("old", "pv-old", &["ReadWriteOnce"]),
                 bound_pvc("lost", "pv-gone", &["ReadWriteOnce"]),
@@ -337,6 +343,15 @@ mod tests {
                 claims(&["data"]),
                 "n2",
                 vec![],
+            ),
+            (
+                "binding: the PV on the node goes to the other claim",
+                binding,
+                claims(&["data", "data2"]),
+                "n2",
+                vec![
+                    "claim default/data2 (unbound): the 1 available PV of class local holding 10Gi on the node goes to the pod's other claims, and class local cannot provision (no provisioner)",
+                ],
             ),
             (
                 "binding: provisioning outside allowedTopologies",
