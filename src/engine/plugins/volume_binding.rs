@@ -762,7 +762,7 @@ pub(crate) fn node_culprits(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Ve
     let ClaimsOutcome::Ok(claims) = pod_volume_claims(cluster, pod) else {
         return Vec::new();
     };
-    find_pod_volumes(cluster, &claims, node)
+    find_pod_volumes(cluster, &claims, node, true)
         .map(|f| f.culprits)
         .unwrap_or_default()
 }
@@ -796,11 +796,14 @@ impl Found<'_> {
     }
 }
 
-/// `FindPodVolumes`: `Err` aborts the cycle with an Error status.
+/// `FindPodVolumes`: `Err` aborts the cycle with an Error status. `with_culprits`
+/// also names the claim behind each failed check (for causes; Filter does not need
+/// it, and counting each claim's reachable PVs on every node would cost it).
 fn find_pod_volumes<'c>(
     cluster: &Cluster,
     claims: &'c PodClaims,
     node: &NodeInfo,
+    with_culprits: bool,
 ) -> Result<Found<'c>, String> {
     let labels = &node.node.labels;
     let mut bound_satisfied = true;
@@ -816,7 +819,7 @@ fn find_pod_volumes<'c>(
             let failed;
             (bound_satisfied, pvs_found, failed) =
                 check_bound_claims(cluster, &claims.bound, node)?;
-            if let Some(i) = failed {
+            if let Some(i) = failed.filter(|_| with_culprits) {
                 let (claim, pv) = (claims.bound[i].key.clone(), claims.bound[i].pv_name.clone());
                 culprits.push(if pvs_found {
                     Culprit::BoundPvAffinity { claim, pv }
@@ -835,10 +838,12 @@ fn find_pod_volumes<'c>(
                 // Provisioning already started for another node.
                 Some(n) if n != node.name() => {
                     unbound_satisfied = false;
-                    culprits.push(Culprit::SelectedElsewhere {
-                        claim: c.key.clone(),
-                        node: n.clone(),
-                    });
+                    if with_culprits {
+                        culprits.push(Culprit::SelectedElsewhere {
+                            claim: c.key.clone(),
+                            node: n.clone(),
+                        });
+                    }
                     break 'find;
                 }
                 Some(_) => to_provision.push(i),
@@ -871,7 +876,7 @@ fn find_pod_volumes<'c>(
             unbound_satisfied = satisfied;
             sufficient_storage = sufficient;
             dynamic_provisions = provisions;
-            if !satisfied || !sufficient {
+            if with_culprits && (!satisfied || !sufficient) {
                 // The first claim to provision that failed, as the check stops there.
                 if let Some(&i) = to_provision.iter().find(|&&i| {
                     check_volume_provisions(claims, &[i], labels)
@@ -1068,7 +1073,7 @@ impl FilterPlugin for VolumeBinding {
         let Some(claims) = &s.claims else {
             return Status::success();
         };
-        match find_pod_volumes(cx.cluster, claims, node) {
+        match find_pod_volumes(cx.cluster, claims, node, false) {
             Err(e) => Status::error(e),
             Ok(f) if f.reasons.is_empty() => Status::success(),
             Ok(f) => Status::new(
@@ -1109,7 +1114,7 @@ impl ReservePlugin for VolumeBinding {
         // Filter's answer for the node, as upstream keeps it per node.
         let found = s.claims.as_ref().and_then(|claims| {
             let info = cx.cluster.node(node)?;
-            find_pod_volumes(cx.cluster, claims, info)
+            find_pod_volumes(cx.cluster, claims, info, false)
                 .ok()
                 .filter(|f| f.reasons.is_empty())
                 .map(|f| (claims.delay.is_empty(), f.pod_volumes(claims)))
@@ -1580,7 +1585,7 @@ mod tests {
             .claims
             .clone()
             .unwrap();
-        let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
+        let f = find_pod_volumes(&c, &claims, &c.nodes()[0], false).unwrap();
         assert!(f.reasons.is_empty());
         assert_eq!(
             f.pod_volumes(&claims).static_bindings,
@@ -1633,7 +1638,7 @@ mod tests {
             .clone()
             .unwrap();
         let pick = |node: usize| {
-            let f = find_pod_volumes(&c, &claims, &c.nodes()[node]).unwrap();
+            let f = find_pod_volumes(&c, &claims, &c.nodes()[node], false).unwrap();
             f.pod_volumes(&claims).static_bindings[0].pv.clone()
         };
         // n1: a-n1, b-n1 (9Gi, indexed) and c-anywhere (8Gi, scanned): the smallest.
@@ -1649,7 +1654,7 @@ mod tests {
             .claims
             .clone()
             .unwrap();
-        let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
+        let f = find_pod_volumes(&c, &claims, &c.nodes()[0], false).unwrap();
         assert_eq!(f.pod_volumes(&claims).static_bindings[0].pv, "a-n1");
     }
 
