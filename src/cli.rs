@@ -620,7 +620,13 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     });
     // The rejections' exact causes, from the cluster the replay ran on.
     let view = match loaded.cluster.pod(&trace.pod) {
-        Some(pod) => TraceView::with_causes(&trace, &loaded.cluster, pod),
+        Some(pod) => {
+            let profile = config
+                .profiles
+                .iter()
+                .find(|f| f.profile_name == trace.profile);
+            TraceView::with_causes(&trace, &loaded.cluster, pod, profile)
+        }
         None => TraceView::new(&trace),
     };
     let needs = loaded

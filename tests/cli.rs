@@ -141,6 +141,151 @@ fn explain_names_the_exact_cause_under_each_rejection_group() {
     }
 }
 
+/// The acceptance of issue 13: on every demo snapshot, for every pod `pods` lists as
+/// pending, each rejection group carries its specific cause in JSON (every node of
+/// the group under one) and in the table (a cause line under each group), and so do
+/// the all-filters groups.
+#[test]
+fn every_rejection_group_of_every_pending_demo_pod_carries_a_cause() {
+    let mut pods_checked = 0;
+    let mut groups_checked = 0;
+    for snapshot in ["demo-cluster.yaml", "dra-demo.yaml", "gang-demo.yaml"] {
+        let path = root().join("examples").join(snapshot);
+        let o = run(&["pods", "-s", s(&path)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let listing = stdout(&o);
+        let pending: Vec<&str> = listing
+            .lines()
+            .skip(1)
+            .filter(|l| l.trim_end().ends_with(" pending"))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert!(
+            !pending.is_empty(),
+            "pending pods in {snapshot}:\n{listing}"
+        );
+        for pod in pending {
+            pods_checked += 1;
+            let o = run(&["explain", "-s", s(&path), pod, "-o", "json"]);
+            assert!(o.status.success(), "{pod}: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid json");
+            for key in ["rejection_groups", "all_filter_groups"] {
+                for g in v[key].as_array().expect("groups") {
+                    if g["plugin"].is_null() {
+                        continue; // outside the PreFilter node subset: no plugin said no
+                    }
+                    groups_checked += 1;
+                    let details = g["details"].as_array().expect("details on every group");
+                    for n in g["nodes"].as_array().unwrap() {
+                        assert!(
+                            details
+                                .iter()
+                                .any(|d| d["nodes"].as_array().unwrap().contains(n)),
+                            "{snapshot} {pod} {key}: node {n} has no cause in {g}"
+                        );
+                    }
+                }
+            }
+            // The table: a cause line right under each rejection group's line.
+            let o = run(&["explain", "-s", s(&path), pod, "--all-filters"]);
+            assert!(o.status.success(), "{pod}: {}", stderr(&o));
+            let out = stdout(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                let is_group = l.len() > 10
+                    && l[..8].trim().parse::<usize>().is_ok()
+                    && l.contains('[')
+                    && !l.starts_with("          ");
+                if is_group && (l.contains("Unschedulable") || l.contains("Error")) {
+                    let next = lines.get(i + 1).copied().unwrap_or_default();
+                    assert!(
+                        next.starts_with("          ") && !next.trim().is_empty(),
+                        "{snapshot} {pod}: no cause under\n{l}\n{out}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(pods_checked >= 20, "{pods_checked} pending pods");
+    assert!(groups_checked >= 40, "{groups_checked} groups");
+}
+
+/// Paper cut 5: `--all-filters` changes the table, adding every plugin's verdicts
+/// beyond each node's first, with their causes, and the nodes several plugins reject.
+#[test]
+fn all_filters_table_differs_from_the_plain_table_with_the_extra_verdicts() {
+    let demo = demo();
+    let args = ["explain", "-s", s(&demo), "batch/quarterly-report"];
+    let plain = stdout(&run(&args));
+    let o = run(&[&args[..], &["--all-filters"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = stdout(&o);
+    assert_ne!(all, plain, "--all-filters changes the table");
+    // Everything else is the plain table: the section is an addition.
+    let start = all.find("\nAll filters").expect("the all-filters section");
+    let end = start + 2 + all[start + 1..].find("\n\n").expect("its end");
+    assert_eq!(format!("{}{}", &all[..start], &all[end..]), plain);
+    assert!(
+        all.contains("(22 rejections, 10 beyond each node's first)"),
+        "{all}"
+    );
+    // gen-a1 is first rejected by NodeAffinity; its NodeResourcesFit verdict and its
+    // cause show only with --all-filters.
+    assert!(
+        all.contains("\n    gen-a1    NodeAffinity, NodeResourcesFit\n"),
+        "{all}"
+    );
+    assert!(
+        all.contains("cpu: needs 6, free 3500m of 8  (1 node)"),
+        "{all}"
+    );
+    assert!(!plain.contains("free 3500m"), "{plain}");
+}
+
+/// A profile's own arguments can be the cause: its `addedAffinity` (the
+/// scheduler-enforced affinity) and its default spread constraints for a pod with
+/// none; the causes say they are the profile's.
+#[test]
+fn causes_name_the_profiles_added_affinity_and_default_constraints() {
+    let config = tmp_file(
+        "causes-profile.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: topology.kubernetes.io/zone, operator: NotIn, values: [eu-west-1c]}
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule}
+",
+    );
+    let o = run(&[
+        "explain",
+        "-s",
+        s(&demo()),
+        "--config",
+        s(&config),
+        "shop/web-7d9f-5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for line in [
+        "          profile default-scheduler addedAffinity (NodeAffinity args): topology.kubernetes.io/zone NotIn [eu-west-1c]: node has topology.kubernetes.io/zone=eu-west-1c  (2 nodes)\n",
+        "          default constraint of profile default-scheduler (the pod has none): topologyKey kubernetes.io/hostname (maxSkew 1, pods app=web, pod-template-hash=7d9f): kubernetes.io/hostname=gen-b1 would have 3 matching pods, skew 3 over the minimum 0  (1 node)\n",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
 #[test]
 fn explain_json_matches_the_fidelity_schema() {
     let dir = root().join("tests/fidelity/h01-basic-least-allocated");
@@ -630,7 +775,7 @@ fn all_filters_shows_every_plugins_answer_in_the_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
-        out.contains("\nAll filters  every plugin's own answer on every node (22 rejections)\n"),
+        out.contains("\nAll filters  every plugin's own answer on every node (22 rejections, 10 beyond each node's first)\n"),
         "{out}"
     );
     // NodeAffinity rejects 8 nodes, 4 of them first rejected by another plugin.

@@ -430,15 +430,18 @@ fn ties_as_sets(v: &mut Value) {
                 nodes.sort_by(|a, b| a["node"].as_str().cmp(&b["node"].as_str()));
             }
         }
-        // So do the nodes of a rejection group (the model's order).
-        for group in answer
-            .get_mut("rejection_groups")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(nodes) = group.get_mut("nodes").and_then(Value::as_array_mut) {
-                nodes.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        // So do the nodes of a rejection group (the model's order), first rejections
+        // or all-filters ones.
+        for key in ["rejection_groups", "all_filter_groups"] {
+            for group in answer
+                .get_mut(key)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(nodes) = group.get_mut("nodes").and_then(Value::as_array_mut) {
+                    nodes.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                }
             }
         }
         // A Filter error ends the search at whichever node errs first: upstream
@@ -457,7 +460,10 @@ fn ties_as_sets(v: &mut Value) {
             errors.dedup();
             *filter = Value::Array(errors);
             // The same for the groups: the error's, not which nodes were reached.
-            if let Some(groups) = answer.get_mut("rejection_groups") {
+            for key in ["rejection_groups", "all_filter_groups"] {
+                let Some(groups) = answer.get_mut(key) else {
+                    continue;
+                };
                 let mut errors: Vec<Value> = groups
                     .as_array()
                     .into_iter()

@@ -18,7 +18,8 @@ pub fn to_json(t: &Trace) -> Value {
 /// [`to_json`] from a view already built. A view with causes adds `details` to each
 /// rejection group: every distinct cause with the group's nodes it applies to
 /// (`[{"cause", "nodes"}]`, the most shared first; a node with several causes is
-/// listed under each). The other keys are the same either way.
+/// listed under each). The other keys are the same either way. With all-filters
+/// data, `all_filter_groups` holds every plugin's rejections grouped the same way.
 pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
     let prefilter = json!({
         "code": t.pre_filter.code.unwrap_or(Code::Success).as_str(),
@@ -153,6 +154,31 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
             })
             .collect(),
     );
+    // With all-filters data: every plugin's rejections, grouped as the first ones
+    // are (a node in several groups), with their causes when the view has them.
+    if t.filter_all.is_some() {
+        v["all_filter_groups"] = Value::Array(
+            view.all_groups
+                .iter()
+                .map(|g| {
+                    let mut group = json!({
+                        "plugin": g.plugin,
+                        "code": g.code.map(Code::as_str),
+                        "reason": g.reason,
+                        "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
+                    });
+                    if let Some(causes) = &view.causes {
+                        group["details"] = causes
+                            .all_group(view, g)
+                            .into_iter()
+                            .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
+                            .collect();
+                    }
+                    group
+                })
+                .collect(),
+        );
+    }
     // Only a pod with claims gets the key: every other answer keeps its shape.
     if !t.claims.is_empty() {
         v["claims"] = json!(t.claims);

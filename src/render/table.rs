@@ -1,7 +1,6 @@
 //! Human-readable `explain` output: the verdict first, then rejected nodes grouped by
 //! reason (readable at 5,000 nodes), then the score breakdown of the top nodes.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::engine::status::Code;
@@ -137,7 +136,7 @@ pub fn render_with_needs(
         .collect();
     rejection_groups(o, &groups, opts);
 
-    all_filters_section(o, t, opts);
+    all_filters_section(o, t, view, opts);
     claims_section(o, t, opts);
 
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
@@ -294,41 +293,68 @@ fn needs_section(o: &mut String, needs: &PodNeeds) {
 }
 
 /// With `--all-filters`: every Filter plugin's own answer on every node, grouped as
-/// the first rejections are, so a node rejected for several reasons shows them all.
-fn all_filters_section(o: &mut String, t: &Trace, opts: &TableOptions) {
-    let Some(all) = &t.filter_all else {
+/// the first rejections are (with their causes), so a node rejected for several
+/// reasons shows them all; then the nodes more than one plugin rejects, each with
+/// its rejecting plugins. Everything comes from the view's all-filters groups.
+fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptions) {
+    if t.filter_all.is_none() {
         return;
-    };
-    let mut groups: BTreeMap<(&str, &str, String), Vec<&str>> = BTreeMap::new();
-    for n in all {
-        for r in n
-            .results
-            .iter()
-            .filter(|r| !matches!(r.code, Code::Success | Code::Skip))
-        {
-            groups
-                .entry((r.plugin.as_str(), r.code.as_str(), r.reasons.join(", ")))
-                .or_default()
-                .push(&n.node);
-        }
     }
-    let total: usize = groups.values().map(Vec::len).sum();
-    // Causes are of first rejections only: these groups have none.
-    let mut groups: Vec<GroupLine> = groups
+    let (total, extra) = view.all_rejection_counts();
+    let groups: Vec<GroupLine> = view
+        .all_groups
         .iter()
-        .map(|((p, c, r), nodes)| (*p, *c, r.as_str(), nodes.clone(), Vec::new()))
+        .enumerate()
+        .map(|(i, g)| {
+            (
+                g.plugin.as_deref().unwrap_or("-"),
+                g.code.map(Code::as_str).unwrap_or("-"),
+                g.reason.as_str(),
+                g.rows
+                    .iter()
+                    .map(|&r| view.rows[r as usize].node.as_str())
+                    .collect(),
+                view.all_cause_lines(i).to_vec(),
+            )
+        })
         .collect();
-    groups.sort_by(|a, b| {
-        b.3.len()
-            .cmp(&a.3.len())
-            .then_with(|| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)))
-    });
     let _ = writeln!(
         o,
-        "\nAll filters  every plugin's own answer on every node ({total} rejection{})",
+        "\nAll filters  every plugin's own answer on every node ({total} rejection{}, {extra} beyond each node's first)",
         if total == 1 { "" } else { "s" }
     );
     rejection_groups(o, &groups, opts);
+    let multi = view.multiply_rejected();
+    if multi.is_empty() {
+        return;
+    }
+    let shown = multi.len().min(opts.top);
+    let _ = writeln!(
+        o,
+        "  rejected by more than one plugin ({} node{}; the first rejection first):",
+        multi.len(),
+        if multi.len() == 1 { "" } else { "s" }
+    );
+    let width = multi[..shown]
+        .iter()
+        .map(|(r, _)| view.rows[*r].node.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (r, plugins) in &multi[..shown] {
+        let _ = writeln!(
+            o,
+            "    {:<width$}  {}",
+            view.rows[*r].node,
+            plugins.join(", ")
+        );
+    }
+    if multi.len() > shown {
+        let _ = writeln!(
+            o,
+            "    ... and {} more (all in -o json)",
+            multi.len() - shown
+        );
+    }
 }
 
 /// A rejection group as printed: plugin, code, reason, its nodes and its cause lines.

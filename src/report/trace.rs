@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::engine::Framework;
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, PluginResult, Trace};
 
@@ -150,6 +151,12 @@ pub struct TraceView {
     pub causes: Option<Causes>,
     /// Per summary group, its cause lines (see [`TraceView::cause_lines`]).
     pub group_causes: Vec<Vec<String>>,
+    /// With all-filters data: every Filter plugin's own rejection of every node,
+    /// grouped by (plugin, code, reasons) as `summary` groups the first rejections;
+    /// a node rejected by several plugins is in several groups. Biggest first.
+    pub all_groups: Vec<Group>,
+    /// Per all-filters group, its cause lines (see [`TraceView::all_cause_lines`]).
+    pub all_group_causes: Vec<Vec<String>>,
 }
 
 impl TraceView {
@@ -179,17 +186,72 @@ impl TraceView {
     }
 
     /// [`TraceView::new`] with the exact cause of each rejection, computed from the
-    /// cluster the trace ran on and its pod.
-    pub fn with_causes(trace: &Trace, cluster: &Cluster, pod: &Pod) -> TraceView {
+    /// cluster the trace ran on, its pod and the profile it ran with (whose plugin
+    /// arguments can be the cause).
+    pub fn with_causes(
+        trace: &Trace,
+        cluster: &Cluster,
+        pod: &Pod,
+        profile: Option<&Framework>,
+    ) -> TraceView {
         let mut view = TraceView::new(trace);
-        let causes = super::causes::for_trace(trace, cluster, pod);
+        let causes = super::causes::for_trace(trace, cluster, pod, profile);
         view.group_causes = view
             .summary
             .iter()
             .map(|g| causes.summary_lines(&view, g, super::causes::SHOWN))
             .collect();
+        view.all_group_causes = view
+            .all_groups
+            .iter()
+            .map(|g| causes.all_summary_lines(&view, g, super::causes::SHOWN))
+            .collect();
         view.causes = Some(causes);
         view
+    }
+
+    /// The cause lines drawn under the `i`th all-filters group, as
+    /// [`TraceView::cause_lines`] for the summary groups.
+    pub fn all_cause_lines(&self, i: usize) -> &[String] {
+        self.all_group_causes
+            .get(i)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// How many (node, plugin) rejections the all-filters data holds, and how many
+    /// of them are beyond each node's first (those the summary groups do not show).
+    pub fn all_rejection_counts(&self) -> (usize, usize) {
+        let total: usize = self.all_groups.iter().map(|g| g.rows.len()).sum();
+        let first = self
+            .all_groups
+            .iter()
+            .flat_map(|g| g.rows.iter().map(move |&r| (g, r)))
+            .filter(|(g, r)| self.rows[*r as usize].plugin == g.plugin)
+            .count();
+        (total, total - first)
+    }
+
+    /// Nodes that more than one Filter plugin rejects, each with the plugins that do
+    /// (the first rejecting plugin first, then profile order): the all-filters marks
+    /// of the matrix, by row.
+    pub fn multiply_rejected(&self) -> Vec<(usize, Vec<&str>)> {
+        let np = self.plugins.len();
+        (0..self.rows.len())
+            .filter_map(|r| {
+                let mut first = Vec::new();
+                let mut rest = Vec::new();
+                for j in 0..np {
+                    match self.cell(r, j) {
+                        Mark::RejectFirst => first.push(self.plugins[j].as_str()),
+                        Mark::Reject => rest.push(self.plugins[j].as_str()),
+                        _ => {}
+                    }
+                }
+                first.extend(rest);
+                (self.rows[r].all.is_some() && first.len() > 1).then_some((r, first))
+            })
+            .collect()
     }
 
     /// The cause lines drawn under the `i`th summary group (the table and the
@@ -283,6 +345,7 @@ impl TraceView {
             .collect();
 
         let summary = summarize(trace, &rows, &plugins);
+        let all_groups = summarize_all(trace, &rows, &plugins);
 
         let feasible_of: HashMap<String, usize> = trace
             .feasible
@@ -349,6 +412,8 @@ impl TraceView {
             headline,
             causes: None,
             group_causes: Vec::new(),
+            all_groups,
+            all_group_causes: Vec::new(),
         };
         view.stages = stages(trace, &view);
         view
@@ -446,6 +511,48 @@ fn summarize(trace: &Trace, rows: &[FilterRow], plugins: &[String]) -> Vec<Group
             .then_with(|| a.code.map(Code::as_str).cmp(&b.code.map(Code::as_str)))
     });
     out.into_iter().map(|(_, g)| g).collect()
+}
+
+/// The all-filters groups: one per (plugin, code, joined reasons) of every
+/// rejection (any answer but Success and Skip) in `trace.filter_all`.
+fn summarize_all(trace: &Trace, rows: &[FilterRow], plugins: &[String]) -> Vec<Group> {
+    let Some(all) = &trace.filter_all else {
+        return Vec::new();
+    };
+    type Key = (usize, String, Code, String);
+    let mut groups: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let Some(verdicts) = r.all.and_then(|a| all.get(a)) else {
+            continue;
+        };
+        for res in verdicts
+            .results
+            .iter()
+            .filter(|res| !matches!(res.code, Code::Success | Code::Skip))
+        {
+            let pos = plugins
+                .iter()
+                .position(|p| *p == res.plugin)
+                .unwrap_or(usize::MAX);
+            groups
+                .entry((pos, res.plugin.clone(), res.code, res.reasons.join(", ")))
+                .or_default()
+                .push(i as u32);
+        }
+    }
+    let mut out: Vec<Group> = groups
+        .into_iter()
+        .map(|((_, plugin, code, reason), rows)| Group {
+            kind: GroupKind::Rejected,
+            plugin: Some(plugin),
+            code: Some(code),
+            reason,
+            rows,
+        })
+        .collect();
+    // Biggest first; the map's order (plugin order, plugin, code, reason) among equals.
+    out.sort_by_key(|g| std::cmp::Reverse(g.rows.len()));
+    out
 }
 
 fn result_plugins(results: &[PluginResult]) -> Vec<StagePlugin> {

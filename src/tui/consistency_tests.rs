@@ -168,15 +168,20 @@ fn tui_causes(lines: &[String]) -> Vec<Vec<String>> {
             continue;
         };
         // A group row starts with its node count (the legend line has marks too).
-        let is_group = right.split_once(" ✗ ").is_some_and(|(head, _)| {
-            head.split_whitespace().next().is_some_and(|w| {
-                w.trim_start_matches('›')
-                    .replace(',', "")
-                    .parse::<usize>()
-                    .is_ok()
+        let row_with = |mark: &str| {
+            right.split_once(mark).is_some_and(|(head, _)| {
+                // The selected row starts with `›`, apart from its count or not.
+                head.trim_start_matches('›')
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.replace(',', "").parse::<usize>().is_ok())
             })
-        });
-        if is_group {
+        };
+        let is_group = row_with(" ✗ ");
+        if row_with(" ✓ ") {
+            // The feasible nodes' row: no causes under it.
+            open = false;
+        } else if is_group {
             out.push(Vec::new());
             open = true;
         } else if open && !right.trim().is_empty() {
@@ -241,7 +246,11 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
     .expect("explained");
     // With the rejections' causes, as `explain` builds its view.
     let pod = cluster.pod("ml/notebook").expect("the pod");
-    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod);
+    let profile = config
+        .profiles
+        .iter()
+        .find(|f| f.profile_name == trace.profile);
+    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
     let table = crate::render::table::render_view(
         &trace,
         &view,
@@ -360,6 +369,88 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
     assert!(head.contains(&format!("★ {chosen} chosen")), "{head}");
     for other in ties.iter().filter(|n| **n != chosen) {
         assert!(head.contains(&format!("tied: {other}")), "{head}");
+    }
+}
+
+/// The causes added for InterPodAffinity and VolumeBinding are the same lines in the
+/// table, JSON's `details` and the inspector's filter summary, and every rejection
+/// group of these pods has some.
+#[test]
+fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
+    let cluster = demo_with_twin_nodes();
+    let config = crate::engine::SchedulerConfig::defaults();
+    for (key, plugin) in [
+        ("shop/cache-3", "InterPodAffinity"),
+        ("db/postgres-1", "VolumeBinding"),
+    ] {
+        let trace = crate::explain::explain(
+            &cluster,
+            &config,
+            key,
+            &crate::engine::cycle::CycleOptions::default(),
+        )
+        .expect("explained");
+        let pod = cluster.pod(key).expect("the pod");
+        let profile = config
+            .profiles
+            .iter()
+            .find(|f| f.profile_name == trace.profile);
+        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
+        let table = crate::render::table::render_view(
+            &trace,
+            &view,
+            &crate::render::table::TableOptions::default(),
+        );
+        let groups = table_groups(&table);
+        let causes = table_causes(&table);
+        assert!(
+            groups.iter().any(|g| g.1 == plugin),
+            "{key}: a {plugin} group\n{table}"
+        );
+        assert!(
+            causes.iter().all(|c| !c.is_empty()),
+            "{key}: causes under every group\n{table}"
+        );
+        let json = crate::render::json::to_json_view(&trace, &view);
+        let json_causes: Vec<Vec<String>> = json["rejection_groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| {
+                let details = g["details"].as_array().expect("details");
+                let mut lines: Vec<String> = details
+                    .iter()
+                    .take(crate::report::causes::SHOWN)
+                    .map(|d| {
+                        let n = d["nodes"].as_array().expect("nodes").len();
+                        format!(
+                            "{}  ({n} node{})",
+                            d["cause"].as_str().expect("cause"),
+                            crate::report::plural(n)
+                        )
+                    })
+                    .collect();
+                if details.len() > crate::report::causes::SHOWN {
+                    lines.push(format!(
+                        "(+{} more)",
+                        details.len() - crate::report::causes::SHOWN
+                    ));
+                }
+                lines
+            })
+            .collect();
+        assert_eq!(
+            json_causes, causes,
+            "{key}: JSON against the table\n{table}"
+        );
+
+        let mut app = app(cluster.clone());
+        settle(&mut app);
+        keys(&mut app, &format!(":pod {key}\n"));
+        assert_eq!(app.selected_pod_key(), Some(key));
+        keys(&mut app, "2v");
+        let lines = screen(&mut app, 400, 40);
+        assert_eq!(tui_causes(&lines), causes, "{key}\n{}", lines.join("\n"));
     }
 }
 
@@ -531,7 +622,11 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         )
         .expect("explained");
         let pod = cluster.pod(key).expect("the pod");
-        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod);
+        let profile = config
+            .profiles
+            .iter()
+            .find(|f| f.profile_name == trace.profile);
+        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
         let needs = crate::report::needs::PodNeeds::of(pod, &cluster);
         let table = crate::render::table::render_with_needs(
             &trace,

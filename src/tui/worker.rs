@@ -98,10 +98,13 @@ impl TraceJob {
     /// Run the cycle and derive its view, both off the UI thread.
     pub fn run_with_view(self) -> (TraceKey, Arc<Trace>, Arc<TraceView>) {
         let cluster = self.cluster.clone();
+        let profiles = self.profiles.clone();
         let (key, trace) = self.compute();
-        // The rejections' exact causes, from the cluster the cycle ran on.
+        // The rejections' exact causes, from the cluster and the profile the cycle ran
+        // with.
+        let profile = profiles.iter().find(|f| f.profile_name == trace.profile);
         let view = match cluster.pod(&trace.pod) {
-            Some(pod) => TraceView::with_causes(&trace, &cluster, pod),
+            Some(pod) => TraceView::with_causes(&trace, &cluster, pod, profile),
             None => TraceView::new(&trace),
         };
         (key, trace, Arc::new(view))

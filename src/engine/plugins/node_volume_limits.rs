@@ -83,7 +83,7 @@ fn csi_migration_on(has_csi_node: bool, plugin: InTreePlugin) -> bool {
 
 /// `VolumeAttachment`s of every node (of the nodes `only` names, when given) whose PV
 /// is a CSI volume.
-fn attachments_by_node(
+pub(crate) fn attachments_by_node(
     cluster: &Cluster,
     only: Option<&FastSet<&str>>,
 ) -> BTreeMap<String, Vec<(String, String)>> {
@@ -93,6 +93,7 @@ fn attachments_by_node(
         if spec.attacher.is_empty() || only.is_some_and(|o| !o.contains(spec.node_name.as_str())) {
             continue;
         }
+
         let Some(pv_name) = spec.source.persistent_volume_name.as_deref() else {
             continue;
         };
@@ -395,78 +396,122 @@ fn most_attached(node: &NodeInfo) -> Option<i64> {
     Some(n)
 }
 
+/// Whether the bound alone settles the node (see [`State::va_count`]): `false`
+/// whenever Filter must count, an error of the pod's own volumes included.
+fn node_has_room(cluster: &Cluster, pod: &Pod, node: &NodeInfo, s: &State) -> bool {
+    let csi_node = cluster.csi_nodes.get(node.name());
+    let Ok(new_volumes) = new_pod_volumes(cluster, pod, csi_node.is_some()) else {
+        return false;
+    };
+    let va = s.va_count.get(node.name()).copied().unwrap_or(0);
+    has_room(
+        node,
+        va,
+        &per_driver(&new_volumes),
+        &volume_limits(csi_node),
+    )
+}
+
+/// A driver whose volume limit the pod would exceed on a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Exceeded {
+    pub driver: String,
+    /// Volumes of the driver already attached to the node.
+    pub attached: i64,
+    /// The pod's volumes of the driver not attached yet.
+    pub new: i64,
+    pub limit: i64,
+}
+
+/// The Filter's decision: the first driver (by name) over its limit, if any.
+/// `attachments` is PreFilter's state (computed here when absent).
+pub(crate) fn first_exceeded(
+    cluster: &Cluster,
+    pod: &Pod,
+    node: &NodeInfo,
+    attachments: Option<&BTreeMap<String, Vec<(String, String)>>>,
+) -> Result<Option<Exceeded>, Status> {
+    if pod.volumes.is_empty() {
+        return Ok(None);
+    }
+    let csi_node = cluster.csi_nodes.get(node.name());
+    let has_csi_node = csi_node.is_some();
+    let mut new_volumes = new_pod_volumes(cluster, pod, has_csi_node)?;
+    if new_volumes.is_empty() {
+        return Ok(None);
+    }
+    let limits = volume_limits(csi_node);
+    if limits.is_empty() {
+        return Ok(None);
+    }
+
+    let attached = attached_volumes(cluster, node, has_csi_node).map_err(Status::error)?;
+    let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, _) in &attached {
+        *attached_count.entry(driver).or_default() += 1;
+    }
+    // A volume shared with a pod already on the node is attached only once.
+    new_volumes.retain(|k| attached.binary_search(k).is_err());
+    let computed;
+    let attachments = match attachments {
+        Some(a) => a,
+        None => {
+            computed = attachments_by_node(cluster, None);
+            &computed
+        }
+    };
+    for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
+        let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
+        if attached.binary_search(&key).is_err() {
+            *attached_count.entry(attacher).or_default() += 1;
+        }
+    }
+
+    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, _) in &new_volumes {
+        *new_count.entry(driver).or_default() += 1;
+    }
+    for (driver, count) in new_count {
+        if let Some(limit) = limits.get(driver) {
+            let current = attached_count.get(driver).copied().unwrap_or(0);
+            if current + count > *limit {
+                return Ok(Some(Exceeded {
+                    driver: driver.to_string(),
+                    attached: current,
+                    new: count,
+                    limit: *limit,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
 impl FilterPlugin for NodeVolumeLimits {
     fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        if pod.volumes.is_empty() {
-            return Status::success();
-        }
-        let csi_node = cx.cluster.csi_nodes.get(node.name());
-        let has_csi_node = csi_node.is_some();
-        let mut new_volumes = match new_pod_volumes(cx.cluster, pod, has_csi_node) {
-            Ok(v) => v,
-            Err(st) => return st,
-        };
-        if new_volumes.is_empty() {
-            return Status::success();
-        }
-        let limits = volume_limits(csi_node);
-        if limits.is_empty() {
-            return Status::success();
-        }
-        let state = state.read::<State>(STATE_KEY);
-        if let Some(s) = state {
-            let va = s.va_count.get(node.name()).copied().unwrap_or(0);
-            if has_room(node, va, &per_driver(&new_volumes), &limits) {
-                return Status::success();
-            }
-        }
-
-        let attached = match attached_volumes(cx.cluster, node, has_csi_node) {
-            Ok(a) => a,
-            Err(e) => return Status::error(e),
-        };
-        let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for (driver, _) in &attached {
-            *attached_count.entry(driver).or_default() += 1;
-        }
-        // A volume shared with a pod already on the node is attached only once.
-        new_volumes.retain(|k| attached.binary_search(k).is_err());
-        // Without PreFilter state, compute what it would hold.
-        // PreFilter kept the attachments of the nodes it found tight; a node that
-        // became tight since (pods nominated to it added) gets its own.
-        let computed;
-        let attachments = match state {
-            Some(s) if s.tight.contains(node.name()) => &s.attachments,
-            Some(_) => {
-                let only: FastSet<&str> = [node.name()].into_iter().collect();
-                computed = attachments_by_node(cx.cluster, Some(&only));
-                &computed
-            }
-            None => {
-                computed = attachments_by_node(cx.cluster, None);
-                &computed
-            }
-        };
-        for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
-            let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
-            if attached.binary_search(&key).is_err() {
-                *attached_count.entry(attacher).or_default() += 1;
-            }
-        }
-
-        let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
-        for (driver, _) in &new_volumes {
-            *new_count.entry(driver).or_default() += 1;
-        }
-        for (driver, count) in new_count {
-            if let Some(limit) = limits.get(driver) {
-                let current = attached_count.get(driver).copied().unwrap_or(0);
-                if current + count > *limit {
-                    return Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED);
+        // Without PreFilter state, `first_exceeded` computes what it would hold.
+        let only_this;
+        let attachments = match state.read::<State>(STATE_KEY) {
+            Some(s) => {
+                if node_has_room(cx.cluster, pod, node, s) {
+                    return Status::success();
+                }
+                if s.tight.contains(node.name()) {
+                    Some(&*s.attachments)
+                } else {
+                    // Tight only since PreFilter (pods nominated to it added).
+                    let only: FastSet<&str> = [node.name()].into_iter().collect();
+                    only_this = attachments_by_node(cx.cluster, Some(&only));
+                    Some(&only_this)
                 }
             }
+            None => None,
+        };
+        match first_exceeded(cx.cluster, pod, node, attachments) {
+            Err(st) => st,
+            Ok(Some(_)) => Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
+            Ok(None) => Status::success(),
         }
-        Status::success()
     }
 }
 

@@ -258,6 +258,9 @@ struct BoundPv {
 
 #[derive(Debug)]
 struct BoundClaim {
+    /// `namespace/name` of the claim and the PV it is bound to (for causes).
+    key: String,
+    pv_name: String,
     /// `None`: the PV does not exist.
     pv: Option<BoundPv>,
 }
@@ -330,6 +333,8 @@ enum Provisioning {
 #[derive(Debug)]
 struct DelayClaim {
     key: String,
+    /// The claim's storage class (for causes).
+    class: String,
     request: Quantity,
     selected_node: Option<String>,
     candidates: Result<Candidates, String>,
@@ -668,7 +673,11 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
                         (p.in_tree_name(), t)
                     }),
             });
-            claims.bound.push(BoundClaim { pv });
+            claims.bound.push(BoundClaim {
+                key,
+                pv_name: pv_name.to_string(),
+                pv,
+            });
             continue;
         }
         let delay = match is_delay_binding(cluster, pvc) {
@@ -691,6 +700,7 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
                 .cloned(),
             candidates: candidates(cluster, pvc, &key, class, request).map(Candidates::new),
             provisioning: provisioning(cluster, pvc, &key, class),
+            class: class.to_string(),
             request,
             key,
         });
@@ -707,6 +717,54 @@ struct Found<'c> {
     static_bindings: Vec<(usize, &'c str)>,
     dynamic_provisions: Vec<usize>,
     reasons: Vec<&'static str>,
+    /// The claim behind each failed check (for causes).
+    culprits: Vec<Culprit>,
+}
+
+/// Which claim failed which check of `FindPodVolumes` on a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Culprit {
+    /// A bound claim's PV has node affinity the node does not satisfy.
+    BoundPvAffinity { claim: String, pv: String },
+    /// A bound claim's PV does not exist.
+    BoundPvMissing { claim: String, pv: String },
+    /// Provisioning of the claim already started for another node.
+    SelectedElsewhere { claim: String, node: String },
+    /// No available PV of the class can be bound on this node, and the class cannot
+    /// provision one here: it has no provisioner (`unsupported`), or its
+    /// allowedTopologies exclude the node.
+    NoVolume {
+        claim: String,
+        class: String,
+        /// The claim's storage request, in bytes.
+        request: i64,
+        /// Available PVs of the class large enough for the claim, on any node.
+        candidates: usize,
+        /// Those of them whose node affinity the node satisfies (taken by the pod's
+        /// other claims, then).
+        reachable: usize,
+        unsupported: bool,
+    },
+    /// No CSIStorageCapacity of the class with room for the claim covers the node.
+    NoCapacity {
+        claim: String,
+        class: String,
+        request: i64,
+    },
+}
+
+/// What failed for each of the pod's claims on `node`, as VolumeBinding's Filter
+/// decides it (empty when it passes, or when PreFilter would not let Filter run).
+pub(crate) fn node_culprits(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<Culprit> {
+    if !matches!(pod_has_pvcs(cluster, pod), Ok(true)) {
+        return Vec::new();
+    }
+    let ClaimsOutcome::Ok(claims) = pod_volume_claims(cluster, pod) else {
+        return Vec::new();
+    };
+    find_pod_volumes(cluster, &claims, node, true)
+        .map(|f| f.culprits)
+        .unwrap_or_default()
 }
 
 impl Found<'_> {
@@ -738,11 +796,14 @@ impl Found<'_> {
     }
 }
 
-/// `FindPodVolumes`: `Err` aborts the cycle with an Error status.
+/// `FindPodVolumes`: `Err` aborts the cycle with an Error status. `with_culprits`
+/// also names the claim behind each failed check (for causes; Filter does not need
+/// it, and counting each claim's reachable PVs on every node would cost it).
 fn find_pod_volumes<'c>(
     cluster: &Cluster,
     claims: &'c PodClaims,
     node: &NodeInfo,
+    with_culprits: bool,
 ) -> Result<Found<'c>, String> {
     let labels = &node.node.labels;
     let mut bound_satisfied = true;
@@ -751,10 +812,21 @@ fn find_pod_volumes<'c>(
     let mut pvs_found = true;
     let mut static_bindings = Vec::new();
     let mut dynamic_provisions = Vec::new();
+    let mut culprits = Vec::new();
 
     'find: {
         if !claims.bound.is_empty() {
-            (bound_satisfied, pvs_found) = check_bound_claims(cluster, &claims.bound, node)?;
+            let failed;
+            (bound_satisfied, pvs_found, failed) =
+                check_bound_claims(cluster, &claims.bound, node)?;
+            if let Some(i) = failed.filter(|_| with_culprits) {
+                let (claim, pv) = (claims.bound[i].key.clone(), claims.bound[i].pv_name.clone());
+                culprits.push(if pvs_found {
+                    Culprit::BoundPvAffinity { claim, pv }
+                } else {
+                    Culprit::BoundPvMissing { claim, pv }
+                });
+            }
         }
         if claims.delay.is_empty() {
             break 'find;
@@ -766,6 +838,12 @@ fn find_pod_volumes<'c>(
                 // Provisioning already started for another node.
                 Some(n) if n != node.name() => {
                     unbound_satisfied = false;
+                    if with_culprits {
+                        culprits.push(Culprit::SelectedElsewhere {
+                            claim: c.key.clone(),
+                            node: n.clone(),
+                        });
+                    }
                     break 'find;
                 }
                 Some(_) => to_provision.push(i),
@@ -798,6 +876,35 @@ fn find_pod_volumes<'c>(
             unbound_satisfied = satisfied;
             sufficient_storage = sufficient;
             dynamic_provisions = provisions;
+            if with_culprits && (!satisfied || !sufficient) {
+                // The first claim to provision that failed, as the check stops there.
+                if let Some(&i) = to_provision.iter().find(|&&i| {
+                    check_volume_provisions(claims, &[i], labels)
+                        .is_ok_and(|(sat, suf, _)| !sat || !suf)
+                }) {
+                    let c = &claims.delay[i];
+                    let (claim, class, request) =
+                        (c.key.clone(), c.class.clone(), c.request.value());
+                    culprits.push(if satisfied {
+                        Culprit::NoCapacity {
+                            claim,
+                            class,
+                            request,
+                        }
+                    } else {
+                        Culprit::NoVolume {
+                            claim,
+                            class,
+                            request,
+                            candidates: c.candidates.as_ref().map_or(0, |cs| cs.all.len()),
+                            reachable: c.candidates.as_ref().map_or(0, |cs| {
+                                cs.all.iter().filter(|p| p.affinity.matches(labels)).count()
+                            }),
+                            unsupported: matches!(c.provisioning, Provisioning::Unsupported),
+                        }
+                    });
+                }
+            }
         }
     }
 
@@ -818,15 +925,17 @@ fn find_pod_volumes<'c>(
         static_bindings,
         dynamic_provisions,
         reasons,
+        culprits,
     })
 }
 
-/// `checkBoundClaims`: (node affinity satisfied, every PV exists).
+/// `checkBoundClaims`: (node affinity satisfied, every PV exists, the index of the
+/// claim that failed).
 fn check_bound_claims(
     cluster: &Cluster,
     bound: &[BoundClaim],
     node: &NodeInfo,
-) -> Result<(bool, bool), String> {
+) -> Result<(bool, bool, Option<usize>), String> {
     // Only in-tree PVs need the node's migrated plugins.
     let migrated = if bound
         .iter()
@@ -836,9 +945,9 @@ fn check_bound_claims(
     } else {
         Vec::new()
     };
-    for c in bound {
+    for (i, c) in bound.iter().enumerate() {
         let Some(pv) = &c.pv else {
-            return Ok((true, false));
+            return Ok((true, false, Some(i)));
         };
         // On a node where its plugin is migrated, an in-tree PV is checked with the
         // topology of its CSI translation.
@@ -847,10 +956,10 @@ fn check_bound_claims(
             _ => &pv.affinity,
         };
         if !affinity.matches(&node.node.labels) {
-            return Ok((false, true));
+            return Ok((false, true, Some(i)));
         }
     }
-    Ok((true, true))
+    Ok((true, true, None))
 }
 
 /// `FindMatchingVolume` on one node: the pre-bound PV decides alone; otherwise the
@@ -964,7 +1073,7 @@ impl FilterPlugin for VolumeBinding {
         let Some(claims) = &s.claims else {
             return Status::success();
         };
-        match find_pod_volumes(cx.cluster, claims, node) {
+        match find_pod_volumes(cx.cluster, claims, node, false) {
             Err(e) => Status::error(e),
             Ok(f) if f.reasons.is_empty() => Status::success(),
             Ok(f) => Status::new(
@@ -1005,7 +1114,7 @@ impl ReservePlugin for VolumeBinding {
         // Filter's answer for the node, as upstream keeps it per node.
         let found = s.claims.as_ref().and_then(|claims| {
             let info = cx.cluster.node(node)?;
-            find_pod_volumes(cx.cluster, claims, info)
+            find_pod_volumes(cx.cluster, claims, info, false)
                 .ok()
                 .filter(|f| f.reasons.is_empty())
                 .map(|f| (claims.delay.is_empty(), f.pod_volumes(claims)))
@@ -1476,7 +1585,7 @@ mod tests {
             .claims
             .clone()
             .unwrap();
-        let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
+        let f = find_pod_volumes(&c, &claims, &c.nodes()[0], false).unwrap();
         assert!(f.reasons.is_empty());
         assert_eq!(
             f.pod_volumes(&claims).static_bindings,
@@ -1529,7 +1638,7 @@ mod tests {
             .clone()
             .unwrap();
         let pick = |node: usize| {
-            let f = find_pod_volumes(&c, &claims, &c.nodes()[node]).unwrap();
+            let f = find_pod_volumes(&c, &claims, &c.nodes()[node], false).unwrap();
             f.pod_volumes(&claims).static_bindings[0].pv.clone()
         };
         // n1: a-n1, b-n1 (9Gi, indexed) and c-anywhere (8Gi, scanned): the smallest.
@@ -1545,7 +1654,7 @@ mod tests {
             .claims
             .clone()
             .unwrap();
-        let f = find_pod_volumes(&c, &claims, &c.nodes()[0]).unwrap();
+        let f = find_pod_volumes(&c, &claims, &c.nodes()[0], false).unwrap();
         assert_eq!(f.pod_volumes(&claims).static_bindings[0].pv, "a-n1");
     }
 

@@ -61,7 +61,7 @@ impl Plugin for VolumeRestrictions {
 }
 
 /// Volumes whose sharing rules this plugin checks.
-fn needs_restrictions_check(v: &core::Volume) -> bool {
+pub(crate) fn needs_restrictions_check(v: &core::Volume) -> bool {
     v.gce_persistent_disk.is_some()
         || v.aws_elastic_block_store.is_some()
         || v.rbd.is_some()
@@ -92,7 +92,7 @@ fn rbd_pool(r: &core::RBDVolumeSource) -> &str {
 }
 
 /// `isVolumeConflict`: `volume` of the incoming pod against every volume of `pod`.
-fn is_volume_conflict(volume: &core::Volume, pod: &Pod) -> bool {
+pub(crate) fn is_volume_conflict(volume: &core::Volume, pod: &Pod) -> bool {
     pod.volumes.iter().any(|ev| {
         if let (Some(d), Some(ed)) = (&volume.gce_persistent_disk, &ev.gce_persistent_disk)
             && d.pd_name == ed.pd_name

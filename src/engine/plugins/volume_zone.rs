@@ -12,7 +12,7 @@ use crate::engine::framework::{
     Ctx, CycleState, FilterPlugin, Plugin, PreFilterPlugin, PreFilterResult,
 };
 use crate::engine::status::Status;
-use crate::model::{NodeInfo, Pod};
+use crate::model::{Cluster, NodeInfo, Pod};
 
 pub const NAME: &str = "VolumeZone";
 const STATE_KEY: &str = "PreFilterVolumeZone";
@@ -24,9 +24,11 @@ const TOPOLOGY_LABELS: [&str; 4] = [LABEL_BETA_ZONE, LABEL_BETA_REGION, LABEL_ZO
 
 /// One topology label of one PV.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct PvTopology {
-    key: &'static str,
-    values: BTreeSet<String>,
+pub(crate) struct PvTopology {
+    /// The PV's name (for causes).
+    pub pv: String,
+    pub key: &'static str,
+    pub values: BTreeSet<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -52,8 +54,25 @@ impl Plugin for VolumeZone {
     }
 }
 
+/// The first PV topology the node's labels do not satisfy (a beta label falls back
+/// to its GA name on the node).
+pub(crate) fn first_conflict<'t>(
+    topologies: &'t [PvTopology],
+    node: &NodeInfo,
+) -> Option<&'t PvTopology> {
+    let labels = &node.node.labels;
+    // A node without any zone/region label (single-zone clusters) always fits.
+    if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
+        return None;
+    }
+    topologies.iter().find(|t| {
+        let value = labels.get(t.key).or_else(|| labels.get(ga_label(t.key)));
+        !value.is_some_and(|v| t.values.contains(v))
+    })
+}
+
 /// Beta labels fall back to their GA names on the node.
-fn ga_label(key: &str) -> &str {
+pub(crate) fn ga_label(key: &str) -> &str {
     match key {
         LABEL_BETA_REGION => LABEL_REGION,
         LABEL_BETA_ZONE => LABEL_ZONE,
@@ -63,8 +82,7 @@ fn ga_label(key: &str) -> &str {
 
 /// `getPVbyPod`: the topologies of the PVs bound to the pod's PVC volumes. Claims of
 /// a WaitForFirstConsumer class that are not bound yet are left to VolumeBinding.
-fn pv_topologies(cx: &Ctx, pod: &Pod) -> Result<Vec<PvTopology>, Status> {
-    let cluster = cx.cluster;
+pub(crate) fn pv_topologies(cluster: &Cluster, pod: &Pod) -> Result<Vec<PvTopology>, Status> {
     let mut out = Vec::new();
     let mut buf = String::new();
     for v in &pod.volumes {
@@ -110,7 +128,11 @@ fn pv_topologies(cx: &Ctx, pod: &Pod) -> Result<Vec<PvTopology>, Status> {
                 // An unparsable value (an empty zone in the list) is ignored.
                 && let Some(values) = label_zones_to_set(value)
             {
-                out.push(PvTopology { key, values });
+                out.push(PvTopology {
+                    pv: pv_name.to_string(),
+                    key,
+                    values,
+                });
             }
         }
     }
@@ -119,7 +141,7 @@ fn pv_topologies(cx: &Ctx, pod: &Pod) -> Result<Vec<PvTopology>, Status> {
 
 impl PreFilterPlugin for VolumeZone {
     fn pre_filter(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> (PreFilterResult, Status) {
-        match pv_topologies(cx, pod) {
+        match pv_topologies(cx.cluster, pod) {
             Err(st) => (None, st),
             Ok(t) if t.is_empty() => (None, Status::skip()),
             Ok(t) => {
@@ -144,7 +166,7 @@ impl FilterPlugin for VolumeZone {
         let computed;
         let topologies = match state.read::<State>(STATE_KEY) {
             Some(s) => s.topologies.as_slice(),
-            None => match pv_topologies(cx, pod) {
+            None => match pv_topologies(cx.cluster, pod) {
                 Ok(t) => {
                     computed = t;
                     computed.as_slice()
@@ -152,16 +174,8 @@ impl FilterPlugin for VolumeZone {
                 Err(st) => return st,
             },
         };
-        let labels = &node.node.labels;
-        // A node without any zone/region label (single-zone clusters) always fits.
-        if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
-            return Status::success();
-        }
-        for t in topologies {
-            let value = labels.get(t.key).or_else(|| labels.get(ga_label(t.key)));
-            if !value.is_some_and(|v| t.values.contains(v)) {
-                return Status::unresolvable(ERR_REASON_CONFLICT);
-            }
+        if first_conflict(topologies, node).is_some() {
+            return Status::unresolvable(ERR_REASON_CONFLICT);
         }
         Status::success()
     }
@@ -170,7 +184,6 @@ impl FilterPlugin for VolumeZone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Cluster;
     use crate::model::testing::{cluster, pod};
     use serde_json::{Value, json};
 

@@ -7,26 +7,33 @@
 //! Pure and UI-free: the `explain` table, its JSON (`details` of each rejection
 //! group) and the inspector's Filters summary all draw from [`Causes`].
 
+mod dynamic_resources;
+mod inter_pod_affinity;
 mod node_affinity;
 mod node_ports;
 mod node_resources_fit;
 mod node_unschedulable;
 mod pod_topology_spread;
 mod taint_toleration;
+mod volume;
 
 use std::collections::BTreeMap;
 
+use crate::engine::Framework;
 use crate::engine::framework::nominated_pods_for;
 use crate::engine::plugins;
+use crate::engine::status::Code;
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, NodeInfo, Pod};
 
 use super::trace::{Group, TraceView};
 
-/// Cause lines per rejected node (first rejecting plugin only), by node name.
+/// Cause lines per rejected node: of its first rejecting plugin (by node name), and,
+/// with all-filters data, of every plugin that rejected it (by node and plugin).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Causes {
     by_node: BTreeMap<String, Vec<String>>,
+    by_node_plugin: BTreeMap<(String, String), Vec<String>>,
 }
 
 /// One distinct cause within a rejection group, with the nodes it applies to (in
@@ -37,38 +44,117 @@ pub struct CauseLine {
     pub nodes: Vec<String>,
 }
 
-/// The causes of every node the trace's Filter phase rejected. `pod` is the pod the
-/// trace is about; when it is bound (a replay of a bound pod), it is taken off its
-/// node first, as the replay did.
-pub fn for_trace(trace: &Trace, cluster: &Cluster, pod: &Pod) -> Causes {
+/// The causes of every node the trace's Filter phase rejected (and of every other
+/// rejection its all-filters data records). `pod` is the pod the trace is about;
+/// when it is bound (a replay of a bound pod), it is taken off its node first, as
+/// the replay did. `profile` is the profile the cycle ran with: its plugin
+/// arguments (default spread constraints, `addedAffinity`) are causes too.
+pub fn for_trace(
+    trace: &Trace,
+    cluster: &Cluster,
+    pod: &Pod,
+    profile: Option<&Framework>,
+) -> Causes {
+    let mut ex = Explainer {
+        trace,
+        cluster,
+        pod,
+        profile,
+        spread: None,
+        affinity: None,
+        attachments: None,
+    };
     let mut by_node = BTreeMap::new();
-    // PodTopologySpread's counts over the whole cluster, once per trace. Not for a
-    // bound pod: the counts would include the pod itself.
-    let mut spread = None;
     for v in trace.filter.iter().filter(|v| !v.feasible) {
-        let (Some(plugin), Some(info)) = (&v.plugin, cluster.node(&v.node)) else {
-            continue;
+        let Some(plugin) = &v.plugin else { continue };
+        let lines = ex.explain(plugin, &v.node, &v.reasons);
+        if !lines.is_empty() {
+            by_node.insert(v.node.clone(), lines);
+        }
+    }
+    let mut by_node_plugin = BTreeMap::new();
+    for n in trace.filter_all.iter().flatten() {
+        let first = trace.verdict(&n.node).and_then(|v| v.plugin.as_deref());
+        for r in n
+            .results
+            .iter()
+            .filter(|r| !matches!(r.code, Code::Success | Code::Skip))
+        {
+            let lines = if first == Some(r.plugin.as_str()) {
+                by_node.get(&n.node).cloned().unwrap_or_default()
+            } else {
+                ex.explain(&r.plugin, &n.node, &r.reasons)
+            };
+            if !lines.is_empty() {
+                by_node_plugin.insert((n.node.clone(), r.plugin.clone()), lines);
+            }
+        }
+    }
+    Causes {
+        by_node,
+        by_node_plugin,
+    }
+}
+
+/// Computes causes one (plugin, node) at a time, building the cluster-wide states
+/// (spread counts, affinity counts) once per trace.
+struct Explainer<'a> {
+    trace: &'a Trace,
+    cluster: &'a Cluster,
+    pod: &'a Pod,
+    profile: Option<&'a Framework>,
+    spread: Option<Option<pod_topology_spread::State>>,
+    affinity: Option<Option<inter_pod_affinity::State>>,
+    /// NodeVolumeLimits' VolumeAttachments by node.
+    attachments: Option<volume::Attachments>,
+}
+
+impl Explainer<'_> {
+    fn explain(&mut self, plugin: &str, node: &str, reasons: &[String]) -> Vec<String> {
+        let (cluster, pod) = (self.cluster, self.pod);
+        let Some(info) = cluster.node(node) else {
+            return Vec::new();
         };
+        if plugin == plugins::dynamic_resources::NAME {
+            return dynamic_resources::causes(self.trace, node);
+        }
         // Filter ran with the pending pods nominated to the node (priority at least the
         // pod's) added, and its verdict is that run's when it failed.
-        let nominated = nominated_pods_for(cluster, pod, &v.node);
-        let lines = if plugin == plugins::pod_topology_spread::NAME {
-            // Its counts would need the bound pod taken off and the nominated pods
+        let nominated = nominated_pods_for(cluster, pod, node);
+        let replayed_bound = self.trace.bound_to.is_some();
+        if plugin == plugins::pod_topology_spread::NAME
+            || plugin == plugins::inter_pod_affinity::NAME
+        {
+            // Their counts would need the bound pod taken off and the nominated pods
             // added through the plugin's AddPod: not explained then.
-            if trace.bound_to.is_some() || !nominated.is_empty() {
-                continue;
+            if replayed_bound || !nominated.is_empty() {
+                return Vec::new();
             }
-            match spread.get_or_insert_with(|| pod_topology_spread::state(cluster, pod)) {
-                Some(s) => pod_topology_spread::causes(s, info),
+            if plugin == plugins::pod_topology_spread::NAME {
+                let profile = self.profile;
+                return match self
+                    .spread
+                    .get_or_insert_with(|| pod_topology_spread::state(cluster, pod, profile))
+                {
+                    Some(s) => pod_topology_spread::causes(s, info),
+                    None => Vec::new(),
+                };
+            }
+            return match self
+                .affinity
+                .get_or_insert_with(|| inter_pod_affinity::state(cluster, pod))
+            {
+                Some(s) => inter_pod_affinity::causes(s, info),
                 None => Vec::new(),
-            }
-        } else if trace.bound_to.as_deref() == Some(v.node.as_str()) || !nominated.is_empty() {
+            };
+        }
+        if self.trace.bound_to.as_deref() == Some(node) || !nominated.is_empty() {
             let mut info = info.clone();
             info.remove_pod(&pod.uid);
             for p in &nominated {
                 info.add_pod((*p).clone());
             }
-            let mut lines = of_node(plugin, pod, &info, &v.reasons);
+            let mut lines = self.of_node(plugin, &info, reasons);
             if !lines.is_empty()
                 && !nominated.is_empty()
                 && plugin == plugins::node_resources_fit::NAME
@@ -81,22 +167,39 @@ pub fn for_trace(trace: &Trace, cluster: &Cluster, pod: &Pod) -> Causes {
             }
             lines
         } else {
-            of_node(plugin, pod, info, &v.reasons)
-        };
-        if !lines.is_empty() {
-            by_node.insert(v.node.clone(), lines);
+            self.of_node(plugin, info, reasons)
         }
     }
-    Causes { by_node }
+
+    fn of_node(&mut self, plugin: &str, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
+        match plugin {
+            plugins::node_affinity::NAME => {
+                node_affinity::causes(self.pod, node, reasons, self.profile)
+            }
+            plugins::volume_binding::NAME => volume::binding(self.cluster, self.pod, node),
+            plugins::volume_zone::NAME => volume::zone(self.cluster, self.pod, node),
+            plugins::volume_restrictions::NAME => {
+                volume::restrictions(self.cluster, self.pod, node)
+            }
+            plugins::node_volume_limits::NAME => {
+                let cluster = self.cluster;
+                let attachments = self
+                    .attachments
+                    .get_or_insert_with(|| volume::attachments(cluster));
+                volume::limits(cluster, self.pod, node, Some(attachments))
+            }
+            _ => of_node(plugin, self.pod, node, reasons),
+        }
+    }
 }
 
 /// Why `plugin` rejected `pod` on `node`, given the plugin's reasons: the plugins
-/// that need only the node (PodTopologySpread needs the cluster: see
-/// [`for_trace`]). Empty for plugins not explained yet (their upstream reasons stand
-/// alone).
+/// that need only the pod and the node (the others need the cluster or the profile:
+/// see [`for_trace`]). Empty for plugins not explained this way (their upstream
+/// reasons stand alone).
 pub fn of_node(plugin: &str, pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
     match plugin {
-        plugins::node_affinity::NAME => node_affinity::causes(pod, node, reasons),
+        plugins::node_affinity::NAME => node_affinity::causes(pod, node, reasons, None),
         plugins::taint_toleration::NAME => taint_toleration::causes(pod, node),
         plugins::node_unschedulable::NAME => node_unschedulable::causes(pod, node),
         plugins::node_ports::NAME => node_ports::causes(pod, node),
@@ -118,53 +221,118 @@ impl Causes {
         self.by_node.is_empty()
     }
 
+    /// The cause lines of one plugin's rejection of one node (all-filters data).
+    pub fn of_plugin(&self, node: &str, plugin: &str) -> &[String] {
+        self.by_node_plugin
+            .get(&(node.to_string(), plugin.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
     /// A group's distinct causes, the most shared first (then by text); a node with
     /// several causes counts under each.
     pub fn group(&self, view: &TraceView, g: &Group) -> Vec<CauseLine> {
-        let mut lines: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for &r in &g.rows {
-            let node = &view.rows[r as usize].node;
-            for c in self.of(node) {
-                lines.entry(c).or_default().push(node.clone());
-            }
-        }
-        let mut out: Vec<CauseLine> = lines
-            .into_iter()
-            .map(|(cause, nodes)| CauseLine {
-                cause: cause.to_string(),
-                nodes,
-            })
-            .collect();
-        // BTreeMap order is the text order; a stable sort keeps it among equals.
-        out.sort_by_key(|l| std::cmp::Reverse(l.nodes.len()));
-        out
+        group_lines(view, g, |node| self.of(node))
+    }
+
+    /// An all-filters group's distinct causes (its plugin's causes on each node), as
+    /// [`Causes::group`].
+    pub fn all_group(&self, view: &TraceView, g: &Group) -> Vec<CauseLine> {
+        let plugin = g.plugin.as_deref().unwrap_or_default();
+        group_lines(view, g, |node| self.of_plugin(node, plugin))
     }
 
     /// The lines drawn under a group in the table and the inspector: at most `max`
     /// causes, each with its node count, then `(+N more)` for the rest.
     pub fn summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
-        let all = self.group(view, g);
-        let mut out: Vec<String> = all
-            .iter()
-            .take(max)
-            .map(|l| {
-                format!(
-                    "{}  ({} node{})",
-                    l.cause,
-                    l.nodes.len(),
-                    super::plural(l.nodes.len())
-                )
-            })
-            .collect();
-        if all.len() > max {
-            out.push(format!("(+{} more)", all.len() - max));
-        }
-        out
+        shown_lines(self.group(view, g), max)
     }
+
+    /// [`Causes::summary_lines`] of an all-filters group.
+    pub fn all_summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
+        shown_lines(self.all_group(view, g), max)
+    }
+}
+
+fn group_lines<'c>(
+    view: &TraceView,
+    g: &Group,
+    of: impl Fn(&str) -> &'c [String],
+) -> Vec<CauseLine> {
+    let mut lines: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for &r in &g.rows {
+        let node = &view.rows[r as usize].node;
+        for c in of(node) {
+            lines.entry(c).or_default().push(node.clone());
+        }
+    }
+    let mut out: Vec<CauseLine> = lines
+        .into_iter()
+        .map(|(cause, nodes)| CauseLine {
+            cause: cause.to_string(),
+            nodes,
+        })
+        .collect();
+    // BTreeMap order is the text order; a stable sort keeps it among equals.
+    out.sort_by_key(|l| std::cmp::Reverse(l.nodes.len()));
+    out
+}
+
+fn shown_lines(all: Vec<CauseLine>, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = all
+        .iter()
+        .take(max)
+        .map(|l| {
+            format!(
+                "{}  ({} node{})",
+                l.cause,
+                l.nodes.len(),
+                super::plural(l.nodes.len())
+            )
+        })
+        .collect();
+    if all.len() > max {
+        out.push(format!("(+{} more)", all.len() - max));
+    }
+    out
 }
 
 /// How many cause lines the table and the inspector show per group.
 pub const SHOWN: usize = 3;
+
+/// A label selector as kubectl writes one: `app=db, tier in (a, b), !legacy`;
+/// `<none>` for a nil selector (matches nothing), `all pods` for an empty one.
+fn selector_text(s: &crate::model::labels::Selector) -> String {
+    use crate::model::labels::Op;
+    let Some(reqs) = &s.requirements else {
+        return "<none>".into();
+    };
+    if reqs.is_empty() {
+        return "all pods".into();
+    }
+    reqs.iter()
+        .map(|r| {
+            let k = &r.key;
+            match (&r.op, r.values.as_slice()) {
+                (Op::In, [v]) => format!("{k}={v}"),
+                (Op::NotIn, [v]) => format!("{k}!={v}"),
+                (Op::In, vs) => format!("{k} in ({})", vs.join(", ")),
+                (Op::NotIn, vs) => format!("{k} notin ({})", vs.join(", ")),
+                (Op::Exists, _) => k.clone(),
+                (Op::DoesNotExist, _) => format!("!{k}"),
+                (Op::Gt, vs) => format!("{k}>{}", vs.join(",")),
+                (Op::Lt, vs) => format!("{k}<{}", vs.join(",")),
+            }
+        })
+        // A merged selector can repeat a requirement (a Service's and a ReplicaSet's).
+        .fold(Vec::<String>::new(), |mut acc, r| {
+            if !acc.contains(&r) {
+                acc.push(r);
+            }
+            acc
+        })
+        .join(", ")
+}
 
 /// `key=value` or `key` (no value), as taints and labels are written by kubectl.
 fn key_value(key: &str, value: Option<&str>) -> String {
@@ -190,7 +358,6 @@ mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::status::Code;
     use crate::engine::trace::{NodeVerdict, Outcome};
     use crate::model::testing::{cluster, simple_node, simple_pod};
 
@@ -229,7 +396,7 @@ mod tests {
         t.filter = vec![rejected("n1", "Insufficient cpu")];
         let pod = c.pod("default/new").unwrap();
         assert_eq!(
-            for_trace(&t, &c, pod).of("n1"),
+            for_trace(&t, &c, pod, None).of("n1"),
             [
                 "cpu: needs 3, free 2 of 4",
                 "counting pods nominated to the node: default/nom"
@@ -247,7 +414,7 @@ mod tests {
         t.filter = vec![rejected("n2", "Insufficient cpu")];
         let pod = c.pod("default/bound").unwrap();
         assert_eq!(
-            for_trace(&t, &c, pod).of("n2"),
+            for_trace(&t, &c, pod, None).of("n2"),
             ["cpu: needs 3, free 4 of 4"]
         );
     }

@@ -1,17 +1,26 @@
 //! NodeAffinity: the nodeSelector entry or the required affinity expression that the
-//! node's labels fail, with the node's actual value.
+//! node's labels fail, with the node's actual value; or the term of the profile's
+//! `addedAffinity` it fails (the scheduler-enforced affinity).
 
 use std::collections::BTreeMap;
 
+use crate::engine::Framework;
 use crate::engine::plugins::node_affinity::{
-    ERR_REASON_POD, FieldOp, Selector, Term, required_node_affinity,
+    ERR_REASON_ENFORCED, ERR_REASON_POD, FieldOp, NAME, NodeAffinityArgs, Selector, Term,
+    required_node_affinity,
 };
 use crate::model::labels::{Op, Requirement};
 use crate::model::{NodeInfo, Pod};
 
-pub fn causes(pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
-    // The scheduler-enforced affinity comes from the profile's arguments, not the
-    // pod: its reason already says so.
+pub fn causes(
+    pod: &Pod,
+    node: &NodeInfo,
+    reasons: &[String],
+    profile: Option<&Framework>,
+) -> Vec<String> {
+    if reasons.iter().any(|r| r == ERR_REASON_ENFORCED) {
+        return enforced(node, profile);
+    }
     if !reasons.iter().any(|r| r == ERR_REASON_POD) {
         return Vec::new();
     }
@@ -25,23 +34,60 @@ pub fn causes(pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
         }
     }
     if let Some(ns) = required_node_affinity(pod) {
-        let sel = Selector::parse(ns, "");
-        if sel.terms.is_empty() {
-            out.push("required node affinity has no term with an expression".into());
-        } else if !sel.terms.iter().any(|t| t.matches(node.name(), labels)) {
-            // Terms are ORed: each failed; name the first failing expression of each.
-            let many = sel.terms.len() > 1;
-            for (i, t) in sel.terms.iter().enumerate() {
-                let which = if many {
-                    format!("required affinity term {}", i + 1)
-                } else {
-                    "required affinity".to_string()
-                };
-                out.push(format!("{which}: {}", term_failure(t, node.name(), labels)));
-            }
-        }
+        out.extend(selector_failures(
+            &Selector::parse(ns, ""),
+            "required affinity",
+            node,
+        ));
     }
     out
+}
+
+/// The profile's `addedAffinity` (NodeAffinity's arguments): the scheduler enforces
+/// it on every pod of the profile before the pod's own selector.
+fn enforced(node: &NodeInfo, profile: Option<&Framework>) -> Vec<String> {
+    let Some(fw) = profile else {
+        return Vec::new();
+    };
+    let required = fw
+        .plugin_args
+        .get(NAME)
+        .and_then(|v| serde_json::from_value::<NodeAffinityArgs>(v.clone()).ok())
+        .and_then(|a| a.added_affinity)
+        .and_then(|a| a.required_during_scheduling_ignored_during_execution);
+    let Some(ns) = required else {
+        return Vec::new();
+    };
+    let which = format!(
+        "profile {} addedAffinity (NodeAffinity args)",
+        fw.profile_name
+    );
+    selector_failures(&Selector::parse(&ns, ""), &which, node)
+}
+
+/// Each term of a required node selector that the node fails (terms are ORed, so
+/// all of them when it fails): the first failing expression of each.
+fn selector_failures(sel: &Selector, which: &str, node: &NodeInfo) -> Vec<String> {
+    let labels = &node.node.labels;
+    if sel.terms.is_empty() {
+        return vec![format!("{which} has no term with an expression")];
+    }
+    if sel.terms.iter().any(|t| t.matches(node.name(), labels)) {
+        return Vec::new();
+    }
+    let many = sel.terms.len() > 1;
+    sel.terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let which = if many {
+                format!("{which} term {}", i + 1)
+            } else {
+                which.to_string()
+            };
+            format!("{which}: {}", term_failure(t, node.name(), labels))
+        })
+        .collect()
 }
 
 fn term_failure(t: &Term, node_name: &str, labels: &BTreeMap<String, String>) -> String {
@@ -151,8 +197,49 @@ mod tests {
         ];
         for (name, labels, spec, want) in cases {
             let (p, n) = on_node(node(labels), vec![], pod(spec));
-            let got = causes(&p, &n, &[ERR_REASON_POD.to_string()]);
+            let got = causes(&p, &n, &[ERR_REASON_POD.to_string()], None);
             assert_eq!(got, want, "{name}");
+        }
+    }
+
+    /// The scheduler-enforced affinity is the profile's `addedAffinity`: its failing
+    /// term is named as the profile's, whatever the pod asks.
+    #[test]
+    fn names_the_profiles_added_affinity() {
+        let fw = Framework {
+            profile_name: "batch".into(),
+            plugin_args: [(
+                NAME.to_string(),
+                json!({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                    {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "pool", "operator": "In", "values": ["batch"]}]}]}}}),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let enforced = [ERR_REASON_ENFORCED.to_string()];
+        let cases: Vec<(&str, Value, Option<&Framework>, Vec<&str>)> = vec![
+            (
+                "wrong pool",
+                json!({"pool": "web"}),
+                Some(&fw),
+                vec![
+                    "profile batch addedAffinity (NodeAffinity args): pool In [batch]: node has pool=web",
+                ],
+            ),
+            (
+                "no pool label",
+                json!({}),
+                Some(&fw),
+                vec![
+                    "profile batch addedAffinity (NodeAffinity args): pool In [batch]: node lacks label pool",
+                ],
+            ),
+            ("without the profile: unknown", json!({}), None, vec![]),
+        ];
+        for (name, labels, profile, want) in cases {
+            let (p, n) = on_node(node(labels), vec![], pod(json!({})));
+            assert_eq!(causes(&p, &n, &enforced, profile), want, "{name}");
         }
     }
 }

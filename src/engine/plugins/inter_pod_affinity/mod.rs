@@ -21,7 +21,7 @@ use crate::engine::framework::*;
 use crate::model::labels::{Labels, Op, Requirement, Selector, label_selector};
 use crate::model::{Cluster, Pod};
 
-mod filtering;
+pub(crate) mod filtering;
 mod scoring;
 
 pub const NAME: &str = "InterPodAffinity";
