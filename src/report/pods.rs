@@ -250,6 +250,10 @@ pub enum PodVerdict {
         plugin: String,
         message: String,
     },
+    /// No profile serves the pod's schedulerName: another scheduler's pod.
+    NotServed {
+        scheduler: String,
+    },
     /// The cycle stopped on an error, or the pod could not be replayed.
     Error {
         message: String,
@@ -285,6 +289,9 @@ impl PodVerdict {
             PodVerdict::Schedulable { .. } => "schedulable".into(),
             PodVerdict::Unschedulable { reason, .. } => reason.clone(),
             PodVerdict::Gated { message, .. } => message.clone(),
+            PodVerdict::NotServed { scheduler } => {
+                format!("no profile for schedulerName {scheduler:?}")
+            }
             PodVerdict::Error { message } => format!("error: {message}"),
         }
     }
@@ -303,6 +310,7 @@ impl PodVerdict {
                 None => counted(*nodes, reason),
             },
             PodVerdict::Gated { message, .. } => message.clone(),
+            PodVerdict::NotServed { scheduler } => format!("not served: {scheduler:?}"),
             PodVerdict::Error { message } => format!("error: {message}"),
         }
     }
@@ -324,6 +332,9 @@ impl PodVerdict {
                 None => format!("unschedulable: {}", counted(*nodes, reason)),
             },
             PodVerdict::Gated { plugin, message } => format!("gated by {plugin}: {message}"),
+            PodVerdict::NotServed { scheduler } => {
+                format!("not served: no profile for schedulerName {scheduler:?}")
+            }
             PodVerdict::Error { message } => format!("error: {message}"),
         }
     }
@@ -333,6 +344,7 @@ impl PodVerdict {
             PodVerdict::Schedulable { .. } => "✓",
             PodVerdict::Unschedulable { .. } => "✗",
             PodVerdict::Gated { .. } => "⊘",
+            PodVerdict::NotServed { .. } => "∅",
             PodVerdict::Error { .. } => "!",
         }
     }

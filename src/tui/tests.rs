@@ -567,20 +567,42 @@ fn every_theme_renders_and_cycles() {
 
 // ----- core behaviour -----
 
+/// Counts the detail panes' cycles and the verdicts' apart.
+struct CountingRunner {
+    traces: Arc<AtomicUsize>,
+    verdicts: Arc<AtomicUsize>,
+}
+
+impl super::worker::CycleRunner for CountingRunner {
+    fn run(&self, fw: &Framework, _c: &Cluster, p: &Pod, _now: Timestamp) -> crate::engine::trace::Trace {
+        self.traces.fetch_add(1, Ordering::SeqCst);
+        trace_for(fw, p)
+    }
+
+    fn run_for_verdict(
+        &self,
+        fw: &Framework,
+        _c: &Cluster,
+        p: &Pod,
+        _now: Timestamp,
+    ) -> crate::engine::trace::Trace {
+        self.verdicts.fetch_add(1, Ordering::SeqCst);
+        trace_for(fw, p)
+    }
+}
+
 #[test]
 fn redraws_only_on_change_and_never_recomputes_on_draw() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let counter = calls.clone();
+    let verdict_calls = Arc::new(AtomicUsize::new(0));
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let app = App::new(AppInit {
         cluster: Arc::new(cluster()),
         profiles: vec![profile("default-scheduler")],
-        runner: Arc::new(
-            move |fw: &Framework, _c: &Cluster, p: &Pod, _n: Timestamp| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                trace_for(fw, p)
-            },
-        ),
+        runner: Arc::new(CountingRunner {
+            traces: calls.clone(),
+            verdicts: verdict_calls.clone(),
+        }),
         clock,
         waiting: Box::new(super::waiting::WaitingList::default()),
         theme: Theme::builtin("dark").expect("dark"),
@@ -601,6 +623,11 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     };
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        verdict_calls.load(Ordering::SeqCst),
+        6,
+        "one verdict per pending pod with a profile (default/other-sched has none)"
+    );
     assert!(f.app.take_dirty());
     assert!(!f.app.take_dirty(), "nothing changed");
     assert!(!f.app.needs_tick(), "idle: no timer");
@@ -615,6 +642,7 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
         1,
         "drawing never runs a cycle"
     );
+    assert_eq!(verdict_calls.load(Ordering::SeqCst), 6, "nor a verdict");
     // An unbound key changes nothing.
     f.app.take_dirty();
     f.app
@@ -641,6 +669,9 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     }));
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
+    // Verdicts: again for the override (under which default/other-sched replays too),
+    // and again for the new cluster version.
+    assert_eq!(verdict_calls.load(Ordering::SeqCst), 6 + 7 + 7);
     assert_eq!(
         f.app.selected_pod_key(),
         Some("default/web"),

@@ -67,6 +67,7 @@ use super::action::{Action, Focus, MouseKind, Tab};
 use super::format;
 use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
+use super::verdicts::Verdicts;
 use super::view::Mark;
 use super::waiting::WaitingPod;
 use super::widgets::{Cursor, Scroll, block, centered_note};
@@ -103,6 +104,8 @@ pub struct Ctx<'a> {
     pub pending_count: usize,
     pub prompt: Option<&'a Prompt>,
     pub message: Option<&'a Message>,
+    /// The pending pods' verdicts known so far.
+    pub verdicts: &'a Verdicts,
 }
 
 impl Ctx<'_> {

@@ -1,4 +1,6 @@
-//! Pods in scheduling-queue order, with state and a short reason.
+//! Pods in scheduling-queue order, with state, each pending pod's replay verdict
+//! (filled in as the worker computes them) and a short reason; or grouped by the
+//! verdicts' main reason.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -8,12 +10,14 @@ use ratatui::widgets::{Cell, Row};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
-use super::super::view::{PodQuery, PodRow, PodState, pod_reason, pod_rows};
+use super::super::verdicts::Verdicts;
+use super::super::view::{PodQuery, PodRow, PodState, plural, pod_reason, pod_rows};
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note};
 use super::table::SortTable;
 use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
 use crate::engine::queue::QueueName;
+use crate::report::{PodVerdict, group_by_reason};
 use crate::theme::Theme;
 
 pub fn state_style(t: &Theme, s: PodState) -> Style {
@@ -27,8 +31,22 @@ pub fn state_style(t: &Theme, s: PodState) -> Style {
     }
 }
 
+/// A line of the grouped list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A main reason and how many pods it holds.
+    Group { reason: String, pods: usize },
+    /// Index into the rows.
+    Pod(usize),
+}
+
+/// Rows still without a verdict, and bound pods (which get none), are grouped under
+/// these after the verdicts' groups.
+const COMPUTING: &str = "… verdict being computed";
+const BOUND: &str = "bound";
+
 /// Pods in queue order (a [`SortTable`] whose filter is the `/` text), pending or
-/// all, in one namespace or all.
+/// all, in one namespace or all; `v` groups them by their verdict's main reason.
 #[derive(Clone, Debug, Default)]
 pub struct PodsPane {
     pub rows: Vec<PodRow>,
@@ -36,15 +54,76 @@ pub struct PodsPane {
     pub show_all: bool,
     pub namespace: Option<String>,
     pub pending_count: usize,
+    /// Grouped by main reason: the table's order then indexes `entries`.
+    pub grouped: bool,
+    pub entries: Vec<Entry>,
 }
 
 impl PodsPane {
+    /// The pod row under the cursor (none on a group's header).
+    fn selected_row(&self) -> Option<&PodRow> {
+        let i = self.table.selected()?;
+        if self.grouped {
+            match self.entries.get(i)? {
+                Entry::Pod(r) => self.rows.get(*r),
+                Entry::Group { .. } => None,
+            }
+        } else {
+            self.rows.get(i)
+        }
+    }
+
     /// The key of the pod under the cursor.
     pub fn row_key(&self) -> Option<String> {
+        self.selected_row().map(|r| r.key())
+    }
+
+    /// Lines the list shows.
+    fn len(&self) -> usize {
+        self.table.order.len()
+    }
+
+    /// The reason header under the cursor.
+    fn selected_group(&self) -> Option<&str> {
+        match self.entries.get(self.table.selected()?)? {
+            Entry::Group { reason, .. } if self.grouped => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// New verdicts: regroup, the cursor staying on its pod or header.
+    pub fn verdicts_changed(&mut self, ctx: &Ctx) {
+        if self.grouped {
+            self.order_rows(ctx);
+        }
+    }
+
+    /// The table's order over the rows, or over the groups and their pods; the
+    /// cursor keeps the selected pod (or, on a header, the same header).
+    fn order_rows(&mut self, ctx: &Ctx) {
+        let header = self.selected_group().map(str::to_string);
+        if !self.grouped {
+            self.entries.clear();
+            let at = ctx
+                .selected_pod
+                .and_then(|k| self.rows.iter().position(|r| r.is(k)));
+            self.table
+                .set_order((0..self.rows.len() as u32).collect(), 0);
+            if let Some(i) = at {
+                self.table.cursor.selected = i;
+            }
+            return;
+        }
+        self.entries = group_entries(&self.rows, ctx.verdicts);
+        let at = self.entries.iter().position(|e| match e {
+            Entry::Pod(r) => header.is_none() && ctx.selected_pod.is_some_and(|k| self.rows[*r].is(k)),
+            Entry::Group { reason, .. } => header.as_deref() == Some(reason.as_str()),
+        });
         self.table
-            .selected()
-            .and_then(|i| self.rows.get(i))
-            .map(|r| r.key())
+            .set_order((0..self.entries.len() as u32).collect(), 0);
+        if let Some(i) = at {
+            self.table.cursor.selected = i;
+        }
     }
 
     /// List the pods again, keeping the cursor on the selected pod when it is listed.
@@ -58,14 +137,7 @@ impl PodsPane {
         };
         self.rows = pod_rows(ctx.cluster, ctx.waiting, &q);
         self.pending_count = ctx.cluster.pending_pods().count();
-        let at = ctx
-            .selected_pod
-            .and_then(|k| self.rows.iter().position(|r| r.is(k)));
-        self.table
-            .set_order((0..self.rows.len() as u32).collect(), 0);
-        if let Some(i) = at {
-            self.table.cursor.selected = i;
-        }
+        self.order_rows(ctx);
     }
 
     /// Show `key`'s pod: all pods if it is bound (and not a simulation's), its
@@ -106,6 +178,11 @@ impl Component for PodsPane {
             return self.moved(ctx);
         }
         match action {
+            Action::ToggleView => {
+                self.grouped = !self.grouped;
+                self.order_rows(ctx);
+                self.moved(ctx)
+            }
             Action::Enter => Handled::Then(Effect::OpenDetail),
             // esc drops the filter, then the namespace.
             Action::Back if !self.table.filter.is_empty() => {
@@ -125,12 +202,14 @@ impl Component for PodsPane {
     }
 
     fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
-        self.table.cursor.scroll(delta, self.rows.len());
+        let n = self.len();
+        self.table.cursor.scroll(delta, n);
         self.moved(ctx)
     }
 
     fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
-        super::click_cursor(&mut self.table.cursor, i, self.rows.len())?;
+        let n = self.len();
+        super::click_cursor(&mut self.table.cursor, i, n)?;
         Some(self.moved(ctx))
     }
 
@@ -165,6 +244,17 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         ),
         t.title,
     )];
+    if pane.grouped {
+        title.push(Span::styled("by reason ", t.key));
+    }
+    // How far the background verdicts have come.
+    let (known, total) = ctx.verdicts.progress();
+    if known < total {
+        title.push(Span::styled(
+            format!("verdicts {known}/{total} "),
+            t.dim,
+        ));
+    }
     if let Some(ns) = &pane.namespace {
         title.push(Span::styled(format!("ns:{ns} "), t.key));
     }
@@ -188,11 +278,20 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     let sim = ctx.sim;
     // The queue column needs room of its own.
     let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
-    let ns_w = pane
-        .rows
+    let visible = pane
+        .table
+        .order
         .iter()
         .skip(pane.table.cursor.offset)
-        .take(inner.height as usize)
+        .take(inner.height as usize);
+    let ns_w = visible
+        .filter_map(|&i| match pane.grouped {
+            false => pane.rows.get(i as usize),
+            true => match pane.entries.get(i as usize) {
+                Some(Entry::Pod(r)) => pane.rows.get(*r),
+                _ => None,
+            },
+        })
         .map(|r| format::width(&r.pod.namespace))
         .max()
         .unwrap_or(9)
@@ -205,30 +304,35 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
             Constraint::Length(5),
             Constraint::Length(13),
             Constraint::Fill(4),
+            Constraint::Fill(3),
         ]
     } else {
+        // The verdict is what the list is read for: as wide as the pod.
         vec![
             Constraint::Length(1),
-            Constraint::Fill(3),
+            Constraint::Fill(1),
             Constraint::Length(5),
-            Constraint::Fill(2),
+            Constraint::Fill(1),
         ]
     };
     let mut header: Vec<&str> = if wide {
-        vec!["", "namespace", "name", "prio", "state", "reason"]
+        vec!["", "namespace", "name", "prio", "state", "verdict", "reason"]
     } else {
-        vec!["", "pod", "prio", "reason"]
+        vec!["", "pod", "prio", "verdict"]
     };
     // A simulation shows where each pod is in the scheduling queue.
     if sim.is_some() {
-        let at = widths.len() - 1;
+        let at = if wide { widths.len() - 2 } else { widths.len() - 1 };
         widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
         header.insert(at, "queue");
     }
     let header = Row::new(header);
     let now = ctx.now;
     let pods = &pane.rows;
+    let entries = &pane.entries;
+    let grouped = pane.grouped;
     let waiting = ctx.waiting;
+    let verdicts = ctx.verdicts;
     pane.table.draw(
         f,
         inner,
@@ -239,6 +343,14 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         hits,
         Hit::PodsRows,
         |i| {
+            let i = match (grouped, entries.get(i)) {
+                (false, _) => i,
+                (true, Some(Entry::Pod(r))) => *r,
+                (true, Some(Entry::Group { reason, pods })) => {
+                    return group_row(wide, reason, *pods, &t);
+                }
+                (true, None) => return Row::default(),
+            };
             let r = &pods[i];
             let st = state_style(&t, r.state);
             let reason = pod_reason(&r.pod, r.state, waiting);
@@ -257,13 +369,101 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
                 };
                 line.spans.push(Span::styled(format!(" {txt}"), style));
             }
+            let verdict = verdict_line(r, verdicts, &t);
             let queue = sim.map(|s| {
                 let q = s.queue_of(&r.key());
                 Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
             });
-            row(wide, r, st, line, queue, &t)
+            // Narrow: one column, the verdict, unless the reason says more now (a
+            // countdown at Permit, the node of a bound pod).
+            let last = if wide {
+                vec![verdict, line]
+            } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
+                vec![line]
+            } else {
+                vec![verdict]
+            };
+            row(wide, r, st, last, queue, &t)
         },
     );
+}
+
+/// The verdict cell: symbol and short text, `…` while it is computed, nothing for a
+/// bound pod.
+fn verdict_line<'a>(r: &PodRow, verdicts: &Verdicts, t: &Theme) -> Line<'a> {
+    if r.state == PodState::Bound {
+        return Line::default();
+    }
+    match verdicts.get(&r.key()) {
+        Some(v) => {
+            let style = verdict_style(t, v);
+            Line::from(vec![
+                Span::styled(v.symbol(), style),
+                Span::raw(" "),
+                Span::styled(v.short(), style),
+            ])
+        }
+        None => Line::from(Span::styled("…", t.dim)),
+    }
+}
+
+pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
+    match v {
+        PodVerdict::Schedulable { .. } => t.pass,
+        PodVerdict::Unschedulable { .. } => t.reject,
+        PodVerdict::Gated { .. } => t.gated,
+        PodVerdict::NotServed { .. } => t.dim,
+        PodVerdict::Error { .. } => t.error,
+    }
+}
+
+/// A group's header line: its reason and how many pods it holds.
+fn group_row<'a>(wide: bool, reason: &str, pods: usize, t: &Theme) -> Row<'a> {
+    let count = format!("{pods} pod{}", plural(pods));
+    let cells = if wide {
+        vec![
+            Cell::from(Span::styled("▾", t.title)),
+            Cell::from(Span::styled(count, t.title)),
+            Cell::from(Span::styled(reason.to_string(), t.title)),
+        ]
+    } else {
+        vec![
+            Cell::from(Span::styled("▾", t.title)),
+            Cell::from(Span::styled(format!("{reason} · {count}"), t.title)),
+        ]
+    };
+    Row::new(cells)
+}
+
+/// The grouped list: each main reason's header then its pods (in queue order), the
+/// most pods first; then pods still without a verdict, then bound pods.
+pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
+    let mut computing = Vec::new();
+    let mut bound = Vec::new();
+    let mut known = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        match verdicts.get(&r.key()) {
+            _ if r.state == PodState::Bound => bound.push(i),
+            Some(v) => known.push((i, v)),
+            None => computing.push(i),
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len() + 8);
+    let groups = group_by_reason(known)
+        .into_iter()
+        .map(|g| (g.reason, g.pods))
+        .chain([(COMPUTING.to_string(), computing), (BOUND.to_string(), bound)]);
+    for (reason, pods) in groups {
+        if pods.is_empty() {
+            continue;
+        }
+        out.push(Entry::Group {
+            reason,
+            pods: pods.len(),
+        });
+        out.extend(pods.into_iter().map(Entry::Pod));
+    }
+    out
 }
 
 fn reason_style(t: &Theme, s: PodState) -> Style {
@@ -296,7 +496,7 @@ fn row<'a>(
     wide: bool,
     r: &super::super::view::PodRow,
     st: Style,
-    reason: Line<'a>,
+    last: Vec<Line<'a>>,
     queue: Option<Cell<'a>>,
     t: &Theme,
 ) -> Row<'a> {
@@ -314,6 +514,6 @@ fn row<'a>(
         vec![sym, Cell::from(r.key()), prio]
     };
     cells.extend(queue);
-    cells.push(Cell::from(reason));
+    cells.extend(last.into_iter().map(Cell::from));
     Row::new(cells)
 }
