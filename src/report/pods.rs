@@ -359,7 +359,10 @@ fn main_rejection(trace: &Trace, view: &TraceView) -> (usize, String) {
         return (g.rows.len(), g.reason.clone());
     }
     let pf = &trace.pre_filter;
-    if pf.code.is_some_and(|c| c != Code::Success && c != Code::Skip) {
+    if pf
+        .code
+        .is_some_and(|c| c != Code::Success && c != Code::Skip)
+    {
         return (trace.nodes_total, pf.reasons.join(", "));
     }
     if let Some(g) = view.summary.iter().find(|g| g.kind == GroupKind::Excluded) {
@@ -401,7 +404,7 @@ pub fn group_by_reason<'v, T>(
         .map(|(reason, pods)| ReasonGroup { reason, pods })
         .collect();
     // Stable: equal counts stay in reason order.
-    out.sort_by(|a, b| b.pods.len().cmp(&a.pods.len()));
+    out.sort_by_key(|g| std::cmp::Reverse(g.pods.len()));
     out
 }
 
@@ -475,11 +478,7 @@ mod tests {
 
     #[test]
     fn a_verdict_names_the_node_or_the_largest_rejection_group() {
-        let scheduled = Trace::empty(
-            "ns/p".into(),
-            0,
-            Outcome::Scheduled { node: "n3".into() },
-        );
+        let scheduled = Trace::empty("ns/p".into(), 0, Outcome::Scheduled { node: "n3".into() });
         let preempting = {
             let mut t = mixed_rejections();
             t.outcome = Outcome::Unschedulable {

@@ -87,7 +87,9 @@ impl App {
     pub fn verdict_ready(&mut self, key: VerdictKey, verdict: PodVerdict) {
         if self.shared.verdicts.ready(key, verdict) {
             self.dirty = true;
-            self.panes.pods.verdicts_changed(&self.shared.ctx(self.panes.pods.pending_count));
+            self.panes
+                .pods
+                .verdicts_changed(&self.shared.ctx(self.panes.pods.pending_count));
         }
     }
 

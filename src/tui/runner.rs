@@ -13,8 +13,8 @@ use super::app::App;
 use super::terminal::{self, Tui};
 use super::view::TraceView;
 use super::worker::{Done, TraceKey, VerdictKey, Work, WorkQueue};
-use crate::report::PodVerdict;
 use crate::engine::trace::Trace;
+use crate::report::PodVerdict;
 use crate::signals::{self, Stopped};
 
 pub enum Event {

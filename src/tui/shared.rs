@@ -159,8 +159,7 @@ impl Shared {
         key: &super::worker::TraceKey,
     ) -> Option<super::worker::VerdictKey> {
         let pod = self.cluster.pod(&key.pod)?;
-        let profile =
-            crate::explain::choose_profile(&self.profiles, pod, self.profile_override)?;
+        let profile = crate::explain::choose_profile(&self.profiles, pod, self.profile_override)?;
         (key.attempt.is_none()
             && key.generation == self.generation
             && key.profile == profile

@@ -574,7 +574,13 @@ struct CountingRunner {
 }
 
 impl super::worker::CycleRunner for CountingRunner {
-    fn run(&self, fw: &Framework, _c: &Cluster, p: &Pod, _now: Timestamp) -> crate::engine::trace::Trace {
+    fn run(
+        &self,
+        fw: &Framework,
+        _c: &Cluster,
+        p: &Pod,
+        _now: Timestamp,
+    ) -> crate::engine::trace::Trace {
         self.traces.fetch_add(1, Ordering::SeqCst);
         trace_for(fw, p)
     }
@@ -1487,4 +1493,130 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
         "{s}"
     );
     assert_snapshot!("node_dra_devices", s);
+}
+
+// ----- verdicts in the pods list -----
+
+fn bare_app() -> App {
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    App::new(app_init(cluster(), "dark", clock))
+}
+
+fn apply_done(app: &mut App, done: super::worker::Done) {
+    match done {
+        super::worker::Done::Trace(k, t, v) => app.trace_ready(k, t, v),
+        super::worker::Done::Verdict(k, v) => app.verdict_ready(k, v),
+    }
+}
+
+/// The worker's order, stepped inline: verdicts newest pod first, one per step; a
+/// trace the user asks for comes before the next verdict. Until its verdict arrives a
+/// pod shows `…`.
+#[test]
+fn verdicts_fill_in_newest_first_and_a_trace_request_jumps_the_queue() {
+    use super::worker::{Done, Work, WorkQueue};
+    let mut app = bare_app();
+    let trace = app.take_job().expect("the selected pod's trace");
+    let batch = app.take_verdict_job().expect("every pending pod's verdict");
+    assert_eq!(
+        Vec::from(batch.pods.clone()),
+        [
+            "team-a/gated",
+            "default/big",
+            "team-a/job-1",
+            "default/web",
+            "team-a/retry",
+            "default/nominated",
+            "default/other-sched",
+        ],
+        "newest first"
+    );
+    assert!(app.take_verdict_job().is_none(), "asked once per version");
+    let mut q = WorkQueue::default();
+    q.push(Work::Verdicts(batch));
+    for want in ["team-a/gated", "default/big"] {
+        match q.step() {
+            Some(Done::Verdict(k, v)) => {
+                assert_eq!(k.pod, want);
+                app.verdict_ready(k, v);
+            }
+            _ => panic!("a verdict"),
+        }
+    }
+    q.push(Work::Trace(trace));
+    match q.step() {
+        Some(d @ Done::Trace(..)) => apply_done(&mut app, d),
+        _ => panic!("the trace asked for comes first"),
+    }
+    assert_eq!(app.shared.verdicts.progress(), (2, 7));
+    assert_snapshot!("pods_verdicts_partial", screen(&mut app, 130, 12));
+    while !q.is_idle() {
+        if let Some(d) = q.step() {
+            apply_done(&mut app, d);
+        }
+    }
+    assert_eq!(app.shared.verdicts.progress(), (7, 7));
+    let v = |k: &str| app.shared.verdicts.get(k).map(|v| v.label());
+    assert_eq!(v("default/web").as_deref(), Some("schedulable on n2"));
+    assert_eq!(
+        v("default/other-sched").as_deref(),
+        Some("not served: no profile for schedulerName \"my-scheduler\"")
+    );
+    assert_eq!(
+        v("team-a/gated").as_deref(),
+        Some("gated by SchedulingGates: waiting for scheduling gates: [example.com/quota]")
+    );
+}
+
+/// A new model (a live update) drops the verdicts and asks again; a verdict of the
+/// old version arriving late is not kept.
+#[test]
+fn a_new_model_invalidates_the_verdicts() {
+    let mut f = fixture();
+    assert_eq!(f.app.shared.verdicts.progress(), (7, 7));
+    let mut stale = {
+        let mut app = bare_app();
+        app.take_verdict_job().expect("a batch")
+    };
+    f.app.update(Action::Data(DataUpdate {
+        cluster: Arc::new(cluster()),
+        source: None,
+        status: None,
+        events: None,
+        notice: None,
+    }));
+    assert_eq!(f.app.shared.verdicts.progress(), (0, 7), "dropped");
+    let (k, v) = stale.next_verdict().expect("a verdict");
+    assert_eq!(k.generation, 0);
+    f.app.verdict_ready(k, v);
+    assert_eq!(f.app.shared.verdicts.progress(), (0, 7), "an old version's");
+    assert!(screen(&mut f.app, 130, 12).contains("verdicts 0/7"));
+    f.settle();
+    assert_eq!(f.app.shared.verdicts.progress(), (7, 7));
+}
+
+/// `v`: the pods grouped by their verdict's main reason, the most pods first, with
+/// a header per reason; the cursor keeps the selected pod; on a header no pod is
+/// selected; `v` again goes back to queue order.
+#[test]
+fn pods_group_by_verdict_reason() {
+    let mut f = fixture();
+    assert_eq!(f.app.selected_pod_key(), Some("default/big"));
+    keys(&mut f, "v");
+    assert!(f.app.panes.pods.grouped);
+    assert_eq!(f.app.selected_pod_key(), Some("default/big"), "kept");
+    assert_snapshot!("pods_grouped", screen(&mut f.app, 130, 16));
+    // One pane: the state, the verdict and the reason (the pod status) side by side.
+    assert_snapshot!("pods_grouped_wide", screen(&mut f.app, 90, 16));
+    keys(&mut f, "g");
+    assert_eq!(f.app.selected_pod_key(), None, "a header selects no pod");
+    keys(&mut f, "j");
+    assert!(f.app.selected_pod_key().is_some());
+    let first = f.app.selected_pod_key().map(str::to_string);
+    keys(&mut f, "v");
+    assert!(!f.app.panes.pods.grouped);
+    assert_eq!(f.app.selected_pod_key(), first.as_deref(), "kept");
+    // The key is in the help.
+    keys(&mut f, "?");
+    assert!(screen(&mut f.app, 130, 80).contains("grouped by verdict reason"));
 }

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
@@ -116,7 +116,9 @@ impl PodsPane {
         }
         self.entries = group_entries(&self.rows, ctx.verdicts);
         let at = self.entries.iter().position(|e| match e {
-            Entry::Pod(r) => header.is_none() && ctx.selected_pod.is_some_and(|k| self.rows[*r].is(k)),
+            Entry::Pod(r) => {
+                header.is_none() && ctx.selected_pod.is_some_and(|k| self.rows[*r].is(k))
+            }
             Entry::Group { reason, .. } => header.as_deref() == Some(reason.as_str()),
         });
         self.table
@@ -250,10 +252,7 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     // How far the background verdicts have come.
     let (known, total) = ctx.verdicts.progress();
     if known < total {
-        title.push(Span::styled(
-            format!("verdicts {known}/{total} "),
-            t.dim,
-        ));
+        title.push(Span::styled(format!("verdicts {known}/{total} "), t.dim));
     }
     if let Some(ns) = &pane.namespace {
         title.push(Span::styled(format!("ns:{ns} "), t.key));
@@ -316,13 +315,25 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         ]
     };
     let mut header: Vec<&str> = if wide {
-        vec!["", "namespace", "name", "prio", "state", "verdict", "reason"]
+        vec![
+            "",
+            "namespace",
+            "name",
+            "prio",
+            "state",
+            "verdict",
+            "reason",
+        ]
     } else {
         vec!["", "pod", "prio", "verdict"]
     };
     // A simulation shows where each pod is in the scheduling queue.
     if sim.is_some() {
-        let at = if wide { widths.len() - 2 } else { widths.len() - 1 };
+        let at = if wide {
+            widths.len() - 2
+        } else {
+            widths.len() - 1
+        };
         widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
         header.insert(at, "queue");
     }
@@ -333,7 +344,7 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     let grouped = pane.grouped;
     let waiting = ctx.waiting;
     let verdicts = ctx.verdicts;
-    pane.table.draw(
+    let rows_area = pane.table.draw(
         f,
         inner,
         &t,
@@ -346,10 +357,8 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
             let i = match (grouped, entries.get(i)) {
                 (false, _) => i,
                 (true, Some(Entry::Pod(r))) => *r,
-                (true, Some(Entry::Group { reason, pods })) => {
-                    return group_row(wide, reason, *pods, &t);
-                }
-                (true, None) => return Row::default(),
+                // Drawn over the whole line below (a default Row is 0 lines high).
+                (true, _) => return Row::new(Vec::<Cell>::new()),
             };
             let r = &pods[i];
             let st = state_style(&t, r.state);
@@ -386,6 +395,44 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
             row(wide, r, st, last, queue, &t)
         },
     );
+    if grouped {
+        draw_group_headers(pane, f, rows_area, &t);
+    }
+}
+
+/// Each visible group header across the whole line (past the cursor mark), so a
+/// long reason is not cut at a column: `▾ 2 pods · Insufficient cpu`. Spaces pad it
+/// so nothing of the empty row shows through; the selection's style stays.
+fn draw_group_headers(pane: &PodsPane, f: &mut Frame, area: Rect, t: &Theme) {
+    let offset = pane.table.cursor.offset;
+    let width = area.width.saturating_sub(1);
+    for (line, &i) in pane
+        .table
+        .order
+        .iter()
+        .skip(offset)
+        .take(area.height as usize)
+        .enumerate()
+    {
+        let Some(Entry::Group { reason, pods }) = pane.entries.get(i as usize) else {
+            continue;
+        };
+        let text = format!("▾ {pods} pod{} · {reason}", plural(*pods));
+        let pad = (width as usize).saturating_sub(format::width(&text));
+        let at = Rect {
+            x: area.x + 1,
+            y: area.y + line as u16,
+            width,
+            height: 1,
+        };
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled(text, t.title),
+                Span::raw(" ".repeat(pad)),
+            ])),
+            at,
+        );
+    }
 }
 
 /// The verdict cell: symbol and short text, `…` while it is computed, nothing for a
@@ -417,24 +464,6 @@ pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
     }
 }
 
-/// A group's header line: its reason and how many pods it holds.
-fn group_row<'a>(wide: bool, reason: &str, pods: usize, t: &Theme) -> Row<'a> {
-    let count = format!("{pods} pod{}", plural(pods));
-    let cells = if wide {
-        vec![
-            Cell::from(Span::styled("▾", t.title)),
-            Cell::from(Span::styled(count, t.title)),
-            Cell::from(Span::styled(reason.to_string(), t.title)),
-        ]
-    } else {
-        vec![
-            Cell::from(Span::styled("▾", t.title)),
-            Cell::from(Span::styled(format!("{reason} · {count}"), t.title)),
-        ]
-    };
-    Row::new(cells)
-}
-
 /// The grouped list: each main reason's header then its pods (in queue order), the
 /// most pods first; then pods still without a verdict, then bound pods.
 pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
@@ -452,7 +481,10 @@ pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
     let groups = group_by_reason(known)
         .into_iter()
         .map(|g| (g.reason, g.pods))
-        .chain([(COMPUTING.to_string(), computing), (BOUND.to_string(), bound)]);
+        .chain([
+            (COMPUTING.to_string(), computing),
+            (BOUND.to_string(), bound),
+        ]);
     for (reason, pods) in groups {
         if pods.is_empty() {
             continue;
