@@ -85,11 +85,27 @@ impl App {
 
     /// A pending pod's verdict from the worker.
     pub fn verdict_ready(&mut self, key: VerdictKey, verdict: PodVerdict) {
-        if self.shared.verdicts.ready(key, verdict) {
+        let pod = key.pod.clone();
+        if !self.shared.verdicts.ready(key, verdict) {
+            return;
+        }
+        let (known, total) = self.shared.verdicts.progress();
+        let pods = &mut self.panes.pods;
+        // On 5,000 nodes a verdict comes every few milliseconds: a redraw only when
+        // it shows (the title's count catches up with the next one).
+        if pods.grouped || known >= total || pods.shows(&pod) {
             self.dirty = true;
-            self.panes
-                .pods
-                .verdicts_changed(&self.shared.ctx(self.panes.pods.pending_count));
+        }
+        if !pods.grouped {
+            return;
+        }
+        pods.verdicts_changed(&self.shared.ctx(pods.pending_count));
+        // The cursor was on a header that is gone (every verdict known): it is on a
+        // pod now.
+        let key = pods.row_key();
+        if key != self.shared.selected_pod {
+            self.shared.selected_pod = key;
+            self.sync_trace();
         }
     }
 

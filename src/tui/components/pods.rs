@@ -60,9 +60,8 @@ pub struct PodsPane {
 }
 
 impl PodsPane {
-    /// The pod row under the cursor (none on a group's header).
-    fn selected_row(&self) -> Option<&PodRow> {
-        let i = self.table.selected()?;
+    /// The pod row of the table's row `i` (none on a group's header).
+    fn row_of(&self, i: usize) -> Option<&PodRow> {
         if self.grouped {
             match self.entries.get(i)? {
                 Entry::Pod(r) => self.rows.get(*r),
@@ -71,6 +70,22 @@ impl PodsPane {
         } else {
             self.rows.get(i)
         }
+    }
+
+    /// The pod rows on the lines drawn last.
+    fn visible(&self) -> impl Iterator<Item = &PodRow> {
+        let c = &self.table.cursor;
+        self.table
+            .order
+            .iter()
+            .skip(c.offset)
+            .take(c.page)
+            .filter_map(|&i| self.row_of(i as usize))
+    }
+
+    /// The pod row under the cursor (none on a group's header).
+    fn selected_row(&self) -> Option<&PodRow> {
+        self.row_of(self.table.selected()?)
     }
 
     /// The key of the pod under the cursor.
@@ -89,6 +104,11 @@ impl PodsPane {
             Entry::Group { reason, .. } if self.grouped => Some(reason),
             _ => None,
         }
+    }
+
+    /// Whether the pod `key` is on a visible line (as of the last draw).
+    pub fn shows(&self, key: &str) -> bool {
+        self.visible().any(|r| r.is(key))
     }
 
     /// New verdicts: regroup, the cursor staying on its pod or header.
@@ -277,20 +297,13 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     let sim = ctx.sim;
     // The queue column needs room of its own.
     let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
-    let visible = pane
+    let ns_w = pane
         .table
         .order
         .iter()
         .skip(pane.table.cursor.offset)
-        .take(inner.height as usize);
-    let ns_w = visible
-        .filter_map(|&i| match pane.grouped {
-            false => pane.rows.get(i as usize),
-            true => match pane.entries.get(i as usize) {
-                Some(Entry::Pod(r)) => pane.rows.get(*r),
-                _ => None,
-            },
-        })
+        .take(inner.height as usize)
+        .filter_map(|&i| pane.row_of(i as usize))
         .map(|r| format::width(&r.pod.namespace))
         .max()
         .unwrap_or(9)
@@ -471,8 +484,11 @@ pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
     let mut bound = Vec::new();
     let mut known = Vec::new();
     for (i, r) in rows.iter().enumerate() {
+        if r.state == PodState::Bound {
+            bound.push(i);
+            continue;
+        }
         match verdicts.get(&r.key()) {
-            _ if r.state == PodState::Bound => bound.push(i),
             Some(v) => known.push((i, v)),
             None => computing.push(i),
         }
