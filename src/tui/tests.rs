@@ -1620,3 +1620,46 @@ fn pods_group_by_verdict_reason() {
     keys(&mut f, "?");
     assert!(screen(&mut f.app, 130, 80).contains("grouped by verdict reason"));
 }
+
+/// Grouped while verdicts arrive: the cursor stays on the header of the pods still
+/// being computed as groups form above it; when that group empties, the cursor is
+/// on another line, and the selection is what it is on (the detail panes follow).
+#[test]
+fn a_header_that_goes_away_leaves_a_selected_pod() {
+    let mut app = bare_app();
+    app.take_job_sync();
+    let mut batch = app.take_verdict_job().expect("a batch");
+    app.update(Action::ToggleView);
+    assert!(app.panes.pods.grouped);
+    let header = |app: &App| match app.panes.pods.table.selected() {
+        Some(i) => app.panes.pods.entries.get(i).cloned(),
+        None => None,
+    };
+    app.update(Action::Down);
+    assert_eq!(
+        header(&app),
+        Some(super::components::PodsEntry::Group {
+            reason: "… verdict being computed".into(),
+            pods: 6
+        })
+    );
+    assert_eq!(app.selected_pod_key(), None);
+    let (k, v) = batch.next_verdict().expect("a verdict");
+    app.verdict_ready(k, v);
+    assert_eq!(
+        header(&app),
+        Some(super::components::PodsEntry::Group {
+            reason: "… verdict being computed".into(),
+            pods: 5
+        }),
+        "followed"
+    );
+    while let Some((k, v)) = batch.next_verdict() {
+        app.verdict_ready(k, v);
+    }
+    assert!(!format!("{:?}", app.panes.pods.entries).contains("being computed"));
+    assert_eq!(
+        app.selected_pod_key().map(str::to_string),
+        app.panes.pods.row_key()
+    );
+}

@@ -56,7 +56,7 @@ pub use help::HelpPane;
 pub use history::HistoryPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
-pub use pods::PodsPane;
+pub use pods::{Entry as PodsEntry, PodsPane};
 pub use preemption::PreemptionPane;
 pub use profile::ProfilePane;
 pub use scores::ScoresPane;
