@@ -6,6 +6,7 @@ use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
+use crate::report::PodVerdict;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {
@@ -24,6 +25,21 @@ pub enum ExplainError {
         scheduler: String,
         profiles: String,
     },
+}
+
+impl ExplainError {
+    /// A pods list's verdict for a pod that could not be replayed: another
+    /// scheduler's pod (no profile serves it), or the error.
+    pub fn verdict(&self) -> PodVerdict {
+        match self {
+            ExplainError::NoProfile { scheduler, .. } => PodVerdict::NotServed {
+                scheduler: scheduler.clone(),
+            },
+            e => PodVerdict::Error {
+                message: e.to_string(),
+            },
+        }
+    }
 }
 
 /// Replay `key` (`namespace/name`, or a bare name in `default`) with the profile its

@@ -24,9 +24,13 @@ fn main() -> ExitCode {
             };
             schedscope::cli::run_simulate(&args, &mut stdout.lock())
         }),
-        Some(Command::Pods(args)) => cli
-            .source_for(&args.source)
-            .and_then(|source| schedscope::cli::run_pods(&PodsArgs { source }, &mut stdout.lock())),
+        Some(Command::Pods(args)) => cli.source_for(&args.source).and_then(|source| {
+            let args = PodsArgs {
+                source,
+                ..args.clone()
+            };
+            schedscope::cli::run_pods(&args, &mut stdout.lock())
+        }),
         Some(Command::Snapshot(SnapshotCommand::Save(args))) => cli
             .save_source(args)
             .and_then(|live| schedscope::cli::run_snapshot_save(&live, args, &mut stdout.lock())),

@@ -402,6 +402,116 @@ fn pods_lists_pending_pods_in_queue_order() {
     assert!(out.contains("gated"), "{out}");
 }
 
+/// `--verdicts`: each pending pod's replay, in the list: the node `explain` names, or
+/// the largest rejection group of its Filter table (with the preemption nominee).
+#[test]
+fn pods_verdicts_name_the_node_or_the_main_reason() {
+    let plain = stdout(&run(&["pods", "-s", s(&demo())]));
+    assert!(!plain.contains("VERDICT"), "off by default:\n{plain}");
+    let o = run(&["pods", "-s", s(&demo()), "--verdicts"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = |pod: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{pod} ")))
+            .unwrap_or_else(|| panic!("{pod} listed:\n{out}"))
+            .to_string()
+    };
+    assert!(
+        out.lines().next().unwrap().ends_with("STATE    VERDICT"),
+        "{out}"
+    );
+    let cases = [
+        (
+            "batch/quarterly-report",
+            "pending  unschedulable: 5 node(s) had untolerated taint(s); preemption would nominate gen-b1",
+        ),
+        ("shop/web-7d9f-5", "pending  schedulable on gen-c1"),
+        (
+            "default/migration-job",
+            "gated    gated by SchedulingGates: waiting for scheduling gates: [example.com/approval]",
+        ),
+    ];
+    for (pod, verdict) in cases {
+        assert!(line(pod).ends_with(verdict), "{pod}: {}", line(pod));
+    }
+    // The same answers as `explain`: its verdict line, its biggest group.
+    let explain = |pod: &str| stdout(&run(&["explain", "-s", s(&demo()), pod]));
+    assert!(explain("shop/web-7d9f-5").contains("Verdict    schedulable on gen-c1 "));
+    assert!(
+        explain("batch/quarterly-report")
+            .contains("       5  TaintToleration              UnschedulableAndUnresolvable   node(s) had untolerated taint(s)")
+    );
+    // The queue order is kept.
+    let plain_pods: Vec<&str> = plain
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    let pods: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(pods, plain_pods);
+}
+
+/// `--group-by reason`: one section per main reason with its count, the most pods
+/// first; every pending pod in exactly one section; `-n` narrows them.
+#[test]
+fn pods_group_by_reason_prints_one_section_per_reason() {
+    let o = run(&["pods", "-s", s(&demo()), "--group-by", "reason"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // (header, rows under it)
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for l in out.lines().skip(1).filter(|l| !l.is_empty()) {
+        match l.strip_prefix("  ") {
+            Some(row) => sections
+                .last_mut()
+                .expect("a section")
+                .1
+                .push(row.to_string()),
+            None => sections.push((l.to_string(), Vec::new())),
+        }
+    }
+    let headers: Vec<&str> = sections.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(
+        headers,
+        [
+            "6 pods · schedulable",
+            "1 pod · Insufficient cpu, Insufficient memory, Insufficient nvidia.com/gpu",
+            "1 pod · node(s) didn't match Pod's node affinity/selector",
+            "1 pod · node(s) had untolerated taint(s)",
+            "1 pod · waiting for scheduling gates: [example.com/approval]",
+        ],
+        "{out}"
+    );
+    for (header, rows) in &sections {
+        let n: usize = header.split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(rows.len(), n, "{header}");
+    }
+    let listed: usize = sections.iter().map(|(_, r)| r.len()).sum();
+    let plain = stdout(&run(&["pods", "-s", s(&demo())]));
+    assert_eq!(listed, plain.lines().count() - 1, "every pod once");
+    assert!(sections[3].1[0].starts_with("batch/quarterly-report "));
+
+    let shop = stdout(&run(&[
+        "pods",
+        "-s",
+        s(&demo()),
+        "-n",
+        "shop",
+        "--group-by",
+        "reason",
+    ]));
+    let headers: Vec<&str> = shop
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .collect();
+    assert_eq!(headers, ["4 pods · schedulable"], "{shop}");
+}
+
 #[test]
 fn simulate_is_deterministic_and_settles_every_pod() {
     let a = run(&["simulate", "-s", s(&demo()), "-o", "json"]);

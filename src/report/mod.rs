@@ -15,7 +15,8 @@ pub use format::{
     amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
 };
 pub use pods::{
-    PodRow, PodState, WaitingPod, contains_ci, is_key, pod_reason, pod_state, short_fit_message,
+    PodRow, PodState, PodVerdict, ReasonGroup, WaitingPod, contains_ci, group_by_reason, is_key,
+    newest_first, pod_reason, pod_state, short_fit_message,
 };
 pub use trace::{
     FilterRow, Group, GroupKind, Mark, Stage, StageDetail, StagePlugin, TraceView, abbreviations,

@@ -21,7 +21,8 @@ use super::keymap;
 use super::playback::Simulation;
 use super::session::Report;
 use super::view::TraceView;
-use super::worker::{TraceJob, TraceKey};
+use super::worker::{TraceJob, TraceKey, VerdictBatch, VerdictKey};
+use crate::report::PodVerdict;
 
 pub use super::shared::{AppInit, Shared, ThemeLoader};
 
@@ -75,6 +76,46 @@ impl App {
     /// A cycle the runner should compute (off the UI thread) and send back.
     pub fn take_job(&mut self) -> Option<TraceJob> {
         self.shared.traces.take_job()
+    }
+
+    /// The pending pods' verdicts for the worker to compute, one pod at a time.
+    pub fn take_verdict_job(&mut self) -> Option<VerdictBatch> {
+        self.shared.verdicts.take_job()
+    }
+
+    /// A pending pod's verdict from the worker.
+    pub fn verdict_ready(&mut self, key: VerdictKey, verdict: PodVerdict) {
+        let pod = key.pod.clone();
+        if !self.shared.verdicts.ready(key, verdict) {
+            return;
+        }
+        let (known, total) = self.shared.verdicts.progress();
+        let pods = &mut self.panes.pods;
+        // On 5,000 nodes a verdict comes every few milliseconds: a redraw only when
+        // it shows (the title's count catches up with the next one).
+        if pods.grouped || known >= total || pods.shows(&pod) {
+            self.dirty = true;
+        }
+        if !pods.grouped {
+            return;
+        }
+        pods.verdicts_changed(&self.shared.ctx(pods.pending_count));
+        // The cursor was on a header that is gone (every verdict known): it is on a
+        // pod now.
+        let key = pods.row_key();
+        if key != self.shared.selected_pod {
+            self.shared.selected_pod = key;
+            self.sync_trace();
+        }
+    }
+
+    /// Run every pending verdict inline (tests).
+    pub fn take_verdicts_sync(&mut self) {
+        if let Some(mut batch) = self.take_verdict_job() {
+            while let Some((key, verdict)) = batch.next_verdict() {
+                self.verdict_ready(key, verdict);
+            }
+        }
     }
 
     pub fn needs_tick(&self) -> bool {
@@ -280,6 +321,11 @@ impl App {
     /// A computed trace (with its view, when the worker built it).
     pub fn trace_ready(&mut self, key: TraceKey, trace: Arc<Trace>, view: Arc<TraceView>) {
         self.dirty = true;
+        // The selected pod's own replay answers for its verdict too, ahead of the
+        // background batch.
+        if let Some(vk) = self.shared.verdict_key_of(&key) {
+            self.verdict_ready(vk, PodVerdict::of(&trace, &view));
+        }
         if let Some(old) = self.shared.trace_ready(key, trace, view) {
             let ctx = self.shared.ctx(self.panes.pods.pending_count);
             self.panes.trace_changed(&ctx, old.as_ref());
@@ -289,6 +335,7 @@ impl App {
     /// Make the current trace match the selected pod, profile and cluster: from the
     /// cache, the simulator, or a job for the worker.
     pub fn sync_trace(&mut self) {
+        self.shared.want_verdicts();
         let out = self.shared.sync_trace();
         if out.new_pod {
             self.panes.history.cursor.reset();

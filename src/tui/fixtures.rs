@@ -537,12 +537,14 @@ pub fn fixture() -> Fixture {
 }
 
 impl Fixture {
-    /// Run pending trace jobs inline (the runner does it on a worker thread).
+    /// Run pending trace jobs, then every pending pod's verdict, inline (the runner
+    /// does it on a worker thread).
     pub fn settle(&mut self) {
         while let Some(job) = self.app.take_job() {
             let (k, t, v) = job.run_with_view();
             self.app.trace_ready(k, t, v);
         }
+        self.app.take_verdicts_sync();
     }
 }
 

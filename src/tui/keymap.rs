@@ -301,6 +301,13 @@ pub static BINDINGS: &[Binding] = &[
         "all pods ↔ pending pods only",
     ),
     b(
+        Pods,
+        &[k('v')],
+        "v",
+        Action::ToggleView,
+        "queue order ↔ grouped by verdict reason (each pending pod's replay, newest first)",
+    ),
+    b(
         Scope::Tab(Tab::Filters),
         &[k('v')],
         "v",

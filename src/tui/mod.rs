@@ -27,6 +27,7 @@ pub mod session;
 pub mod shared;
 pub mod terminal;
 pub mod traces;
+pub mod verdicts;
 pub mod view;
 pub mod waiting;
 pub mod widgets;

@@ -12,14 +12,16 @@ use super::action::{Action, DataUpdate, MouseKind};
 use super::app::App;
 use super::terminal::{self, Tui};
 use super::view::TraceView;
-use super::worker::{TraceJob, TraceKey};
+use super::worker::{Done, TraceKey, VerdictKey, Work, WorkQueue};
 use crate::engine::trace::Trace;
+use crate::report::PodVerdict;
 use crate::signals::{self, Stopped};
 
 pub enum Event {
     Key(crossterm::event::KeyEvent),
     Action(Action),
     Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
+    Verdict(VerdictKey, PodVerdict),
     InputError(String),
     /// SIGTERM, SIGINT or SIGHUP: end the loop so the terminal is restored.
     Stop(Stopped),
@@ -69,21 +71,33 @@ fn spawn_signals(tx: Sender<Event>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn spawn_worker(tx: Sender<Event>) -> Sender<TraceJob> {
-    let (job_tx, job_rx) = mpsc::channel::<TraceJob>();
+fn spawn_worker(tx: Sender<Event>) -> Sender<Work> {
+    let (work_tx, work_rx) = mpsc::channel::<Work>();
     std::thread::spawn(move || {
-        while let Ok(mut job) = job_rx.recv() {
-            // Only the latest request matters (the user moved on).
-            while let Ok(newer) = job_rx.try_recv() {
-                job = newer;
+        let mut queue = WorkQueue::default();
+        loop {
+            // Idle: sleep until asked. Busy: take what is queued, then one step, so a
+            // trace the user asks for jumps the verdicts.
+            if queue.is_idle() {
+                match work_rx.recv() {
+                    Ok(w) => queue.push(w),
+                    Err(_) => return,
+                }
             }
-            let (key, trace, view) = job.run_with_view();
-            if tx.send(Event::Trace(key, trace, view)).is_err() {
+            while let Ok(w) = work_rx.try_recv() {
+                queue.push(w);
+            }
+            let ev = match queue.step() {
+                Some(Done::Trace(key, trace, view)) => Event::Trace(key, trace, view),
+                Some(Done::Verdict(key, verdict)) => Event::Verdict(key, verdict),
+                None => continue,
+            };
+            if tx.send(ev).is_err() {
                 return;
             }
         }
     });
-    job_tx
+    work_tx
 }
 
 fn spawn_updates(tx: Sender<Event>, updates: Receiver<DataUpdate>) {
@@ -101,6 +115,7 @@ fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
         Event::Key(k) => app.handle_key(&k),
         Event::Action(a) => app.update(a),
         Event::Trace(key, trace, view) => app.trace_ready(key, trace, view),
+        Event::Verdict(key, verdict) => app.verdict_ready(key, verdict),
         Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
         Event::Stop(stopped) => return Err(stopped.into()),
     }
@@ -123,7 +138,10 @@ pub fn run_loop(
     let mut next_tick: Option<Instant> = None;
     loop {
         if let Some(job) = app.take_job() {
-            let _ = jobs.send(job);
+            let _ = jobs.send(Work::Trace(job));
+        }
+        if let Some(batch) = app.take_verdict_job() {
+            let _ = jobs.send(Work::Verdicts(batch));
         }
         if app.take_dirty() {
             tui.terminal.draw(|f| app.draw(f))?;

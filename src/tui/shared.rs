@@ -18,6 +18,7 @@ use super::components::{Ctx, Message, Prompt, SourceInfo};
 use super::playback::Simulation;
 use super::session::{Session, WaitingSource};
 use super::traces::{Traces, Want};
+use super::verdicts::{Verdicts, VerdictsWant};
 use super::waiting::{Clock, PermitGate};
 use super::worker::CycleRunner;
 
@@ -59,6 +60,8 @@ pub struct Shared {
     pub profile_override: Option<usize>,
     pub selected_pod: Option<String>,
     pub traces: Traces,
+    /// Every pending pod's verdict, for the pods list.
+    pub verdicts: Verdicts,
     pub session: Session,
 }
 
@@ -85,6 +88,7 @@ impl Shared {
             message: None,
             profile_override: None,
             selected_pod: init.pod,
+            verdicts: Verdicts::new(init.runner.clone()),
             traces: Traces::new(init.runner),
             session,
         }
@@ -110,6 +114,7 @@ impl Shared {
             pending_count,
             prompt: self.prompt.as_ref(),
             message: self.message.as_ref(),
+            verdicts: &self.verdicts,
         }
     }
 
@@ -132,6 +137,38 @@ impl Shared {
     pub fn sync_trace(&mut self) -> super::traces::Synced {
         let (traces, want) = self.traces_and_want();
         traces.sync(&want)
+    }
+
+    /// Ask for every pending pod's verdict, unless already asked for this cluster
+    /// version and profile override.
+    pub fn want_verdicts(&mut self) {
+        let want = VerdictsWant {
+            cluster: &self.cluster,
+            profiles: &self.profiles,
+            profile_override: self.profile_override,
+            generation: self.generation,
+            now: self.session.now(),
+        };
+        self.verdicts.want(&want);
+    }
+
+    /// The verdict a fresh replay's trace also answers: a pending pod's, of this
+    /// version, with the profile its verdict uses.
+    pub fn verdict_key_of(
+        &self,
+        key: &super::worker::TraceKey,
+    ) -> Option<super::worker::VerdictKey> {
+        let pod = self.cluster.pod(&key.pod)?;
+        let profile = crate::explain::choose_profile(&self.profiles, pod, self.profile_override)?;
+        (key.attempt.is_none()
+            && key.generation == self.generation
+            && key.profile == profile
+            && !pod.is_bound())
+        .then(|| super::worker::VerdictKey {
+            pod: key.pod.clone(),
+            generation: key.generation,
+            profile_override: self.profile_override,
+        })
     }
 
     /// A computed trace: the trace it replaced, when it is the one wanted.

@@ -635,20 +635,48 @@ fn every_theme_renders_and_cycles() {
 
 // ----- core behaviour -----
 
+/// Counts the detail panes' cycles and the verdicts' apart.
+struct CountingRunner {
+    traces: Arc<AtomicUsize>,
+    verdicts: Arc<AtomicUsize>,
+}
+
+impl super::worker::CycleRunner for CountingRunner {
+    fn run(
+        &self,
+        fw: &Framework,
+        _c: &Cluster,
+        p: &Pod,
+        _now: Timestamp,
+    ) -> crate::engine::trace::Trace {
+        self.traces.fetch_add(1, Ordering::SeqCst);
+        trace_for(fw, p)
+    }
+
+    fn run_for_verdict(
+        &self,
+        fw: &Framework,
+        _c: &Cluster,
+        p: &Pod,
+        _now: Timestamp,
+    ) -> crate::engine::trace::Trace {
+        self.verdicts.fetch_add(1, Ordering::SeqCst);
+        trace_for(fw, p)
+    }
+}
+
 #[test]
 fn redraws_only_on_change_and_never_recomputes_on_draw() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let counter = calls.clone();
+    let verdict_calls = Arc::new(AtomicUsize::new(0));
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
     let app = App::new(AppInit {
         cluster: Arc::new(cluster()),
         profiles: vec![profile("default-scheduler")],
-        runner: Arc::new(
-            move |fw: &Framework, _c: &Cluster, p: &Pod, _n: Timestamp| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                trace_for(fw, p)
-            },
-        ),
+        runner: Arc::new(CountingRunner {
+            traces: calls.clone(),
+            verdicts: verdict_calls.clone(),
+        }),
         clock,
         waiting: Box::new(super::waiting::WaitingList::default()),
         theme: Theme::builtin("dark").expect("dark"),
@@ -669,6 +697,11 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     };
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        verdict_calls.load(Ordering::SeqCst),
+        6,
+        "one verdict per pending pod with a profile (default/other-sched has none)"
+    );
     assert!(f.app.take_dirty());
     assert!(!f.app.take_dirty(), "nothing changed");
     assert!(!f.app.needs_tick(), "idle: no timer");
@@ -683,6 +716,7 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
         1,
         "drawing never runs a cycle"
     );
+    assert_eq!(verdict_calls.load(Ordering::SeqCst), 6, "nor a verdict");
     // An unbound key changes nothing.
     f.app.take_dirty();
     f.app
@@ -709,6 +743,9 @@ fn redraws_only_on_change_and_never_recomputes_on_draw() {
     }));
     f.settle();
     assert_eq!(calls.load(Ordering::SeqCst), after_move + 1);
+    // Verdicts: again for the override (under which default/other-sched replays too),
+    // and again for the new cluster version.
+    assert_eq!(verdict_calls.load(Ordering::SeqCst), 6 + 7 + 7);
     assert_eq!(
         f.app.selected_pod_key(),
         Some("default/web"),
@@ -1525,4 +1562,173 @@ fn node_tab_lists_devices_and_why_the_claim_does_not_fit() {
         "{s}"
     );
     assert_snapshot!("node_dra_devices", s);
+}
+
+// ----- verdicts in the pods list -----
+
+fn bare_app() -> App {
+    let clock = Arc::new(super::waiting::ManualClock::new(t0()));
+    App::new(app_init(cluster(), "dark", clock))
+}
+
+fn apply_done(app: &mut App, done: super::worker::Done) {
+    match done {
+        super::worker::Done::Trace(k, t, v) => app.trace_ready(k, t, v),
+        super::worker::Done::Verdict(k, v) => app.verdict_ready(k, v),
+    }
+}
+
+/// The worker's order, stepped inline: verdicts newest pod first, one per step; a
+/// trace the user asks for comes before the next verdict. Until its verdict arrives a
+/// pod shows `…`.
+#[test]
+fn verdicts_fill_in_newest_first_and_a_trace_request_jumps_the_queue() {
+    use super::worker::{Done, Work, WorkQueue};
+    let mut app = bare_app();
+    let trace = app.take_job().expect("the selected pod's trace");
+    let batch = app.take_verdict_job().expect("every pending pod's verdict");
+    assert_eq!(
+        Vec::from(batch.pods.clone()),
+        [
+            "team-a/gated",
+            "default/big",
+            "team-a/job-1",
+            "default/web",
+            "team-a/retry",
+            "default/nominated",
+            "default/other-sched",
+        ],
+        "newest first"
+    );
+    assert!(app.take_verdict_job().is_none(), "asked once per version");
+    let mut q = WorkQueue::default();
+    q.push(Work::Verdicts(batch));
+    for want in ["team-a/gated", "default/big"] {
+        match q.step() {
+            Some(Done::Verdict(k, v)) => {
+                assert_eq!(k.pod, want);
+                app.verdict_ready(k, v);
+            }
+            _ => panic!("a verdict"),
+        }
+    }
+    q.push(Work::Trace(trace));
+    match q.step() {
+        Some(d @ Done::Trace(..)) => apply_done(&mut app, d),
+        _ => panic!("the trace asked for comes first"),
+    }
+    assert_eq!(app.shared.verdicts.progress(), (2, 7));
+    assert_snapshot!("pods_verdicts_partial", screen(&mut app, 130, 12));
+    while !q.is_idle() {
+        if let Some(d) = q.step() {
+            apply_done(&mut app, d);
+        }
+    }
+    assert_eq!(app.shared.verdicts.progress(), (7, 7));
+    let v = |k: &str| app.shared.verdicts.get(k).map(|v| v.label());
+    assert_eq!(v("default/web").as_deref(), Some("schedulable on n2"));
+    assert_eq!(
+        v("default/other-sched").as_deref(),
+        Some("not served: no profile for schedulerName \"my-scheduler\"")
+    );
+    assert_eq!(
+        v("team-a/gated").as_deref(),
+        Some("gated by SchedulingGates: waiting for scheduling gates: [example.com/quota]")
+    );
+}
+
+/// A new model (a live update) drops the verdicts and asks again; a verdict of the
+/// old version arriving late is not kept.
+#[test]
+fn a_new_model_invalidates_the_verdicts() {
+    let mut f = fixture();
+    assert_eq!(f.app.shared.verdicts.progress(), (7, 7));
+    let mut stale = {
+        let mut app = bare_app();
+        app.take_verdict_job().expect("a batch")
+    };
+    f.app.update(Action::Data(DataUpdate {
+        cluster: Arc::new(cluster()),
+        source: None,
+        status: None,
+        events: None,
+        notice: None,
+    }));
+    assert_eq!(f.app.shared.verdicts.progress(), (0, 7), "dropped");
+    let (k, v) = stale.next_verdict().expect("a verdict");
+    assert_eq!(k.generation, 0);
+    f.app.verdict_ready(k, v);
+    assert_eq!(f.app.shared.verdicts.progress(), (0, 7), "an old version's");
+    assert!(screen(&mut f.app, 130, 12).contains("verdicts 0/7"));
+    f.settle();
+    assert_eq!(f.app.shared.verdicts.progress(), (7, 7));
+}
+
+/// `v`: the pods grouped by their verdict's main reason, the most pods first, with
+/// a header per reason; the cursor keeps the selected pod; on a header no pod is
+/// selected; `v` again goes back to queue order.
+#[test]
+fn pods_group_by_verdict_reason() {
+    let mut f = fixture();
+    assert_eq!(f.app.selected_pod_key(), Some("default/big"));
+    keys(&mut f, "v");
+    assert!(f.app.panes.pods.grouped);
+    assert_eq!(f.app.selected_pod_key(), Some("default/big"), "kept");
+    assert_snapshot!("pods_grouped", screen(&mut f.app, 130, 16));
+    // One pane: the state, the verdict and the reason (the pod status) side by side.
+    assert_snapshot!("pods_grouped_wide", screen(&mut f.app, 90, 16));
+    keys(&mut f, "g");
+    assert_eq!(f.app.selected_pod_key(), None, "a header selects no pod");
+    keys(&mut f, "j");
+    assert!(f.app.selected_pod_key().is_some());
+    let first = f.app.selected_pod_key().map(str::to_string);
+    keys(&mut f, "v");
+    assert!(!f.app.panes.pods.grouped);
+    assert_eq!(f.app.selected_pod_key(), first.as_deref(), "kept");
+    // The key is in the help.
+    keys(&mut f, "?");
+    assert!(screen(&mut f.app, 130, 80).contains("grouped by verdict reason"));
+}
+
+/// Grouped while verdicts arrive: the cursor stays on the header of the pods still
+/// being computed as groups form above it; when that group empties, the cursor is
+/// on another line, and the selection is what it is on (the detail panes follow).
+#[test]
+fn a_header_that_goes_away_leaves_a_selected_pod() {
+    let mut app = bare_app();
+    app.take_job_sync();
+    let mut batch = app.take_verdict_job().expect("a batch");
+    app.update(Action::ToggleView);
+    assert!(app.panes.pods.grouped);
+    let header = |app: &App| match app.panes.pods.table.selected() {
+        Some(i) => app.panes.pods.entries.get(i).cloned(),
+        None => None,
+    };
+    app.update(Action::Down);
+    assert_eq!(
+        header(&app),
+        Some(super::components::PodsEntry::Group {
+            reason: "… verdict being computed".into(),
+            pods: 6
+        })
+    );
+    assert_eq!(app.selected_pod_key(), None);
+    let (k, v) = batch.next_verdict().expect("a verdict");
+    app.verdict_ready(k, v);
+    assert_eq!(
+        header(&app),
+        Some(super::components::PodsEntry::Group {
+            reason: "… verdict being computed".into(),
+            pods: 5
+        }),
+        "followed"
+    );
+    while let Some((k, v)) = batch.next_verdict() {
+        app.verdict_ready(k, v);
+    }
+    assert!(!format!("{:?}", app.panes.pods.entries).contains("being computed"));
+    assert_eq!(
+        app.selected_pod_key().map(str::to_string),
+        app.panes.pods.row_key()
+    );
 }

@@ -15,12 +15,25 @@ use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::explain::explain_with;
 use crate::model::{Cluster, Pod};
+use crate::report::PodVerdict;
 
 use super::action::Action;
 use super::view::TraceView;
 
 pub trait CycleRunner: Send + Sync {
     fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace;
+
+    /// The cycle behind a pods-list verdict: only its outcome and first rejections
+    /// are read, so a runner may skip what the detail panes alone need.
+    fn run_for_verdict(
+        &self,
+        fw: &Framework,
+        cluster: &Cluster,
+        pod: &Pod,
+        now: Timestamp,
+    ) -> Trace {
+        self.run(fw, cluster, pod, now)
+    }
 }
 
 impl<F> CycleRunner for F
@@ -33,22 +46,43 @@ where
 }
 
 /// The engine's own cycle, with every filter run on every node: the Filters matrix
-/// shows each plugin's answer, not only the first rejection.
+/// shows each plugin's answer, not only the first rejection. A verdict needs only
+/// the first rejections, as kube-scheduler stops at them: it skips the second pass.
 pub fn engine_runner() -> Arc<dyn CycleRunner> {
-    Arc::new(
-        |fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp| {
-            run_cycle(
-                fw,
-                cluster,
-                pod,
-                &CycleOptions {
-                    all_filters: true,
-                    now,
-                    ..Default::default()
-                },
-            )
-        },
-    )
+    Arc::new(EngineRunner)
+}
+
+struct EngineRunner;
+
+impl EngineRunner {
+    fn cycle(fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp, all: bool) -> Trace {
+        run_cycle(
+            fw,
+            cluster,
+            pod,
+            &CycleOptions {
+                all_filters: all,
+                now,
+                ..Default::default()
+            },
+        )
+    }
+}
+
+impl CycleRunner for EngineRunner {
+    fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace {
+        Self::cycle(fw, cluster, pod, now, true)
+    }
+
+    fn run_for_verdict(
+        &self,
+        fw: &Framework,
+        cluster: &Cluster,
+        pod: &Pod,
+        now: Timestamp,
+    ) -> Trace {
+        Self::cycle(fw, cluster, pod, now, false)
+    }
 }
 
 /// What a trace depends on: the pod, the profile it ran with, and the cluster version
@@ -119,6 +153,104 @@ fn explain_error(cluster: &Cluster, key: &TraceKey, e: &crate::explain::ExplainE
             message: e.to_string(),
         },
     )
+}
+
+/// What a pods-list verdict depends on: the pod, the cluster version and the profile
+/// override (each pod otherwise replays with its own profile, as `explain` does).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VerdictKey {
+    pub pod: String,
+    pub generation: u64,
+    pub profile_override: Option<usize>,
+}
+
+/// Every pending pod's verdict still to compute for one cluster version, newest pod
+/// first; the worker takes one pod at a time, so a trace the user asks for never
+/// waits for more than one cycle.
+pub struct VerdictBatch {
+    pub generation: u64,
+    pub profile_override: Option<usize>,
+    pub pods: VecDeque<String>,
+    pub cluster: Arc<Cluster>,
+    pub profiles: Arc<Vec<Framework>>,
+    pub now: Timestamp,
+    pub runner: Arc<dyn CycleRunner>,
+}
+
+impl VerdictBatch {
+    /// The next pod's verdict, through `explain` as the detail panes' traces are.
+    pub fn next_verdict(&mut self) -> Option<(VerdictKey, PodVerdict)> {
+        let pod = self.pods.pop_front()?;
+        let cycle =
+            |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run_for_verdict(fw, c, p, self.now);
+        let verdict = match explain_with(
+            &self.cluster,
+            &self.profiles,
+            &pod,
+            self.profile_override,
+            &cycle,
+        ) {
+            Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
+            Err(e) => e.verdict(),
+        };
+        let key = VerdictKey {
+            pod,
+            generation: self.generation,
+            profile_override: self.profile_override,
+        };
+        Some((key, verdict))
+    }
+}
+
+/// What the worker is asked to do.
+pub enum Work {
+    Trace(TraceJob),
+    Verdicts(VerdictBatch),
+}
+
+/// What the worker did, sent back to the app as an owned message.
+pub enum Done {
+    Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
+    Verdict(VerdictKey, PodVerdict),
+}
+
+/// The worker's to-do list: the latest trace request first (the user moved on from
+/// older ones), then the latest verdict batch, one pod per step. The worker thread
+/// pushes every message already queued before each step; tests step it inline.
+#[derive(Default)]
+pub struct WorkQueue {
+    trace: Option<TraceJob>,
+    verdicts: Option<VerdictBatch>,
+}
+
+impl WorkQueue {
+    pub fn push(&mut self, work: Work) {
+        match work {
+            Work::Trace(job) => self.trace = Some(job),
+            // A newer batch (a new cluster version or profile) replaces the old one.
+            Work::Verdicts(batch) => self.verdicts = Some(batch),
+        }
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.trace.is_none() && self.verdicts.as_ref().is_none_or(|b| b.pods.is_empty())
+    }
+
+    /// One unit of work: the trace asked for, else one verdict.
+    pub fn step(&mut self) -> Option<Done> {
+        if let Some(job) = self.trace.take() {
+            let (key, trace, view) = job.run_with_view();
+            return Some(Done::Trace(key, trace, view));
+        }
+        let batch = self.verdicts.as_mut()?;
+        match batch.next_verdict() {
+            Some((key, verdict)) => Some(Done::Verdict(key, verdict)),
+            None => {
+                self.verdicts = None;
+                None
+            }
+        }
+    }
 }
 
 /// The last few traces with their derived views, so flipping between pods is instant

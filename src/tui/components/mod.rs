@@ -58,7 +58,7 @@ pub use history::HistoryPane;
 pub use needs::NeedsPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
-pub use pods::PodsPane;
+pub use pods::{Entry as PodsEntry, PodsPane};
 pub use preemption::PreemptionPane;
 pub use profile::ProfilePane;
 pub use scores::ScoresPane;
@@ -69,6 +69,7 @@ use super::action::{Action, Focus, MouseKind, Tab};
 use super::format;
 use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
+use super::verdicts::Verdicts;
 use super::view::Mark;
 use super::waiting::WaitingPod;
 use super::widgets::{Cursor, Scroll, block, centered_note};
@@ -105,6 +106,8 @@ pub struct Ctx<'a> {
     pub pending_count: usize,
     pub prompt: Option<&'a Prompt>,
     pub message: Option<&'a Message>,
+    /// The pending pods' verdicts known so far.
+    pub verdicts: &'a Verdicts,
 }
 
 impl Ctx<'_> {

@@ -1,19 +1,23 @@
-//! Pods in scheduling-queue order, with state and a short reason.
+//! Pods in scheduling-queue order, with state, each pending pod's replay verdict
+//! (filled in as the worker computes them) and a short reason; or grouped by the
+//! verdicts' main reason.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
-use super::super::view::{PodQuery, PodRow, PodState, pod_reason, pod_rows};
+use super::super::verdicts::Verdicts;
+use super::super::view::{PodQuery, PodRow, PodState, plural, pod_reason, pod_rows};
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note};
 use super::table::SortTable;
 use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
 use crate::engine::queue::QueueName;
+use crate::report::{PodVerdict, group_by_reason};
 use crate::theme::Theme;
 
 /// The reason column's least width when names are long.
@@ -30,8 +34,22 @@ pub fn state_style(t: &Theme, s: PodState) -> Style {
     }
 }
 
+/// A line of the grouped list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A main reason and how many pods it holds.
+    Group { reason: String, pods: usize },
+    /// Index into the rows.
+    Pod(usize),
+}
+
+/// Rows still without a verdict, and bound pods (which get none), are grouped under
+/// these after the verdicts' groups.
+const COMPUTING: &str = "… verdict being computed";
+const BOUND: &str = "bound";
+
 /// Pods in queue order (a [`SortTable`] whose filter is the `/` text), pending or
-/// all, in one namespace or all.
+/// all, in one namespace or all; `v` groups them by their verdict's main reason.
 #[derive(Clone, Debug, Default)]
 pub struct PodsPane {
     pub rows: Vec<PodRow>,
@@ -39,15 +57,98 @@ pub struct PodsPane {
     pub show_all: bool,
     pub namespace: Option<String>,
     pub pending_count: usize,
+    /// Grouped by main reason: the table's order then indexes `entries`.
+    pub grouped: bool,
+    pub entries: Vec<Entry>,
 }
 
 impl PodsPane {
+    /// The pod row of the table's row `i` (none on a group's header).
+    fn row_of(&self, i: usize) -> Option<&PodRow> {
+        if self.grouped {
+            match self.entries.get(i)? {
+                Entry::Pod(r) => self.rows.get(*r),
+                Entry::Group { .. } => None,
+            }
+        } else {
+            self.rows.get(i)
+        }
+    }
+
+    /// The pod rows on the lines drawn last.
+    fn visible(&self) -> impl Iterator<Item = &PodRow> {
+        let c = &self.table.cursor;
+        self.table
+            .order
+            .iter()
+            .skip(c.offset)
+            .take(c.page)
+            .filter_map(|&i| self.row_of(i as usize))
+    }
+
+    /// The pod row under the cursor (none on a group's header).
+    fn selected_row(&self) -> Option<&PodRow> {
+        self.row_of(self.table.selected()?)
+    }
+
     /// The key of the pod under the cursor.
     pub fn row_key(&self) -> Option<String> {
+        self.selected_row().map(|r| r.key())
+    }
+
+    /// Lines the list shows.
+    fn len(&self) -> usize {
+        self.table.order.len()
+    }
+
+    /// The reason header under the cursor.
+    fn selected_group(&self) -> Option<&str> {
+        match self.entries.get(self.table.selected()?)? {
+            Entry::Group { reason, .. } if self.grouped => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Whether the pod `key` is on a visible line (as of the last draw).
+    pub fn shows(&self, key: &str) -> bool {
+        self.visible().any(|r| r.is(key))
+    }
+
+    /// New verdicts: regroup, the cursor staying on its pod or header.
+    pub fn verdicts_changed(&mut self, ctx: &Ctx) {
+        if self.grouped {
+            self.order_rows(ctx);
+        }
+    }
+
+    /// The table's order over the rows, or over the groups and their pods; the
+    /// cursor keeps the selected pod (or, on a header, the same header).
+    fn order_rows(&mut self, ctx: &Ctx) {
+        let header = self.selected_group().map(str::to_string);
+        if !self.grouped {
+            self.entries.clear();
+            let at = ctx
+                .selected_pod
+                .and_then(|k| self.rows.iter().position(|r| r.is(k)));
+            self.table
+                .set_order((0..self.rows.len() as u32).collect(), 0);
+            if let Some(i) = at {
+                self.table.cursor.selected = i;
+            }
+            return;
+        }
+        self.entries = group_entries(&self.rows, ctx.verdicts);
+        let at = self.entries.iter().position(|e| match e {
+            Entry::Pod(r) => {
+                header.is_none() && ctx.selected_pod.is_some_and(|k| self.rows[*r].is(k))
+            }
+            Entry::Group { reason, .. } => header.as_deref() == Some(reason.as_str()),
+        });
         self.table
-            .selected()
-            .and_then(|i| self.rows.get(i))
-            .map(|r| r.key())
+            .set_order((0..self.entries.len() as u32).collect(), 0);
+        if let Some(i) = at {
+            self.table.cursor.selected = i;
+        }
     }
 
     /// List the pods again, keeping the cursor on the selected pod when it is listed.
@@ -61,14 +162,7 @@ impl PodsPane {
         };
         self.rows = pod_rows(ctx.cluster, ctx.waiting, &q);
         self.pending_count = ctx.cluster.pending_pods().count();
-        let at = ctx
-            .selected_pod
-            .and_then(|k| self.rows.iter().position(|r| r.is(k)));
-        self.table
-            .set_order((0..self.rows.len() as u32).collect(), 0);
-        if let Some(i) = at {
-            self.table.cursor.selected = i;
-        }
+        self.order_rows(ctx);
     }
 
     /// Show `key`'s pod: all pods if it is bound (and not a simulation's), its
@@ -109,6 +203,11 @@ impl Component for PodsPane {
             return self.moved(ctx);
         }
         match action {
+            Action::ToggleView => {
+                self.grouped = !self.grouped;
+                self.order_rows(ctx);
+                self.moved(ctx)
+            }
             Action::Enter => Handled::Then(Effect::OpenDetail),
             // esc drops the filter, then the namespace.
             Action::Back if !self.table.filter.is_empty() => {
@@ -128,12 +227,14 @@ impl Component for PodsPane {
     }
 
     fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
-        self.table.cursor.scroll(delta, self.rows.len());
+        let n = self.len();
+        self.table.cursor.scroll(delta, n);
         self.moved(ctx)
     }
 
     fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
-        super::click_cursor(&mut self.table.cursor, i, self.rows.len())?;
+        let n = self.len();
+        super::click_cursor(&mut self.table.cursor, i, n)?;
         Some(self.moved(ctx))
     }
 
@@ -161,6 +262,14 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     let focused = ctx.focus == Focus::Pods;
     let t = ctx.theme.clone();
     let mut title = vec![Span::styled(pods_title(pane), t.title)];
+    if pane.grouped {
+        title.push(Span::styled("by reason ", t.key));
+    }
+    // How far the background verdicts have come.
+    let (known, total) = ctx.verdicts.progress();
+    if known < total {
+        title.push(Span::styled(format!("verdicts {known}/{total} "), t.dim));
+    }
     if let Some(ns) = &pane.namespace {
         title.push(Span::styled(format!("ns:{ns} "), t.key));
     }
@@ -185,10 +294,12 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     // The queue column needs room of its own.
     let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
     let ns_w = pane
-        .rows
+        .table
+        .order
         .iter()
         .skip(pane.table.cursor.offset)
         .take(inner.height as usize)
+        .filter_map(|&i| pane.row_of(i as usize))
         .map(|r| format::width(&r.pod.namespace))
         .max()
         .unwrap_or(9)
@@ -202,8 +313,9 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         (true, false) => 9 + 1,
     };
     // Symbol, priority and state columns, one space between columns.
+    // Wide, the verdict and the reason columns each keep REASON_MIN.
     let fixed = if wide {
-        1 + 1 + ns_w + 1 + 1 + 5 + 1 + 13 + 1
+        1 + 1 + ns_w + 1 + 1 + 5 + 1 + 13 + 1 + REASON_MIN + 1
     } else {
         1 + 1 + 1 + 5 + 1
     } + queue_w;
@@ -230,9 +342,11 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
             Constraint::Length(name_w),
             Constraint::Length(5),
             Constraint::Length(13),
-            Constraint::Fill(1),
+            Constraint::Fill(4),
+            Constraint::Fill(3),
         ]
     } else {
+        // The verdict is what the list is read for: as wide as the pod.
         vec![
             Constraint::Length(1),
             Constraint::Length(name_w),
@@ -241,21 +355,36 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         ]
     };
     let mut header: Vec<&str> = if wide {
-        vec!["", "namespace", "name", "prio", "state", "reason"]
+        vec![
+            "",
+            "namespace",
+            "name",
+            "prio",
+            "state",
+            "verdict",
+            "reason",
+        ]
     } else {
-        vec!["", "pod", "prio", "reason"]
+        vec!["", "pod", "prio", "verdict"]
     };
     // A simulation shows where each pod is in the scheduling queue.
     if sim.is_some() {
-        let at = widths.len() - 1;
+        let at = if wide {
+            widths.len() - 2
+        } else {
+            widths.len() - 1
+        };
         widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
         header.insert(at, "queue");
     }
     let header = Row::new(header);
     let now = ctx.now;
     let pods = &pane.rows;
+    let entries = &pane.entries;
+    let grouped = pane.grouped;
     let waiting = ctx.waiting;
-    pane.table.draw(
+    let verdicts = ctx.verdicts;
+    let rows_area = pane.table.draw(
         f,
         inner,
         &t,
@@ -265,6 +394,12 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         hits,
         Hit::PodsRows,
         |i| {
+            let i = match (grouped, entries.get(i)) {
+                (false, _) => i,
+                (true, Some(Entry::Pod(r))) => *r,
+                // Drawn over the whole line below (a default Row is 0 lines high).
+                (true, _) => return Row::new(Vec::<Cell>::new()),
+            };
             let r = &pods[i];
             let st = state_style(&t, r.state);
             let reason = pod_reason(&r.pod, r.state, waiting);
@@ -283,13 +418,127 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
                 };
                 line.spans.push(Span::styled(format!(" {txt}"), style));
             }
+            let verdict = verdict_line(r, verdicts, &t);
             let queue = sim.map(|s| {
                 let q = s.queue_of(&r.key());
                 Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
             });
-            row(wide, r, st, line, queue, name_w as usize, &t)
+            // Narrow: one column, the verdict, unless the reason says more now (a
+            // countdown at Permit, the node of a bound pod).
+            let last = if wide {
+                vec![verdict, line]
+            } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
+                vec![line]
+            } else {
+                vec![verdict]
+            };
+            row(wide, r, st, last, queue, name_w as usize, &t)
         },
     );
+    if grouped {
+        draw_group_headers(pane, f, rows_area, &t);
+    }
+}
+
+/// Each visible group header across the whole line (past the cursor mark), so a
+/// long reason is not cut at a column: `▾ 2 pods · Insufficient cpu`. Spaces pad it
+/// so nothing of the empty row shows through; the selection's style stays.
+fn draw_group_headers(pane: &PodsPane, f: &mut Frame, area: Rect, t: &Theme) {
+    let offset = pane.table.cursor.offset;
+    let width = area.width.saturating_sub(1);
+    for (line, &i) in pane
+        .table
+        .order
+        .iter()
+        .skip(offset)
+        .take(area.height as usize)
+        .enumerate()
+    {
+        let Some(Entry::Group { reason, pods }) = pane.entries.get(i as usize) else {
+            continue;
+        };
+        let text = format!("▾ {pods} pod{} · {reason}", plural(*pods));
+        let pad = (width as usize).saturating_sub(format::width(&text));
+        let at = Rect {
+            x: area.x + 1,
+            y: area.y + line as u16,
+            width,
+            height: 1,
+        };
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled(text, t.title),
+                Span::raw(" ".repeat(pad)),
+            ])),
+            at,
+        );
+    }
+}
+
+/// The verdict cell: symbol and short text, `…` while it is computed, nothing for a
+/// bound pod.
+fn verdict_line<'a>(r: &PodRow, verdicts: &Verdicts, t: &Theme) -> Line<'a> {
+    if r.state == PodState::Bound {
+        return Line::default();
+    }
+    match verdicts.get(&r.key()) {
+        Some(v) => {
+            let style = verdict_style(t, v);
+            Line::from(vec![
+                Span::styled(v.symbol(), style),
+                Span::raw(" "),
+                Span::styled(v.short(), style),
+            ])
+        }
+        None => Line::from(Span::styled("…", t.dim)),
+    }
+}
+
+pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
+    match v {
+        PodVerdict::Schedulable { .. } => t.pass,
+        PodVerdict::Unschedulable { .. } => t.reject,
+        PodVerdict::Gated { .. } => t.gated,
+        PodVerdict::NotServed { .. } => t.dim,
+        PodVerdict::Error { .. } => t.error,
+    }
+}
+
+/// The grouped list: each main reason's header then its pods (in queue order), the
+/// most pods first; then pods still without a verdict, then bound pods.
+pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
+    let mut computing = Vec::new();
+    let mut bound = Vec::new();
+    let mut known = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        if r.state == PodState::Bound {
+            bound.push(i);
+            continue;
+        }
+        match verdicts.get(&r.key()) {
+            Some(v) => known.push((i, v)),
+            None => computing.push(i),
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len() + 8);
+    let groups = group_by_reason(known)
+        .into_iter()
+        .map(|g| (g.reason, g.pods))
+        .chain([
+            (COMPUTING.to_string(), computing),
+            (BOUND.to_string(), bound),
+        ]);
+    for (reason, pods) in groups {
+        if pods.is_empty() {
+            continue;
+        }
+        out.push(Entry::Group {
+            reason,
+            pods: pods.len(),
+        });
+        out.extend(pods.into_iter().map(Entry::Pod));
+    }
+    out
 }
 
 /// " Pods · 6 pending " — or, when a simulation keeps the pods it bound listed,
@@ -345,7 +594,7 @@ fn row<'a>(
     wide: bool,
     r: &super::super::view::PodRow,
     st: Style,
-    reason: Line<'a>,
+    last: Vec<Line<'a>>,
     queue: Option<Cell<'a>>,
     name_w: usize,
     t: &Theme,
@@ -364,6 +613,6 @@ fn row<'a>(
         vec![sym, Cell::from(format::middle(&r.key(), name_w)), prio]
     };
     cells.extend(queue);
-    cells.push(Cell::from(reason));
+    cells.extend(last.into_iter().map(Cell::from));
     Row::new(cells)
 }
