@@ -154,12 +154,12 @@ impl FilterPlugin for VolumeZone {
         };
         let labels = &node.node.labels;
         // A node without any zone/region label (single-zone clusters) always fits.
-        if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
+        if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(k)) {
             return Status::success();
         }
         for t in topologies {
             let value = labels.get(t.key).or_else(|| labels.get(ga_label(t.key)));
-            if !value.is_some_and(|v| t.values.contains(v)) {
+            if !value.is_some_and(|v| t.values.contains(v.as_str())) {
                 return Status::unresolvable(ERR_REASON_CONFLICT);
             }
         }

@@ -1,12 +1,10 @@
 //! NodeAffinity: the nodeSelector entry or the required affinity expression that the
 //! node's labels fail, with the node's actual value.
 
-use std::collections::BTreeMap;
-
 use crate::engine::plugins::node_affinity::{
     ERR_REASON_POD, FieldOp, Selector, Term, required_node_affinity,
 };
-use crate::model::labels::{Op, Requirement};
+use crate::model::labels::{Labels, Op, Requirement};
 use crate::model::{NodeInfo, Pod};
 
 pub fn causes(pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
@@ -19,7 +17,7 @@ pub fn causes(pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(sel) = pod.node_selector.as_ref() {
         for (k, v) in sel {
-            if labels.get(k) != Some(v) {
+            if labels.get(k).is_none_or(|x| x != v) {
                 out.push(format!("nodeSelector {k}={v}: {}", actual(labels, k)));
             }
         }
@@ -44,7 +42,7 @@ pub fn causes(pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
     out
 }
 
-fn term_failure(t: &Term, node_name: &str, labels: &BTreeMap<String, String>) -> String {
+fn term_failure(t: &Term, node_name: &str, labels: &Labels) -> String {
     if let Some(e) = t.errors.first() {
         return format!("invalid ({e})");
     }
@@ -80,7 +78,7 @@ fn requirement(r: &Requirement) -> String {
     }
 }
 
-fn actual(labels: &BTreeMap<String, String>, key: &str) -> String {
+fn actual(labels: &Labels, key: &str) -> String {
     match labels.get(key) {
         Some(v) => format!("node has {key}={v}"),
         None => format!("node lacks label {key}"),
