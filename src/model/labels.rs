@@ -480,6 +480,58 @@ mod tests {
     }
 
     #[test]
+    fn labels_behave_as_the_btree_map_they_replace() {
+        type Map = BTreeMap<String, String>;
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        // (input pairs in order, with repeats and unsorted keys)
+        let cases: [&[(&str, &str)]; 5] = [
+            &[],
+            &[("b", "2"), ("a", "1")],
+            &[("k", "1"), ("k", "2")],
+            &[("z", ""), ("", "empty key"), ("a/b", "x"), ("A", "upper")],
+            &[("app", "web"), ("tier", "fe"), ("app", "db"), ("zone", "a")],
+        ];
+        for input in cases {
+            let want: Map = pairs(input).into_iter().collect();
+            let got: Labels = pairs(input).into_iter().collect();
+            let got_pairs: Vec<(&str, &str)> =
+                got.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let want_pairs: Vec<(&str, &str)> =
+                want.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            assert_eq!(got_pairs, want_pairs, "{input:?}");
+            assert_eq!(got.len(), want.len());
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            assert_eq!(
+                serde_json::to_string(&got).unwrap(),
+                serde_json::to_string(&want).unwrap()
+            );
+            assert_eq!(Labels::from(&want), got);
+            assert_eq!(got.to_map(), want);
+            for k in want.keys().map(String::as_str).chain(["missing"]) {
+                assert_eq!(got.get(k).map(Sym::as_str), want.get(k).map(String::as_str));
+                assert_eq!(got.label(k), want.label(k));
+            }
+            // insert, extend and remove keep the map's semantics.
+            let (mut g, mut w) = (got.clone(), want.clone());
+            assert_eq!(
+                g.insert("m".into(), "new".into()).map(String::from),
+                w.insert("m".into(), "new".into())
+            );
+            g.extend([("a", "over"), ("b2", "x")]);
+            w.extend([
+                ("a".to_string(), "over".to_string()),
+                ("b2".into(), "x".into()),
+            ]);
+            assert_eq!(g.remove("b").map(String::from), w.remove("b"));
+            assert_eq!(g.to_map(), w);
+        }
+    }
+
+    #[test]
     fn nil_selector_matches_nothing_empty_matches_all() {
         let l = labels(&[("a", "1")]);
         assert!(!label_selector(None).unwrap().matches(&l));
