@@ -547,7 +547,7 @@ impl schedscope::engine::framework::PermitPlugin for WaitForLabel {
         pod: &schedscope::model::Pod,
         _node: &str,
     ) -> (schedscope::engine::Status, Duration) {
-        if pod.labels.get("wait").map(String::as_str) == Some("yes") {
+        if pod.labels.get("wait").map(|v| v.as_str()) == Some("yes") {
             (
                 schedscope::engine::Status::new(
                     schedscope::engine::Code::Wait,

@@ -11,6 +11,7 @@ use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 
 use super::label_index::LabelIndex;
+use super::labels::Labels;
 use super::node::{Node, NodeInfo};
 use super::pod::{Pod, PodKey};
 
@@ -276,15 +277,16 @@ impl Cluster {
 
     /// Labels of a namespace (`kubernetes.io/metadata.name` is always present, as the
     /// API server sets it).
-    pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
-        let mut labels = self
+    pub fn namespace_labels(&self, name: &str) -> Labels {
+        let mut labels: Labels = self
             .namespaces
             .get(name)
-            .and_then(|ns| ns.metadata.labels.clone())
+            .and_then(|ns| ns.metadata.labels.as_ref())
+            .map(Labels::from)
             .unwrap_or_default();
-        labels
-            .entry("kubernetes.io/metadata.name".into())
-            .or_insert_with(|| name.to_string());
+        if !labels.contains_key("kubernetes.io/metadata.name") {
+            labels.insert("kubernetes.io/metadata.name".into(), name.to_string());
+        }
         labels
     }
 

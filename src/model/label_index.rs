@@ -210,7 +210,7 @@ impl LabelIndex {
         let mut out: Vec<&Arc<Pod>> = idx.unkeyed.iter().collect();
         if !idx.keyed.is_empty() {
             for (k, v) in labels {
-                if let Some(list) = idx.keyed.get(k).and_then(|m| m.get(v)) {
+                if let Some(list) = idx.keyed.get(k.as_str()).and_then(|m| m.get(v.as_str())) {
                     out.extend(list);
                 }
             }

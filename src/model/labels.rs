@@ -5,7 +5,198 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-pub type Labels = BTreeMap<String, String>;
+use super::sym::Sym;
+
+/// A set of labels: interned key/value pairs sorted by key, the order a
+/// `BTreeMap<String, String>` iterates in. Compact: a pod's three labels are one
+/// small allocation plus shared strings.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Labels(Box<[(Sym, Sym)]>);
+
+impl Labels {
+    pub fn new() -> Self {
+        Labels::default()
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Sym> {
+        self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Set `key` to `value`, replacing any value it had (a copy: labels are built
+    /// once and rarely changed). Takes strings, as `BTreeMap<String, String>` did.
+    pub fn insert(&mut self, key: String, value: String) -> Option<Sym> {
+        let (key, value) = (Sym::from(key), Sym::from(value));
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        let old = match v.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(i) => Some(std::mem::replace(&mut v[i].1, value)),
+            Err(i) => {
+                v.insert(i, (key, value));
+                None
+            }
+        };
+        self.0 = v.into_boxed_slice();
+        old
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Sym> {
+        let i = self.find(key).ok()?;
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        let (_, old) = v.remove(i);
+        self.0 = v.into_boxed_slice();
+        Some(old)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> LabelsIter<'_> {
+        LabelsIter(self.0.iter())
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Sym> + ExactSizeIterator {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Sym> + ExactSizeIterator {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// As a map of owned strings (for the Kubernetes API types).
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+}
+
+/// Iterates labels in key order as `(&key, &value)`, like a `BTreeMap`'s `iter`.
+#[derive(Clone)]
+pub struct LabelsIter<'a>(std::slice::Iter<'a, (Sym, Sym)>);
+
+impl<'a> Iterator for LabelsIter<'a> {
+    type Item = (&'a Sym, &'a Sym);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (k, v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for LabelsIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|(k, v)| (k, v))
+    }
+}
+
+impl ExactSizeIterator for LabelsIter<'_> {}
+
+impl<'a> IntoIterator for &'a Labels {
+    type Item = (&'a Sym, &'a Sym);
+    type IntoIter = LabelsIter<'a>;
+    fn into_iter(self) -> LabelsIter<'a> {
+        self.iter()
+    }
+}
+
+impl<K: Into<Sym>, V: Into<Sym>> FromIterator<(K, V)> for Labels {
+    /// As collecting into a `BTreeMap`: sorted by key, the last of a repeated key wins.
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut v: Vec<(Sym, Sym)> = iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        // Stable: equal keys keep their input order, and the last one is kept.
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Sym, Sym)> = Vec::with_capacity(v.len());
+        for (k, val) in v {
+            match out.last_mut() {
+                Some(last) if last.0 == k => last.1 = val,
+                _ => out.push((k, val)),
+            }
+        }
+        Labels(out.into_boxed_slice())
+    }
+}
+
+impl<K: Into<Sym>, V: Into<Sym>> Extend<(K, V)> for Labels {
+    /// As extending a `BTreeMap`: a key already present takes the new value.
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        let old = std::mem::take(&mut self.0).into_vec();
+        let new = iter.into_iter().map(|(k, v)| (k.into(), v.into()));
+        *self = old.into_iter().chain(new).collect();
+    }
+}
+
+impl From<&BTreeMap<String, String>> for Labels {
+    fn from(m: &BTreeMap<String, String>) -> Self {
+        // Already sorted and unique.
+        Labels(m.iter().map(|(k, v)| (Sym::new(k), Sym::new(v))).collect())
+    }
+}
+
+impl<K: Into<Sym>, V: Into<Sym>, const N: usize> From<[(K, V); N]> for Labels {
+    fn from(pairs: [(K, V); N]) -> Self {
+        pairs.into_iter().collect()
+    }
+}
+
+impl From<BTreeMap<String, String>> for Labels {
+    fn from(m: BTreeMap<String, String>) -> Self {
+        Labels::from(&m)
+    }
+}
+
+impl std::ops::Index<&str> for Labels {
+    type Output = Sym;
+    /// As indexing a `BTreeMap`: panics when the key is missing.
+    fn index(&self, key: &str) -> &Sym {
+        self.get(key).expect("no such label")
+    }
+}
+
+impl std::fmt::Debug for Labels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl serde::Serialize for Labels {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+/// What a selector needs of a set of labels: the value of a key. Both the model's
+/// [`Labels`] and the API types' maps have it.
+pub trait LabelLookup {
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl LabelLookup for Labels {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(Sym::as_str)
+    }
+}
+
+impl LabelLookup for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -25,8 +216,8 @@ pub struct Requirement {
 }
 
 impl Requirement {
-    pub fn matches(&self, labels: &Labels) -> bool {
-        let v = labels.get(&self.key);
+    pub fn matches(&self, labels: &(impl LabelLookup + ?Sized)) -> bool {
+        let v = labels.label(&self.key);
         match self.op {
             Op::In => v.is_some_and(|v| self.values.iter().any(|x| x == v)),
             Op::NotIn => v.is_none_or(|v| !self.values.iter().any(|x| x == v)),
@@ -64,20 +255,24 @@ impl Selector {
             requirements: Some(Vec::new()),
         }
     }
-    pub fn from_map(m: &Labels) -> Self {
+    pub fn from_map<'a, K, V>(m: impl IntoIterator<Item = (&'a K, &'a V)>) -> Self
+    where
+        K: AsRef<str> + ?Sized + 'a,
+        V: AsRef<str> + ?Sized + 'a,
+    {
         Selector {
             requirements: Some(
-                m.iter()
+                m.into_iter()
                     .map(|(k, v)| Requirement {
-                        key: k.clone(),
+                        key: k.as_ref().to_string(),
                         op: Op::In,
-                        values: vec![v.clone()],
+                        values: vec![v.as_ref().to_string()],
                     })
                     .collect(),
             ),
         }
     }
-    pub fn matches(&self, labels: &Labels) -> bool {
+    pub fn matches(&self, labels: &(impl LabelLookup + ?Sized)) -> bool {
         match &self.requirements {
             None => false,
             Some(reqs) => reqs.iter().all(|r| r.matches(labels)),
@@ -203,7 +398,7 @@ impl NodeTerm {
         })
     }
 
-    pub fn matches(&self, node_name: &str, labels: &Labels) -> bool {
+    pub fn matches(&self, node_name: &str, labels: &(impl LabelLookup + ?Sized)) -> bool {
         if !self.valid {
             return false;
         }
@@ -213,9 +408,17 @@ impl NodeTerm {
         if self.fields.is_empty() {
             return true;
         }
-        let mut fields = Labels::new();
-        fields.insert("metadata.name".into(), node_name.into());
+        let fields = NodeName(node_name);
         self.fields.iter().all(|r| r.matches(&fields))
+    }
+}
+
+/// A node's fields as a node selector's `matchFields` reads them.
+struct NodeName<'a>(&'a str);
+
+impl LabelLookup for NodeName<'_> {
+    fn label(&self, key: &str) -> Option<&str> {
+        (key == "metadata.name").then_some(self.0)
     }
 }
 
@@ -235,7 +438,7 @@ impl NodeSelector {
                 .collect(),
         }
     }
-    pub fn matches(&self, node_name: &str, labels: &Labels) -> bool {
+    pub fn matches(&self, node_name: &str, labels: &(impl LabelLookup + ?Sized)) -> bool {
         self.terms.iter().any(|t| t.matches(node_name, labels))
     }
 }
@@ -273,6 +476,58 @@ mod tests {
         ];
         for (r, want) in cases {
             assert_eq!(r.matches(&l), want, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn labels_behave_as_the_btree_map_they_replace() {
+        type Map = BTreeMap<String, String>;
+        let pairs = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+            p.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        // (input pairs in order, with repeats and unsorted keys)
+        let cases: [&[(&str, &str)]; 5] = [
+            &[],
+            &[("b", "2"), ("a", "1")],
+            &[("k", "1"), ("k", "2")],
+            &[("z", ""), ("", "empty key"), ("a/b", "x"), ("A", "upper")],
+            &[("app", "web"), ("tier", "fe"), ("app", "db"), ("zone", "a")],
+        ];
+        for input in cases {
+            let want: Map = pairs(input).into_iter().collect();
+            let got: Labels = pairs(input).into_iter().collect();
+            let got_pairs: Vec<(&str, &str)> =
+                got.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let want_pairs: Vec<(&str, &str)> =
+                want.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            assert_eq!(got_pairs, want_pairs, "{input:?}");
+            assert_eq!(got.len(), want.len());
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            assert_eq!(
+                serde_json::to_string(&got).unwrap(),
+                serde_json::to_string(&want).unwrap()
+            );
+            assert_eq!(Labels::from(&want), got);
+            assert_eq!(got.to_map(), want);
+            for k in want.keys().map(String::as_str).chain(["missing"]) {
+                assert_eq!(got.get(k).map(Sym::as_str), want.get(k).map(String::as_str));
+                assert_eq!(got.label(k), want.label(k));
+            }
+            // insert, extend and remove keep the map's semantics.
+            let (mut g, mut w) = (got.clone(), want.clone());
+            assert_eq!(
+                g.insert("m".into(), "new".into()).map(String::from),
+                w.insert("m".into(), "new".into())
+            );
+            g.extend([("a", "over"), ("b2", "x")]);
+            w.extend([
+                ("a".to_string(), "over".to_string()),
+                ("b2".into(), "x".into()),
+            ]);
+            assert_eq!(g.remove("b").map(String::from), w.remove("b"));
+            assert_eq!(g.to_map(), w);
         }
     }
 

@@ -8,6 +8,7 @@ pub mod node;
 pub mod pod;
 pub mod quantity;
 pub mod resource;
+pub mod sym;
 pub mod testing;
 
 pub use cluster::{Cluster, ImageState, PodGroup};
@@ -15,3 +16,4 @@ pub use node::{Node, NodeInfo};
 pub use pod::{FieldError, HostPort, Pod, PodKey, PreemptionPolicy};
 pub use quantity::Quantity;
 pub use resource::Resource;
+pub use sym::Sym;

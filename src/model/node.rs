@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 
+use super::labels::Labels;
 use super::pod::{FieldError, HostPort, Pod};
 use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_resource_name};
 
@@ -20,7 +21,7 @@ pub struct ImageEntry {
 pub struct Node {
     pub name: String,
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     pub taints: Vec<core::Taint>,
     pub unschedulable: bool,
     pub allocatable: Resource,
@@ -80,7 +81,12 @@ impl Node {
         Ok(Node {
             name,
             uid: n.metadata.uid.clone().unwrap_or_default(),
-            labels: n.metadata.labels.clone().unwrap_or_default(),
+            labels: n
+                .metadata
+                .labels
+                .as_ref()
+                .map(Labels::from)
+                .unwrap_or_default(),
             taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
             unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
             allocatable,

@@ -2,16 +2,19 @@
 //! defaulting applied and requests precomputed once.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 
+use super::labels::Labels;
 use super::quantity::{Quantity, QuantityError};
 use super::resource::{
     CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, EPHEMERAL_STORAGE, MEMORY, Resource,
     is_scalar_resource_name,
 };
+use super::sym::{SharedLists, Sym};
 
 /// `namespace/name`, the key users type and outputs print.
 pub type PodKey = String;
@@ -35,9 +38,10 @@ pub struct Pod {
     pub uid: String,
     pub namespace: String,
     pub name: String,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     pub annotations: BTreeMap<String, String>,
-    pub owner_references: Vec<OwnerReference>,
+    /// Shared between the pods that have the same list (see [`SharedLists`]).
+    pub owner_references: Arc<[OwnerReference]>,
     pub creation_timestamp: Option<Timestamp>,
     pub deletion_timestamp: Option<Timestamp>,
     /// `spec.nodeName`: set for running (bound) pods.
@@ -66,16 +70,19 @@ pub struct Pod {
     pub score_requests: Resource,
     pub overhead: Resource,
     pub host_ports: Vec<HostPort>,
-    pub tolerations: Vec<core::Toleration>,
+    /// Shared between the pods that have the same list.
+    pub tolerations: Arc<[core::Toleration]>,
     pub node_selector: Option<BTreeMap<String, String>>,
-    pub affinity: Option<core::Affinity>,
-    pub topology_spread_constraints: Vec<core::TopologySpreadConstraint>,
+    /// Boxed: most pods have none, and the type is large.
+    pub affinity: Option<Box<core::Affinity>>,
+    /// Shared between the pods that have the same list.
+    pub topology_spread_constraints: Arc<[core::TopologySpreadConstraint]>,
     pub scheduling_gates: Vec<String>,
     /// The volumes a scheduler plugin may read (see `scheduler_reads`).
     pub volumes: Vec<core::Volume>,
     /// Images of init containers then regular containers, as ImageLocality counts them.
-    pub init_images: Vec<String>,
-    pub images: Vec<String>,
+    pub init_images: Vec<Sym>,
+    pub images: Vec<Sym>,
     pub resource_claims: Vec<core::PodResourceClaim>,
     /// `status.resourceClaimStatuses`: the claims generated from templates.
     pub resource_claim_statuses: Vec<core::PodResourceClaimStatus>,
@@ -84,6 +91,10 @@ pub struct Pod {
     /// `observedGeneration`.
     pub generation: i64,
 }
+
+static TOLERATIONS: SharedLists<core::Toleration> = SharedLists::new();
+static OWNER_REFERENCES: SharedLists<OwnerReference> = SharedLists::new();
+static SPREAD_CONSTRAINTS: SharedLists<core::TopologySpreadConstraint> = SharedLists::new();
 
 impl Pod {
     pub fn key(&self) -> PodKey {
@@ -201,9 +212,10 @@ impl Pod {
             uid,
             namespace,
             name,
-            labels: meta.labels.clone().unwrap_or_default(),
+            labels: meta.labels.as_ref().map(Labels::from).unwrap_or_default(),
             annotations: BTreeMap::new(),
-            owner_references: meta.owner_references.clone().unwrap_or_default(),
+            owner_references: OWNER_REFERENCES
+                .share(meta.owner_references.as_deref().unwrap_or_default()),
             creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
             deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
             node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
@@ -232,13 +244,14 @@ impl Pod {
             score_requests,
             overhead,
             host_ports,
-            tolerations: spec.tolerations.clone().unwrap_or_default(),
+            tolerations: TOLERATIONS.share(spec.tolerations.as_deref().unwrap_or_default()),
             node_selector: spec.node_selector.clone(),
-            affinity: spec.affinity.clone(),
-            topology_spread_constraints: spec
-                .topology_spread_constraints
-                .clone()
-                .unwrap_or_default(),
+            affinity: spec.affinity.clone().map(Box::new),
+            topology_spread_constraints: SPREAD_CONSTRAINTS.share(
+                spec.topology_spread_constraints
+                    .as_deref()
+                    .unwrap_or_default(),
+            ),
             scheduling_gates: spec
                 .scheduling_gates
                 .iter()
@@ -256,12 +269,12 @@ impl Pod {
                 .init_containers
                 .iter()
                 .flatten()
-                .map(|c| c.image.clone().unwrap_or_default())
+                .map(|c| Sym::new(c.image.as_deref().unwrap_or_default()))
                 .collect(),
             images: spec
                 .containers
                 .iter()
-                .map(|c| c.image.clone().unwrap_or_default())
+                .map(|c| Sym::new(c.image.as_deref().unwrap_or_default()))
                 .collect(),
             resource_claims: spec.resource_claims.clone().unwrap_or_default(),
             resource_claim_statuses: p

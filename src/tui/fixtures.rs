@@ -563,7 +563,7 @@ pub fn big_cluster(nodes: usize, pods: usize) -> Cluster {
         c.upsert_node(Node {
             name: format!("node-{i:05}"),
             uid: format!("uid-node-{i}"),
-            labels,
+            labels: labels.into(),
             allocatable: Resource {
                 milli_cpu: 32_000,
                 memory: 128 << 30,

@@ -36,7 +36,7 @@ use crate::engine::framework::*;
 use crate::engine::handle::Handle;
 use crate::engine::status::Status;
 use crate::model::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
-use crate::model::{Cluster, Pod, PodGroup};
+use crate::model::{Cluster, Pod, PodGroup, Sym};
 
 pub const NAME: &str = "Coscheduling";
 /// `v1alpha1.PodGroupLabel`.
@@ -209,7 +209,7 @@ fn cache_add(cache: &mut BTreeMap<String, Timestamp>, key: &str, ttl: Duration, 
 
 /// The pod's group label (`util.GetPodGroupLabel`).
 fn group_label(pod: &Pod) -> &str {
-    pod.labels.get(POD_GROUP_LABEL).map_or("", String::as_str)
+    pod.labels.get(POD_GROUP_LABEL).map_or("", Sym::as_str)
 }
 
 /// `<namespace>/<label>`, or "" without the label (`util.GetPodGroupFullName`).

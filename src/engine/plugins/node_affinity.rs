@@ -25,7 +25,7 @@ use crate::engine::framework::{
     PreFilterResult, PreScorePlugin, ScorePlugin, default_normalize_score,
 };
 use crate::engine::status::Status;
-use crate::model::labels::{Op, Requirement};
+use crate::model::labels::{LabelLookup, Op, Requirement};
 use crate::model::{NodeInfo, Pod};
 
 pub const NAME: &str = "NodeAffinity";
@@ -103,7 +103,7 @@ impl Term {
     }
 
     /// Field selectors see only `metadata.name` (a missing key reads as "").
-    pub(crate) fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, node_name: &str, labels: &(impl LabelLookup + ?Sized)) -> bool {
         if !self.errors.is_empty() {
             return false;
         }

@@ -412,7 +412,7 @@ fn candidates(
         .and_then(|s| s.volume_attributes_class_name.as_deref())
         .unwrap_or("");
     let claim_modes = spec.and_then(|s| s.access_modes.as_ref());
-    let empty = Labels::new();
+    let empty = std::collections::BTreeMap::new();
     let mut out = Vec::new();
     // The PV cache lists a class's PVs in no particular order; name order here.
     for pv in cluster.persistent_volumes.values() {
@@ -559,7 +559,7 @@ fn capacity_check(
 fn topology_matches(terms: &[TopologyTerm], labels: &Labels) -> bool {
     terms.iter().any(|reqs| {
         reqs.iter()
-            .all(|(k, vals)| labels.get(k).is_some_and(|v| vals.contains(v)))
+            .all(|(k, vals)| labels.get(k).is_some_and(|v| vals.iter().any(|x| x == v)))
     })
 }
 
@@ -994,7 +994,7 @@ fn find_matching_volume<'c>(
     };
     cands.scan.iter().for_each(|&i| consider(i));
     for (key, by_value) in &cands.by_label {
-        if let Some(list) = labels.get(key).and_then(|v| by_value.get(v)) {
+        if let Some(list) = labels.get(key).and_then(|v| by_value.get(v.as_str())) {
             list.iter().for_each(|&i| consider(i));
         }
     }

@@ -67,7 +67,7 @@ pub(crate) fn first_conflict<'t>(
     }
     topologies.iter().find(|t| {
         let value = labels.get(t.key).or_else(|| labels.get(ga_label(t.key)));
-        !value.is_some_and(|v| t.values.contains(v))
+        !value.is_some_and(|v| t.values.contains(v.as_str()))
     })
 }
 

@@ -245,8 +245,13 @@ fn a_parked_pod_moves_on_its_own_update_only_when_a_rejector_cares() {
     assert!(s.update_pod(pod(p.clone())));
     assert!(moves(&s, "default/p").is_empty());
     assert_eq!(
-        s.cluster().pod("default/p").unwrap().labels.get("a"),
-        Some(&"b".to_string())
+        s.cluster()
+            .pod("default/p")
+            .unwrap()
+            .labels
+            .get("a")
+            .map(|v| v.as_str()),
+        Some("b")
     );
     p["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists"}]);
     assert!(s.update_pod(pod(p)));
@@ -545,8 +550,13 @@ fn the_engines_nomination_outlives_updates_without_it() {
     assert!(s.update_pod(pod(high.clone())));
     assert_eq!(nominated(&s), Some("n1".into()));
     assert_eq!(
-        s.cluster().pod("default/high").unwrap().labels.get("v"),
-        Some(&"2".to_string())
+        s.cluster()
+            .pod("default/high")
+            .unwrap()
+            .labels
+            .get("v")
+            .map(|v| v.as_str()),
+        Some("2")
     );
     // Once an object carries it, the object rules: a later clear is honoured.
     high["status"] = json!({"nominatedNodeName": "n1"});

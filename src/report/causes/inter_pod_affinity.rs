@@ -95,7 +95,7 @@ pub fn state(cluster: &Cluster, pod: &Pod) -> Option<State> {
             if !raw_term_matches(t, other, pod, &ns_labels) {
                 continue;
             }
-            let key = (t.topology_key.clone(), v.clone());
+            let key = (t.topology_key.clone(), v.to_string());
             if existing.get(&key).is_some_and(|w| w.pod <= other_key) {
                 continue;
             }
@@ -158,7 +158,7 @@ pub fn causes(s: &State, node: &NodeInfo) -> Vec<String> {
                 continue;
             }
             let what = format!("pod anti-affinity term {}", term_text(t, &s.namespace));
-            let line = match s.anti.get(i).and_then(|m| m.get(v)) {
+            let line = match s.anti.get(i).and_then(|m| m.get(v.as_str())) {
                 Some(w) => format!(
                     "{what}: matches {} on {}{} in {}={v}",
                     w.pod,
@@ -185,7 +185,7 @@ pub fn causes(s: &State, node: &NodeInfo) -> Vec<String> {
         if n <= 0 {
             continue;
         }
-        out.push(match s.existing.get(&(k.clone(), v.clone())) {
+        out.push(match s.existing.get(&(k.clone(), v.to_string())) {
             Some(w) => format!(
                 "existing pod {} on {}{} has anti-affinity term {} matching this pod, in {k}={v}",
                 w.pod,

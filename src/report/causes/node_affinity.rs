@@ -2,14 +2,12 @@
 //! node's labels fail, with the node's actual value; or the term of the profile's
 //! `addedAffinity` it fails (the scheduler-enforced affinity).
 
-use std::collections::BTreeMap;
-
 use crate::engine::Framework;
 use crate::engine::plugins::node_affinity::{
     ERR_REASON_ENFORCED, ERR_REASON_POD, FieldOp, NAME, NodeAffinityArgs, Selector, Term,
     required_node_affinity,
 };
-use crate::model::labels::{Op, Requirement};
+use crate::model::labels::{Labels, Op, Requirement};
 use crate::model::{NodeInfo, Pod};
 
 pub fn causes(
@@ -28,7 +26,7 @@ pub fn causes(
     let mut out = Vec::new();
     if let Some(sel) = pod.node_selector.as_ref() {
         for (k, v) in sel {
-            if labels.get(k) != Some(v) {
+            if labels.get(k).is_none_or(|x| x != v) {
                 out.push(format!("nodeSelector {k}={v}: {}", actual(labels, k)));
             }
         }
@@ -90,7 +88,7 @@ fn selector_failures(sel: &Selector, which: &str, node: &NodeInfo) -> Vec<String
         .collect()
 }
 
-fn term_failure(t: &Term, node_name: &str, labels: &BTreeMap<String, String>) -> String {
+fn term_failure(t: &Term, node_name: &str, labels: &Labels) -> String {
     if let Some(e) = t.errors.first() {
         return format!("invalid ({e})");
     }
@@ -126,7 +124,7 @@ fn requirement(r: &Requirement) -> String {
     }
 }
 
-fn actual(labels: &BTreeMap<String, String>, key: &str) -> String {
+fn actual(labels: &Labels, key: &str) -> String {
     match labels.get(key) {
         Some(v) => format!("node has {key}={v}"),
         None => format!("node lacks label {key}"),

@@ -25,7 +25,9 @@ use crate::source::{LoadReport, Origin, SnapshotError};
 pub(super) struct Loader {
     pub(super) report: LoadReport,
     pub(super) nodes: Vec<Node>,
-    pub(super) pods: Vec<PodEntry>,
+    /// Boxed: each is freed as the model takes it, so the pods are not held twice.
+    #[allow(clippy::vec_box)]
+    pub(super) pods: Vec<Box<PodEntry>>,
     pub(super) runtime_classes: BTreeMap<String, nodev1::RuntimeClass>,
     pub(super) cluster: Cluster,
     /// Objects decoded and applied (of every kind, skipped ones too).
@@ -424,7 +426,7 @@ impl Loader {
                 c.finished_pods.insert(key, phase);
             }
             Decoded::Node(n) => self.nodes.push(*n),
-            Decoded::Pod(p) => self.pods.push(*p),
+            Decoded::Pod(p) => self.pods.push(p),
             Decoded::PersistentVolume(o) => put(
                 &mut c.persistent_volumes,
                 "PersistentVolume",

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::config::field;
 use crate::engine::framework::*;
 use crate::model::labels::{Labels, Op, Requirement, Selector, label_selector};
-use crate::model::{Cluster, Pod};
+use crate::model::{Cluster, Pod, Sym};
 
 pub(crate) mod filtering;
 mod scoring;
@@ -210,7 +210,7 @@ fn parse_term(owner: &Pod, t: &core::PodAffinityTerm, weight: i32) -> Result<Aff
                 selector.push(Requirement {
                     key: key.clone(),
                     op,
-                    values: vec![v.clone()],
+                    values: vec![v.to_string()],
                 });
             }
         }
@@ -389,7 +389,7 @@ fn raw_selector_valid(sel: Option<&LabelSelector>) -> bool {
 fn raw_selector_matches(sel: Option<&LabelSelector>, labels: &Labels) -> bool {
     let Some(sel) = sel else { return false };
     for (k, v) in sel.match_labels.iter().flatten() {
-        if labels.get(k) != Some(v) {
+        if labels.get(k).map(Sym::as_str) != Some(v.as_str()) {
             return false;
         }
     }
@@ -397,8 +397,8 @@ fn raw_selector_matches(sel: Option<&LabelSelector>, labels: &Labels) -> bool {
         let got = labels.get(&e.key);
         let values = e.values.as_deref().unwrap_or_default();
         let ok = match e.operator.as_str() {
-            "In" => got.is_some_and(|g| values.contains(g)),
-            "NotIn" => got.is_none_or(|g| !values.contains(g)),
+            "In" => got.is_some_and(|g| values.iter().any(|x| x == g)),
+            "NotIn" => got.is_none_or(|g| !values.iter().any(|x| x == g)),
             "Exists" => got.is_some(),
             "DoesNotExist" => got.is_none(),
             _ => false,

@@ -30,7 +30,7 @@ impl ScoreMap {
         match inner.get_mut(value.as_str()) {
             Some(s) => *s += weight,
             None => {
-                inner.insert(value.clone(), weight);
+                inner.insert(value.to_string(), weight);
             }
         }
         true

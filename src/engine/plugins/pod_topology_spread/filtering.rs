@@ -150,7 +150,7 @@ impl PreFilterState {
             if !c.selector.matches(&updated.labels) || !inclusion.matches(c) {
                 continue;
             }
-            let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+            let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
             let (name, num) = self.domains[i].add(value, delta);
             self.critical_paths[i].update(&name, num);
         }
@@ -195,7 +195,7 @@ impl PodTopologySpread {
                 if !inclusion.matches(c) {
                     continue;
                 }
-                let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+                let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
                 let slot = match maps[i].get(value) {
                     Some(&s) => s,
                     None => {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::config::field;
 use crate::engine::framework::*;
 use crate::model::labels::{Labels, NodeSelector, Selector, label_selector};
-use crate::model::{Cluster, Node, NodeInfo, Pod};
+use crate::model::{Cluster, Node, NodeInfo, Pod, Sym};
 
 pub(crate) mod filtering;
 mod scoring;
@@ -357,7 +357,7 @@ pub(crate) struct RequiredNodeAffinity {
 impl RequiredNodeAffinity {
     pub fn from_pod(pod: &Pod) -> Self {
         RequiredNodeAffinity {
-            node_selector: pod.node_selector.clone(),
+            node_selector: pod.node_selector.as_ref().map(Labels::from),
             required: pod
                 .affinity
                 .as_ref()
@@ -574,7 +574,10 @@ pub(crate) fn default_selector(cluster: &Cluster, pod: &Pod) -> Selector {
         let Some(sel) = svc.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
             continue;
         };
-        if sel.iter().all(|(k, v)| pod.labels.get(k) == Some(v)) {
+        if sel
+            .iter()
+            .all(|(k, v)| pod.labels.get(k).is_some_and(|x| x == v))
+        {
             label_set.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
     }
@@ -729,7 +732,7 @@ pub(crate) fn perf_cluster(nodes: usize, per_node: usize) -> Cluster {
             name: format!("pod-{i}"),
             labels,
             node_name: Some(format!("node-{:05}", i % nodes)),
-            affinity: has.then_some(affinity),
+            affinity: has.then(|| Box::new(affinity)),
             ..Default::default()
         });
     }

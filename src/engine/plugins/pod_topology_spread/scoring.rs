@@ -86,7 +86,7 @@ impl PodTopologySpread {
                 if c.is_hostname() {
                     continue;
                 }
-                let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+                let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
                 if !data.counts[i].contains_key(value) {
                     data.counts[i].insert(value.to_string(), 0);
                 }
@@ -118,7 +118,7 @@ impl PodTopologySpread {
                     if c.is_hostname() || !inclusion.matches(c) {
                         continue;
                     }
-                    let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+                    let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
                     // Domains no feasible node lies in are not counted.
                     if let Some(slot) = data.counts[i].get_mut(value) {
                         *slot += data.per_node[i][pos];
@@ -187,7 +187,7 @@ impl ScorePlugin for PodTopologySpread {
                     None => count_matching(&node.pods, &c.selector, &pod.namespace),
                 }
             } else {
-                s.counts[i].get(value).copied().unwrap_or(0)
+                s.counts[i].get(value.as_str()).copied().unwrap_or(0)
             };
             score += score_for_count(cnt, c.max_skew, s.weights[i]);
         }
