@@ -11,8 +11,8 @@ use k8s_openapi::api::scheduling::v1 as scheduling;
 use k8s_openapi::api::storage::v1 as storage;
 
 use super::label_index::LabelIndex;
-use super::node_cache::NodeCache;
 use super::node::{Node, NodeInfo};
+use super::node_cache::NodeCache;
 use super::pod::{Pod, PodKey};
 
 /// How many nodes list an image, and its size (first recorded), as the scheduler

@@ -104,7 +104,9 @@ impl ImageNodes {
             self.by_name.get(normalized_image_name(image).as_str())
         }?;
         let (state, nodes) = &self.images[*slot];
-        let listed = nodes.get(pos / 64).is_some_and(|w| w & (1 << (pos % 64)) != 0);
+        let listed = nodes
+            .get(pos / 64)
+            .is_some_and(|w| w & (1 << (pos % 64)) != 0);
         listed.then_some(state)
     }
 }
@@ -266,7 +268,9 @@ mod tests {
             .iter()
             .map(|n| {
                 let copy = n.clone();
-                ImageLocality.score(&cx, &CycleState::default(), &p, &copy).0
+                ImageLocality
+                    .score(&cx, &CycleState::default(), &p, &copy)
+                    .0
             })
             .collect();
         assert_eq!(copies, got);

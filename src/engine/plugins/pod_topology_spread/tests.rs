@@ -1266,12 +1266,20 @@ fn own_nodes_and_copies_get_the_same_filter_and_score() {
     let host = "kubernetes.io/hostname";
     let sel = json!({"matchLabels": {"app": "web"}});
     let cases = [
-        ("hard zone", json!([constraint(zone, 1, "DoNotSchedule", sel.clone())])),
-        ("soft zone", json!([constraint(zone, 1, "ScheduleAnyway", sel.clone())])),
+        (
+            "hard zone",
+            json!([constraint(zone, 1, "DoNotSchedule", sel.clone())]),
+        ),
+        (
+            "soft zone",
+            json!([constraint(zone, 1, "ScheduleAnyway", sel.clone())]),
+        ),
         (
             "soft zone and hostname",
-            json!([constraint(zone, 2, "ScheduleAnyway", sel.clone()),
-                   constraint(host, 1, "ScheduleAnyway", sel.clone())]),
+            json!([
+                constraint(zone, 2, "ScheduleAnyway", sel.clone()),
+                constraint(host, 1, "ScheduleAnyway", sel.clone())
+            ]),
         ),
     ];
     let pl = plugin(None);
@@ -1325,5 +1333,9 @@ fn node_domains_intern_values_and_read_a_missing_label_as_empty() {
     assert_eq!(d.value_slot(3), 2, "no label: the slot after the names");
     let with_empty = cluster(vec![zone_node("e", ""), node("none", &[])], vec![]);
     let d = node_domains(&with_empty, "topology.kubernetes.io/zone");
-    assert_eq!(d.value_slot(0), d.value_slot(1), "a missing label reads as \"\"");
+    assert_eq!(
+        d.value_slot(0),
+        d.value_slot(1),
+        "a missing label reads as \"\""
+    );
 }
