@@ -40,6 +40,7 @@ fn main() {
         stop,
         secs,
         bound,
+        ..
     } = run_simulation(cluster, config, opts);
     println!(
         "simulate: {} attempts, {} of {} pods bound, {:?}, in {:.2} s = {:.0} pods/s ({:.0} attempts/s)",

@@ -1,7 +1,7 @@
 //! Shared by the benches: environment overrides and the synthetic cluster loader.
 #![allow(dead_code)] // each bench uses part of it
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::scheduler::{
@@ -47,20 +47,39 @@ pub fn load_synthetic(text: &str, adjust: impl Fn(&mut Pod)) -> Cluster {
     c
 }
 
+/// CPU time this process has used so far, all threads together, from each thread's
+/// `/proc/self/task/*/schedstat` (Linux only; zero elsewhere). On a shared machine the
+/// wall time mostly measures the wait for a core; the CPU time is the work done.
+pub fn process_cpu() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(ns)
+}
+
 /// One timed `simulate` run to the end: the result, why it stopped, the seconds it
 /// took and how many pods it bound.
 pub struct SimRun {
     pub result: SimulationResult,
     pub stop: StopReason,
     pub secs: f64,
+    /// CPU seconds of the run ([`process_cpu`]).
+    pub cpu_secs: f64,
     pub bound: usize,
 }
 
 pub fn run_simulation(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> SimRun {
     let t = Instant::now();
+    let cpu = process_cpu();
     let mut sim = Scheduler::new(cluster, config, opts);
     let stop = sim.run();
     let secs = t.elapsed().as_secs_f64();
+    let cpu_secs = process_cpu().saturating_sub(cpu).as_secs_f64();
     let result = sim.result();
     let bound = result
         .pods
@@ -71,6 +90,7 @@ pub fn run_simulation(cluster: Cluster, config: SchedulerConfig, opts: SimOption
         result,
         stop,
         secs,
+        cpu_secs,
         bound,
     }
 }

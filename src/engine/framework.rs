@@ -403,26 +403,20 @@ impl Framework {
         pod: &Pod,
         node: &NodeInfo,
     ) -> Status {
-        for p in &self.filter {
-            if state.skip_filter_plugins.contains(p.name()) {
-                continue;
-            }
-            let Some(f) = p.as_filter() else { continue };
-            let st = f.filter(cx, state, pod, node);
-            if st.is_success() {
-                continue;
-            }
-            if st.is_rejected() {
-                return st.with_plugin(p.name());
-            }
-            return Status::error(format!(
-                "running {:?} filter plugin: {}",
-                p.name(),
-                st.message()
-            ))
-            .with_plugin(p.name());
-        }
-        Status::success()
+        run_filters(&self.active_filters(state), cx, state, pod, node)
+    }
+
+    /// The filter plugins a cycle runs: those whose PreFilter did not Skip, in order.
+    /// Taken once per cycle, so that the search over every node does not compare
+    /// plugin names for each.
+    pub fn active_filters(&self, state: &CycleState) -> ActiveFilters<'_> {
+        ActiveFilters(
+            self.filter
+                .iter()
+                .filter(|p| !state.skip_filter_plugins.contains(p.name()))
+                .filter_map(|p| Some((p.name(), p.as_filter()?)))
+                .collect(),
+        )
     }
 
     /// `RunPreFilterExtensionAddPod` over the non-skipped PreFilter plugins.
@@ -491,9 +485,23 @@ impl Framework {
         pod: &Pod,
         node: &NodeInfo,
     ) -> Status {
+        self.run_filters_with_nominated_pods(&self.active_filters(state), cx, state, pod, node)
+    }
+
+    /// [`Framework::run_filter_plugins_with_nominated_pods`] with the cycle's
+    /// [`Framework::active_filters`] (the skipped plugins are the same in the state's
+    /// copy).
+    pub fn run_filters_with_nominated_pods(
+        &self,
+        filters: &ActiveFilters,
+        cx: &Ctx,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
         let nominated: Vec<&Arc<Pod>> = nominated_pods_for(cx.cluster, pod, node.name());
         if nominated.is_empty() {
-            return self.run_filter_plugins(cx, state, pod, node);
+            return run_filters(filters, cx, state, pod, node);
         }
         let mut node_copy = node.clone();
         let mut state_copy = state.clone();
@@ -504,11 +512,11 @@ impl Framework {
                 return st;
             }
         }
-        let st = self.run_filter_plugins(cx, &state_copy, pod, &node_copy);
+        let st = run_filters(filters, cx, &state_copy, pod, &node_copy);
         if !st.is_success() {
             return st;
         }
-        self.run_filter_plugins(cx, state, pod, node)
+        run_filters(filters, cx, state, pod, node)
     }
 
     pub fn plugin_names(&self) -> BTreeSet<String> {
@@ -531,6 +539,33 @@ impl Framework {
         out.extend(self.score.iter().map(|w| w.plugin.name().to_string()));
         out
     }
+}
+
+/// The filter plugins a cycle runs, with their names, in order
+/// ([`Framework::active_filters`]).
+pub struct ActiveFilters<'a>(Vec<(&'a str, &'a dyn FilterPlugin)>);
+
+/// `RunFilterPlugins` over `filters`: the first rejection stops, with the plugin
+/// named; statuses other than Success/rejection become Errors.
+fn run_filters(
+    filters: &ActiveFilters,
+    cx: &Ctx,
+    state: &CycleState,
+    pod: &Pod,
+    node: &NodeInfo,
+) -> Status {
+    for &(name, f) in &filters.0 {
+        let st = f.filter(cx, state, pod, node);
+        if st.is_success() {
+            continue;
+        }
+        if st.is_rejected() {
+            return st.with_plugin(name);
+        }
+        return Status::error(format!("running {name:?} filter plugin: {}", st.message()))
+            .with_plugin(name);
+    }
+    Status::success()
 }
 
 /// Pending pods nominated to `node` with priority ≥ the pod's, other than the pod.

@@ -13,6 +13,7 @@ use k8s_openapi::api::storage::v1 as storage;
 use super::label_index::LabelIndex;
 use super::labels::Labels;
 use super::node::{Node, NodeInfo};
+use super::node_cache::NodeCache;
 use super::pod::{Pod, PodKey};
 
 /// How many nodes list an image, and its size (first recorded), as the scheduler
@@ -89,6 +90,8 @@ pub struct Cluster {
     pub finished_pods: BTreeMap<String, String>,
     /// Bound pods by label.
     label_index: LabelIndex,
+    /// What the engine derives from the nodes alone (see [`Cluster::node_derived`]).
+    node_cache: NodeCache,
 }
 
 impl Cluster {
@@ -149,6 +152,7 @@ impl Cluster {
 
     /// Add or replace a node, keeping the pods already bound to it.
     pub fn upsert_node(&mut self, node: Node) {
+        self.node_cache.clear();
         let node = Arc::new(node);
         match self.node_index.get(&node.name) {
             Some(&i) => {
@@ -183,6 +187,7 @@ impl Cluster {
         let Some(&i) = self.node_index.get(name) else {
             return false;
         };
+        self.node_cache.clear();
         self.remove_node_images(i);
         self.nodes.remove(i);
         self.rebuild_index();
@@ -373,6 +378,30 @@ impl Cluster {
         &mut self.resource_claim_templates
     }
 
+    /// The index `build` derives from the nodes alone (labels, images, positions),
+    /// cached under `key` until a node is added, changed or removed; pods coming and
+    /// going keep it.
+    pub fn node_derived<T: Any + Send + Sync>(
+        &self,
+        key: &str,
+        build: impl FnOnce(&Cluster) -> T,
+    ) -> Arc<T> {
+        self.node_cache.get_or_build(key, || build(self))
+    }
+
+    /// The position in [`Cluster::nodes`] of `info` when it is one of this cluster's
+    /// own `NodeInfo`s (not a copy), found from its address: no name is hashed.
+    pub fn own_node_position(&self, info: &NodeInfo) -> Option<usize> {
+        let base = self.nodes.as_ptr() as usize;
+        let addr = info as *const NodeInfo as usize;
+        let size = std::mem::size_of::<NodeInfo>().max(1);
+        let pos = addr.checked_sub(base)? / size;
+        self.nodes
+            .get(pos)
+            .filter(|n| std::ptr::eq(*n, info))
+            .map(|_| pos)
+    }
+
     /// The index `build` derives from the DRA claims and slices, built once per
     /// state of them.
     pub fn dra_index<T: Any + Send + Sync>(&self, build: impl Fn(&Cluster) -> T) -> Arc<T> {
@@ -458,5 +487,49 @@ mod tests {
         assert!(c.copy_objects_from(&other));
         assert_eq!(*c.dra_index(build), 1, "copied from a live model");
         assert_eq!(builds.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
+    fn node_derived_indexes_survive_pods_and_drop_with_node_changes() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let builds = AtomicUsize::new(0);
+        let build = |c: &Cluster| {
+            builds.fetch_add(1, Ordering::SeqCst);
+            c.nodes().len()
+        };
+        let mut c = cluster(vec![simple_node("n1", "1", "1Gi")], vec![]);
+        assert_eq!(*c.node_derived("count", build), 1);
+        c.upsert_pod(crate::model::testing::pod(simple_pod(
+            "p",
+            "1",
+            "1Gi",
+            Some("n1"),
+        )));
+        assert!(c.delete_pod("default/p").is_some());
+        assert_eq!(*c.node_derived("count", build), 1);
+        assert_eq!(builds.load(Ordering::SeqCst), 1, "pods keep it");
+        c.upsert_node(crate::model::testing::node(simple_node("n2", "1", "1Gi")));
+        assert_eq!(*c.node_derived("count", build), 2, "a node added");
+        c.upsert_node(crate::model::testing::node(simple_node("n2", "2", "1Gi")));
+        assert_eq!(*c.node_derived("count", build), 2);
+        assert_eq!(builds.load(Ordering::SeqCst), 3, "a node changed");
+        assert!(c.delete_node("n1"));
+        assert_eq!(*c.node_derived("count", build), 1, "a node removed");
+        let copy = c.clone();
+        assert_eq!(*copy.node_derived("count", build), 1);
+        assert_eq!(builds.load(Ordering::SeqCst), 4, "clones share it");
+    }
+
+    #[test]
+    fn own_node_position_knows_its_nodes_not_copies() {
+        let c = cluster(
+            vec![simple_node("a", "1", "1Gi"), simple_node("b", "1", "1Gi")],
+            vec![],
+        );
+        for (i, n) in c.nodes().iter().enumerate() {
+            assert_eq!(c.own_node_position(n), Some(i));
+        }
+        let copy = c.nodes()[1].clone();
+        assert_eq!(c.own_node_position(&copy), None);
     }
 }

@@ -5,6 +5,7 @@ pub mod dra;
 pub mod label_index;
 pub mod labels;
 pub mod node;
+pub mod node_cache;
 pub mod pod;
 pub mod quantity;
 pub mod resource;

@@ -299,6 +299,7 @@ fn find_nodes_that_fit_pod(
             let mut visited: Vec<usize> = Vec::with_capacity(n.min(limit.saturating_add(64)));
             let workers = opts.workers(n);
             let shared: &CycleState = state;
+            let filters = fw.active_filters(shared);
             // Batches of nodes are filtered in parallel, then walked in search order
             // as the sequential search would: verdicts past the cut are dropped
             // (filters are pure, so evaluating them changed nothing).
@@ -313,7 +314,7 @@ fn find_nodes_that_fit_pod(
                 .min(n - k);
                 let results = par_map(workers, batch, |j| {
                     let idx = candidates[(start + k + j) % n];
-                    fw.run_filter_plugins_with_nominated_pods(cx, shared, pod, &nodes[idx])
+                    fw.run_filters_with_nominated_pods(&filters, cx, shared, pod, &nodes[idx])
                 });
                 for (j, st) in results.into_iter().enumerate() {
                     let idx = candidates[(start + k + j) % n];
@@ -694,45 +695,70 @@ fn all_filters_on(
         .as_ref()
         .map(|t| PhaseGuard::start(t, Phase::Filter));
     let nodes = cx.cluster.nodes();
-    par_map(opts.workers(nodes.len()), nodes.len(), |i| {
-        let node = &nodes[i];
-        // Nominated pods of higher or equal priority count, as in normal mode.
-        let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
-        let with_nominated = if nominated.is_empty() {
-            None
-        } else {
-            let mut n = node.clone();
-            let mut s = state.clone();
-            for np in &nominated {
-                n.add_pod((*np).clone());
-                fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
-            }
-            Some((n, s))
-        };
-        let results = fw
-            .filter
-            .iter()
-            .filter_map(|p| {
-                let f = p.as_filter()?;
-                let st = match own.get(p.name()) {
-                    Some(s) if s.is_skip() => Status::skip(),
-                    Some(s) if !s.is_success() => s.clone(),
-                    _ => {
-                        let first = with_nominated
-                            .as_ref()
-                            .map(|(n, s)| f.filter(cx, s, pod, n))
-                            .filter(|st| !st.is_success());
-                        first.unwrap_or_else(|| f.filter(cx, state, pod, node))
-                    }
-                };
-                Some(PluginResult::new(p.name(), &st))
-            })
-            .collect();
-        NodeAllVerdicts {
-            node: node.name().to_string(),
-            results,
+    // Each filter plugin with the answer its PreFilter fixed for every node (Skip or
+    // a rejection), looked up once rather than per node.
+    let plugins: Vec<(&str, &dyn super::framework::FilterPlugin, Option<Status>)> = fw
+        .filter
+        .iter()
+        .filter_map(|p| {
+            let f = p.as_filter()?;
+            let fixed = match own.get(p.name()) {
+                Some(s) if s.is_skip() => Some(Status::skip()),
+                Some(s) if !s.is_success() => Some(s.clone()),
+                _ => None,
+            };
+            Some((p.name(), f, fixed))
+        })
+        .collect();
+    // The workers return bare statuses (a success allocates nothing); the trace's
+    // strings are built here, on the calling thread: memory a pool thread allocates
+    // and this one frees sent glibc's allocator into long consolidations.
+    let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
+        let mut out: Vec<Option<Status>> = Vec::with_capacity(r.len() * plugins.len());
+        for node in &nodes[r] {
+            // Nominated pods of higher or equal priority count, as in normal mode.
+            let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
+            let with_nominated = if nominated.is_empty() {
+                None
+            } else {
+                let mut n = node.clone();
+                let mut s = state.clone();
+                for np in &nominated {
+                    n.add_pod((*np).clone());
+                    fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
+                }
+                Some((n, s))
+            };
+            out.extend(plugins.iter().map(|(_, f, fixed)| {
+                // `None`: the status PreFilter fixed for every node.
+                fixed.is_none().then(|| {
+                    let first = with_nominated
+                        .as_ref()
+                        .map(|(n, s)| f.filter(cx, s, pod, n))
+                        .filter(|st| !st.is_success());
+                    first.unwrap_or_else(|| f.filter(cx, state, pod, node))
+                })
+            }));
         }
-    })
+        out
+    });
+    let statuses: Vec<Option<Status>> = chunks.into_iter().flatten().collect();
+    let k = plugins.len();
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| (node, statuses.get(i * k..(i + 1) * k).unwrap_or_default()))
+        .map(|(node, own)| NodeAllVerdicts {
+            node: node.name().to_string(),
+            results: plugins
+                .iter()
+                .zip(own)
+                .filter_map(|((name, _, fixed), own)| {
+                    Some(PluginResult::new(name, own.as_ref().or(fixed.as_ref())?))
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// `RunPostFilterPlugins`: the first Success or UU wins, Errors stop, rejections

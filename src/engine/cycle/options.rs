@@ -1,5 +1,5 @@
 //! How a cycle runs: its options, the injected clock that times its phases, and the
-//! node evaluations spread over scoped threads with results in node order.
+//! node evaluations spread over a persistent worker pool with results in node order.
 
 use k8s_openapi::jiff::Timestamp;
 use std::sync::Arc;
@@ -121,9 +121,32 @@ impl CycleOptions {
     }
 }
 
-/// `f` over `0..n` in order: contiguous chunks on `workers` scoped threads (the
-/// calling thread takes the first), each chunk's results in order, then the chunks
-/// in order, so the result is what a sequential map gives.
+/// The persistent worker pool of `threads` threads, built on first use and kept for
+/// the process: spawning threads for every Filter or Score phase cost more than the
+/// phase itself at a few thousand nodes. One pool per thread count, as a cycle's
+/// `parallelism` asks for (a handful of distinct values per process at most).
+fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static POOLS: std::sync::Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(t, _)| *t == threads) {
+        return Some(p.clone());
+    }
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("schedscope-cycle-{i}"))
+        .build()
+        .ok()
+        .map(Arc::new)?;
+    pools.push((threads, built.clone()));
+    Some(built)
+}
+
+/// `f` over `0..n` in order: `workers` contiguous chunks, the calling thread taking
+/// the first and the persistent pool's `workers - 1` threads the others; each
+/// chunk's results in order, then the chunks in order, so the result is what a
+/// sequential map gives. Without a pool (threads could not be started) the chunks
+/// run one after the other on the calling thread.
 pub(super) fn par_chunks<T: Send>(
     workers: usize,
     n: usize,
@@ -135,22 +158,22 @@ pub(super) fn par_chunks<T: Send>(
     let per = n.div_ceil(workers);
     let ranges: Vec<std::ops::Range<usize>> =
         (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
+    let Some(pool) = pool(ranges.len() - 1) else {
+        return ranges.into_iter().map(f).collect();
+    };
     let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges[1..]
-            .iter()
-            .map(|r| {
-                let r = r.clone();
-                scope.spawn(move || f(r))
-            })
-            .collect();
-        let mut out = Vec::with_capacity(ranges.len());
-        out.push(f(ranges[0].clone()));
-        for h in handles {
-            out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+    let mut out: Vec<Option<T>> = ranges.iter().map(|_| None).collect();
+    let (first, rest) = out.split_at_mut(1);
+    // The scope returns once every spawned chunk has run (a panic in one is
+    // raised here after the others finished).
+    pool.in_place_scope(|scope| {
+        for (slot, r) in rest.iter_mut().zip(&ranges[1..]) {
+            let r = r.clone();
+            scope.spawn(move |_| *slot = Some(f(r)));
         }
-        out
-    })
+        first[0] = Some(f(ranges[0].clone()));
+    });
+    out.into_iter().flatten().collect()
 }
 
 /// `f` over `0..n` on `workers` threads, results in index order.

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use crate::engine::framework::{Ctx, CycleState, MAX_NODE_SCORE, Plugin, ScorePlugin};
+use crate::engine::plugins::FastMap;
 use crate::engine::status::Status;
-use crate::model::{NodeInfo, Pod};
+use crate::model::{Cluster, ImageState, NodeInfo, Pod};
 
 pub const NAME: &str = "ImageLocality";
 
@@ -51,22 +52,18 @@ fn has_tag(name: &str) -> bool {
 impl ScorePlugin for ImageLocality {
     fn score(&self, cx: &Ctx, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> (i64, Status) {
         let total_nodes = cx.cluster.nodes().len();
+        let index = cx
+            .cluster
+            .own_node_position(node)
+            .map(|pos| (pos, image_nodes(cx.cluster)));
         let mut sum: i64 = 0;
         for image in pod.init_images.iter().chain(&pod.images) {
-            // The node's name that equals the normalised image name is that name, and
-            // the key of the cluster's per-image summary: nothing is built per node.
-            // Whether the pod's image is tagged is asked once, not per node image name.
-            let wanted = NormalizedName::of(image);
-            let Some(name) = node
-                .node
-                .images
-                .iter()
-                .flat_map(|img| img.names.iter())
-                .find(|n| wanted.is(n))
-            else {
-                continue;
+            let state = match &index {
+                Some((pos, index)) => index.on_node(image, *pos),
+                // A copy of a node: its own list, searched.
+                None => scan_node(node, image).and_then(|name| cx.cluster.image_state(name)),
             };
-            if let Some(st) = cx.cluster.image_state(name) {
+            if let Some(st) = state {
                 sum =
                     sum.wrapping_add(scaled_image_score(st.size_bytes, st.num_nodes, total_nodes));
             }
@@ -74,6 +71,67 @@ impl ScorePlugin for ImageLocality {
         let containers = pod.init_images.len() + pod.images.len();
         (calculate_priority(sum, containers), Status::success())
     }
+}
+
+/// The node's image name that equals the normalised `image`, searched in its list.
+fn scan_node<'n>(node: &'n NodeInfo, image: &str) -> Option<&'n str> {
+    // Whether the pod's image is tagged is asked once, not per node image name.
+    let wanted = NormalizedName::of(image);
+    node.node
+        .images
+        .iter()
+        .flat_map(|img| img.names.iter())
+        .find(|n| wanted.is(n))
+        .map(|n| &**n)
+}
+
+/// Which nodes list each image name (by position in `cluster.nodes()`), with the
+/// cluster's summary of the image (upstream's `ImageStateSummary` on each node's
+/// `ImageStates`): built once per set of nodes, so that Score asks one map per pod
+/// image instead of comparing every name a node lists.
+struct ImageNodes {
+    by_name: FastMap<Arc<str>, usize>,
+    /// Per name: the summary and a bit per node position.
+    images: Vec<(ImageState, Vec<u64>)>,
+}
+
+impl ImageNodes {
+    /// The summary of `image` (normalised) when the node at `pos` lists it.
+    fn on_node(&self, image: &str, pos: usize) -> Option<&ImageState> {
+        let slot = if has_tag(image) {
+            self.by_name.get(image)
+        } else {
+            self.by_name.get(normalized_image_name(image).as_str())
+        }?;
+        let (state, nodes) = &self.images[*slot];
+        let listed = nodes
+            .get(pos / 64)
+            .is_some_and(|w| w & (1 << (pos % 64)) != 0);
+        listed.then_some(state)
+    }
+}
+
+fn image_nodes(cluster: &Cluster) -> Arc<ImageNodes> {
+    cluster.node_derived("ImageLocality/image-nodes", |c| {
+        let words = c.nodes().len().div_ceil(64);
+        let mut out = ImageNodes {
+            by_name: FastMap::default(),
+            images: Vec::new(),
+        };
+        for (pos, info) in c.nodes().iter().enumerate() {
+            for name in info.node.images.iter().flat_map(|img| img.names.iter()) {
+                let Some(state) = c.image_state(name) else {
+                    continue;
+                };
+                let slot = *out.by_name.entry(name.clone()).or_insert_with(|| {
+                    out.images.push((state.clone(), vec![0; words]));
+                    out.images.len() - 1
+                });
+                out.images[slot].1[pos / 64] |= 1 << (pos % 64);
+            }
+        }
+        out
+    })
 }
 
 /// `normalized_image_name(image)`, without building it: the image as written when it
@@ -204,6 +262,18 @@ mod tests {
             .map(|n| ImageLocality.score(&cx, &CycleState::default(), &p, n).0)
             .collect();
         assert_eq!(got, vec![17, 0, 0, 17, 0]);
+        // A copy of a node (not the cluster's own) searches its list: same answer.
+        let copies: Vec<i64> = c
+            .nodes()
+            .iter()
+            .map(|n| {
+                let copy = n.clone();
+                ImageLocality
+                    .score(&cx, &CycleState::default(), &p, &copy)
+                    .0
+            })
+            .collect();
+        assert_eq!(copies, got);
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub(crate) fn first_conflict<'t>(
 ) -> Option<&'t PvTopology> {
     let labels = &node.node.labels;
     // A node without any zone/region label (single-zone clusters) always fits.
-    if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k)) {
+    if !TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(k)) {
         return None;
     }
     topologies.iter().find(|t| {

@@ -5,7 +5,7 @@
 //! anti-affinity are visited), and existing pods matching the incoming pod's required
 //! affinity / anti-affinity terms (every pod, once). Filter is then lookups.
 
-use std::collections::HashMap;
+use crate::engine::plugins::FastMap;
 use std::sync::Arc;
 
 use super::*;
@@ -15,9 +15,10 @@ use crate::model::{Node, NodeInfo};
 
 pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
 
-/// `topologyToMatchedTermCount`, nested so lookups take `&str`.
+/// `topologyToMatchedTermCount`, nested so lookups take `&str`; hashed with foldhash
+/// (looked up for every node; only ever read by key or summed, never listed).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct TopologyCounts(HashMap<String, HashMap<String, i64>>);
+pub(crate) struct TopologyCounts(FastMap<String, FastMap<String, i64>>);
 
 impl TopologyCounts {
     pub fn get(&self, key: &str, value: &str) -> i64 {

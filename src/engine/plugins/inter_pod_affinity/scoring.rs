@@ -3,7 +3,7 @@
 //! PreScore sums term weights per (topology key, value) of the node each existing pod
 //! runs on; Score adds up the entries matching the node's labels.
 
-use std::collections::HashMap;
+use crate::engine::plugins::FastMap;
 use std::sync::Arc;
 
 use super::*;
@@ -13,9 +13,10 @@ use crate::model::{Node, NodeInfo};
 
 pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScoreInterPodAffinity";
 
-/// `scoreMap`: topology key → value → summed weight.
+/// `scoreMap`: topology key → value → summed weight (foldhash: read for every
+/// node, only summed, so the order does not show).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct ScoreMap(pub HashMap<String, HashMap<String, i64>>);
+pub(crate) struct ScoreMap(pub FastMap<String, FastMap<String, i64>>);
 
 impl ScoreMap {
     /// `processTerm` for a parsed term; returns whether an entry was touched.

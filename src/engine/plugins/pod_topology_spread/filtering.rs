@@ -115,6 +115,19 @@ pub(crate) struct Fixed {
     /// Whether the incoming pod matches each constraint's selector.
     pub(crate) self_match: Vec<bool>,
     required_affinity: RequiredNodeAffinity,
+    /// Each constraint's domains of the cluster's nodes, and each domain's slot in
+    /// the counts (`None`: no node of it counted), so that Filter on one of the
+    /// cluster's own nodes reads vectors instead of labels and maps.
+    node_domains: Vec<Arc<NodeDomains>>,
+    slot_of: Vec<Vec<Option<usize>>>,
+    /// Which node list the positions are of (its address and length).
+    nodes_identity: (usize, usize),
+}
+
+/// The identity of a cluster's node list: positions taken from one are only read
+/// against the same list.
+fn nodes_identity(cluster: &Cluster) -> (usize, usize) {
+    (cluster.nodes().as_ptr() as usize, cluster.nodes().len())
 }
 
 /// `preFilterState`.
@@ -182,31 +195,37 @@ impl PodTopologySpread {
         // Matching pods per node, once per distinct selector.
         let per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
 
+        let key_domains: Vec<Arc<NodeDomains>> = constraints
+            .iter()
+            .map(|c| node_domains(cluster, &c.topology_key))
+            .collect();
+        // Per constraint: a domain's slot (in order of first sight), by domain id.
+        let mut slot_of: Vec<Vec<Option<usize>>> = key_domains
+            .iter()
+            .map(|d| vec![None; d.names.len()])
+            .collect();
         let mut maps: Vec<FastMap<Arc<str>, usize>> = vec![FastMap::default(); constraints.len()];
         let mut names: Vec<Vec<Arc<str>>> = vec![Vec::new(); constraints.len()];
         let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
         for (pos, info) in cluster.nodes().iter().enumerate() {
-            let node = &*info.node;
-            if !node_has_all_keys(node, &constraints) {
+            // Every constraint's key on the node (`nodeLabelsMatchSpreadConstraints`).
+            if key_domains.iter().any(|d| d.ids[pos] == NO_DOMAIN) {
                 continue;
             }
-            let mut inclusion = Inclusion::new(pod, &required_affinity, node);
+            let mut inclusion = Inclusion::new(pod, &required_affinity, &info.node);
             for (i, c) in constraints.iter().enumerate() {
                 if !inclusion.matches(c) {
                     continue;
                 }
-                let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
-                let slot = match maps[i].get(value) {
-                    Some(&s) => s,
-                    None => {
-                        let name: Arc<str> = Arc::from(value);
-                        let s = names[i].len();
-                        maps[i].insert(name.clone(), s);
-                        names[i].push(name);
-                        counts[i].push(0);
-                        s
-                    }
-                };
+                let id = key_domains[i].ids[pos] as usize;
+                let slot = *slot_of[i][id].get_or_insert_with(|| {
+                    let name = key_domains[i].names[id].clone();
+                    let s = names[i].len();
+                    maps[i].insert(name.clone(), s);
+                    names[i].push(name);
+                    counts[i].push(0);
+                    s
+                });
                 counts[i][slot] += per_node[i][pos];
             }
         }
@@ -230,6 +249,9 @@ impl PodTopologySpread {
                 constraints,
                 self_match,
                 required_affinity,
+                node_domains: key_domains,
+                slot_of,
+                nodes_identity: nodes_identity(cluster),
             }),
             domains,
             critical_paths,
@@ -295,18 +317,40 @@ impl PreFilterPlugin for PodTopologySpread {
 }
 
 impl FilterPlugin for PodTopologySpread {
-    fn filter(&self, _cx: &Ctx, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
+    fn filter(&self, cx: &Ctx, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
         let s = match read_state(state) {
             Ok(s) => s,
             Err(st) => return st,
         };
-        for (i, c) in s.fixed.constraints.iter().enumerate() {
-            let Some(value) = node.node.labels.get(&c.topology_key) else {
-                return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+        let fixed = &*s.fixed;
+        // One of the PreFilter cluster's own nodes: its domains by position. A copy
+        // (preemption's, with pods removed) reads its labels.
+        let pos = cx
+            .cluster
+            .own_node_position(node)
+            .filter(|_| nodes_identity(cx.cluster) == fixed.nodes_identity);
+        for (i, c) in fixed.constraints.iter().enumerate() {
+            let count = match pos {
+                Some(p) => {
+                    let id = fixed.node_domains[i].ids[p];
+                    if id == NO_DOMAIN {
+                        return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+                    }
+                    match fixed.slot_of[i][id as usize] {
+                        Some(slot) => s.domains[i].counts[slot],
+                        None => s.domains[i].get(&fixed.node_domains[i].names[id as usize]),
+                    }
+                }
+                None => {
+                    let Some(value) = node.node.labels.get(&c.topology_key) else {
+                        return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+                    };
+                    s.domains[i].get(value)
+                }
             };
             let min = s.min_match_num(i, c.min_domains);
-            let self_match = i64::from(s.fixed.self_match[i]);
-            let skew = s.domains[i].get(value) + self_match - min;
+            let self_match = i64::from(fixed.self_match[i]);
+            let skew = count + self_match - min;
             if skew > c.max_skew as i64 {
                 return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
             }

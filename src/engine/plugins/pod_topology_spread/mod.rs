@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::config::field;
 use crate::engine::framework::*;
+use crate::engine::plugins::FastMap;
 use crate::model::labels::{Labels, NodeSelector, Selector, label_selector};
 use crate::model::{Cluster, Node, NodeInfo, Pod, Sym};
 
@@ -337,6 +338,56 @@ pub(crate) fn node_counts_by_selector(
         );
     }
     out
+}
+
+/// Every node's value of one topology key, interned: `ids[pos]` (positions of
+/// `cluster.nodes()`) indexes `names`, [`NO_DOMAIN`] when the node lacks the label.
+/// Built once per set of nodes (pods coming and going keep it), so that a cycle
+/// reads a domain per node from a vector instead of searching its labels.
+#[derive(Debug, Default)]
+pub(crate) struct NodeDomains {
+    pub ids: Vec<u32>,
+    pub names: Vec<Arc<str>>,
+    /// Where a node without the label counts when it is read as the value `""` (as
+    /// upstream reads a missing label): the id of a label set to `""`, else the slot
+    /// after the names.
+    pub empty_slot: usize,
+}
+
+impl NodeDomains {
+    /// The node's domain slot, a missing label counting as `""` (`< names.len() + 1`).
+    pub fn value_slot(&self, pos: usize) -> usize {
+        match self.ids[pos] {
+            NO_DOMAIN => self.empty_slot,
+            id => id as usize,
+        }
+    }
+}
+
+pub(crate) const NO_DOMAIN: u32 = u32::MAX;
+
+/// The cluster's [`NodeDomains`] for `key`.
+pub(crate) fn node_domains(cluster: &Cluster, key: &str) -> Arc<NodeDomains> {
+    cluster.node_derived(&format!("PodTopologySpread/domains/{key}"), |c| {
+        let mut seen: FastMap<&str, u32> = FastMap::default();
+        let mut out = NodeDomains {
+            ids: Vec::with_capacity(c.nodes().len()),
+            names: Vec::new(),
+            empty_slot: 0,
+        };
+        for info in c.nodes() {
+            let id = match info.node.labels.get(key) {
+                None => NO_DOMAIN,
+                Some(v) => *seen.entry(v.as_str()).or_insert_with(|| {
+                    out.names.push(Arc::from(v.as_str()));
+                    (out.names.len() - 1) as u32
+                }),
+            };
+            out.ids.push(id);
+        }
+        out.empty_slot = seen.get("").map_or(out.names.len(), |&id| id as usize);
+        out
+    })
 }
 
 /// `nodeLabelsMatchSpreadConstraints`: the node has every constraint's key.

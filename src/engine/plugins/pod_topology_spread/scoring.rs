@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::engine::plugins::{FastMap, FastSet};
 use crate::engine::status::Status;
 
 pub(crate) const PRE_SCORE_STATE_KEY: &str = "PreScorePodTopologySpread";
@@ -19,14 +18,31 @@ pub(crate) struct PreScoreState(pub Arc<PreScoreData>);
 #[derive(Debug, Default)]
 pub(crate) struct PreScoreData {
     pub constraints: Vec<Constraint>,
-    /// Feasible nodes lacking some topology key (only when all keys are required).
-    pub ignored_nodes: FastSet<String>,
-    /// Per constraint: domain value → matching pods (hostname constraints: empty).
-    pub counts: Vec<FastMap<String, i64>>,
+    /// Each constraint's domains of the cluster's nodes.
+    pub domains: Vec<Arc<NodeDomains>>,
+    /// Feasible nodes lacking some topology key (only when all keys are required),
+    /// indexed like `cluster.nodes()`.
+    pub ignored: Vec<bool>,
+    pub ignored_count: usize,
+    /// Per constraint, indexed by domain id: matching pods, `None` for a domain no
+    /// feasible node lies in (hostname constraints: all `None`).
+    pub counts: Vec<Vec<Option<i64>>>,
     /// `ln(#domains + 2)` per constraint.
     pub weights: Vec<f64>,
     /// Matching pods per node (indexed like `cluster.nodes()`), per constraint.
     pub per_node: Vec<Arc<Vec<i64>>>,
+}
+
+impl PreScoreData {
+    /// Matching pods counted for constraint `i`'s domain `value`; `None` when no
+    /// feasible node lies in it.
+    #[cfg(test)]
+    pub fn count(&self, i: usize, value: &str) -> Option<i64> {
+        let d = &self.domains[i];
+        let slot = d.names.iter().position(|n| &**n == value);
+        let slot = slot.or((value.is_empty()).then_some(d.empty_slot))?;
+        self.counts[i][slot]
+    }
 }
 
 /// `topologyNormalizingWeight`.
@@ -72,23 +88,43 @@ impl PodTopologySpread {
             return Ok(None);
         }
 
+        let nodes = cluster.nodes();
+        let domains: Vec<Arc<NodeDomains>> = constraints
+            .iter()
+            .map(|c| node_domains(cluster, &c.topology_key))
+            .collect();
+        let has_all_keys = |pos: usize| domains.iter().all(|d| d.ids[pos] != NO_DOMAIN);
         let mut data = PreScoreData {
-            counts: vec![FastMap::default(); constraints.len()],
+            ignored: vec![false; nodes.len()],
+            counts: domains
+                .iter()
+                .map(|d| vec![None; d.names.len() + 1])
+                .collect(),
             ..Default::default()
         };
+        let mut sizes = vec![0usize; constraints.len()];
         for info in feasible {
-            let node = &*info.node;
-            if require_all && !node_has_all_keys(node, &constraints) {
-                data.ignored_nodes.insert(node.name.clone());
+            let Some(pos) = cluster
+                .own_node_position(info)
+                .or_else(|| cluster.node_position(info.name()))
+            else {
+                continue;
+            };
+            if require_all && !has_all_keys(pos) {
+                if !data.ignored[pos] {
+                    data.ignored[pos] = true;
+                    data.ignored_count += 1;
+                }
                 continue;
             }
             for (i, c) in constraints.iter().enumerate() {
                 if c.is_hostname() {
                     continue;
                 }
-                let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
-                if !data.counts[i].contains_key(value) {
-                    data.counts[i].insert(value.to_string(), 0);
+                let slot = &mut data.counts[i][domains[i].value_slot(pos)];
+                if slot.is_none() {
+                    *slot = Some(0);
+                    sizes[i] += 1;
                 }
             }
         }
@@ -97,9 +133,9 @@ impl PodTopologySpread {
             .enumerate()
             .map(|(i, c)| {
                 let size = if c.is_hostname() {
-                    feasible.len() - data.ignored_nodes.len()
+                    feasible.len() - data.ignored_count
                 } else {
-                    data.counts[i].len()
+                    sizes[i]
                 };
                 normalizing_weight(size)
             })
@@ -108,24 +144,23 @@ impl PodTopologySpread {
         let required_affinity = RequiredNodeAffinity::from_pod(pod);
         data.per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
         if constraints.iter().any(|c| !c.is_hostname()) {
-            for (pos, info) in cluster.nodes().iter().enumerate() {
-                let node = &*info.node;
-                if require_all && !node_has_all_keys(node, &constraints) {
+            for (pos, info) in nodes.iter().enumerate() {
+                if require_all && !has_all_keys(pos) {
                     continue;
                 }
-                let mut inclusion = Inclusion::new(pod, &required_affinity, node);
+                let mut inclusion = Inclusion::new(pod, &required_affinity, &info.node);
                 for (i, c) in constraints.iter().enumerate() {
                     if c.is_hostname() || !inclusion.matches(c) {
                         continue;
                     }
-                    let value = node.labels.get(&c.topology_key).map_or("", Sym::as_str);
                     // Domains no feasible node lies in are not counted.
-                    if let Some(slot) = data.counts[i].get_mut(value) {
-                        *slot += data.per_node[i][pos];
+                    if let Some(n) = &mut data.counts[i][domains[i].value_slot(pos)] {
+                        *n += data.per_node[i][pos];
                     }
                 }
             }
         }
+        data.domains = domains;
         data.constraints = constraints;
         Ok(Some(data))
     }
@@ -167,27 +202,37 @@ impl ScorePlugin for PodTopologySpread {
             Ok(s) => s,
             Err(st) => return (0, st),
         };
-        if s.ignored_nodes.contains(node.name()) {
+        // The per-node counts of PreScore describe the cluster's own NodeInfos; a copy
+        // (with pods added or removed) is counted afresh, and found by name.
+        let own = cx.cluster.own_node_position(node);
+        let at = own.or_else(|| cx.cluster.node_position(node.name()));
+        if at.is_some_and(|p| s.ignored[p]) {
             return (0, Status::success());
         }
-        // The per-node counts of PreScore describe the cluster's own NodeInfos; a copy
-        // (with pods added or removed) is counted afresh.
-        let pos = cx
-            .cluster
-            .node_position(node.name())
-            .filter(|&p| std::ptr::eq(&cx.cluster.nodes()[p], node));
         let mut score = 0.0;
         for (i, c) in s.constraints.iter().enumerate() {
-            let Some(value) = node.node.labels.get(&c.topology_key) else {
-                continue;
+            let d = &s.domains[i];
+            let slot = match at {
+                Some(p) if d.ids[p] == NO_DOMAIN => continue,
+                Some(p) => d.ids[p] as usize,
+                // Not a node of the cluster: its own label, looked up.
+                None => {
+                    let Some(value) = node.node.labels.get(&c.topology_key) else {
+                        continue;
+                    };
+                    d.names
+                        .iter()
+                        .position(|n| **n == **value)
+                        .unwrap_or(d.names.len() + 1)
+                }
             };
             let cnt = if c.is_hostname() {
-                match pos {
+                match own {
                     Some(p) => s.per_node[i][p],
                     None => count_matching(&node.pods, &c.selector, &pod.namespace),
                 }
             } else {
-                s.counts[i].get(value.as_str()).copied().unwrap_or(0)
+                s.counts[i].get(slot).copied().flatten().unwrap_or(0)
             };
             score += score_for_count(cnt, c.max_skew, s.weights[i]);
         }
@@ -202,7 +247,7 @@ impl ScorePlugin for PodTopologySpread {
     /// not ignored; ignored nodes get 0.
     fn normalize_score(
         &self,
-        cx: &Ctx,
+        _cx: &Ctx,
         state: &CycleState,
         _pod: &Pod,
         scores: &mut [NodeScore],
@@ -211,13 +256,7 @@ impl ScorePlugin for PodTopologySpread {
             Ok(s) => s,
             Err(st) => return st,
         };
-        let nodes = cx.cluster.nodes();
-        let ignored = |ns: &NodeScore| {
-            !s.ignored_nodes.is_empty()
-                && nodes
-                    .get(ns.node)
-                    .is_some_and(|n| s.ignored_nodes.contains(n.name()))
-        };
+        let ignored = |ns: &NodeScore| s.ignored_count > 0 && s.ignored.get(ns.node) == Some(&true);
         let mut min = i64::MAX;
         let mut max = 0i64;
         for ns in scores.iter() {

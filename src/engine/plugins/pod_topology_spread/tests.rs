@@ -909,8 +909,8 @@ fn prescore_counts_only_domains_of_feasible_nodes() {
         .pre_score_state(&c, &p, &[c.node("a2").expect("a2")])
         .expect("ok")
         .expect("state");
-    assert_eq!(data.counts[0].get("zone-a"), Some(&1));
-    assert_eq!(data.counts[0].get("zone-b"), None);
+    assert_eq!(data.count(0, "zone-a"), Some(1));
+    assert_eq!(data.count(0, "zone-b"), None);
     assert!((data.weights[0] - 3f64.ln()).abs() < 1e-12);
 }
 
@@ -1240,4 +1240,102 @@ fn perf_baseline_scan() {
             (thread_cpu_ns() - cpu0) / 1_000_000
         );
     }
+}
+
+/// Filter and Score read a node's domain by its position when it is one of the
+/// cluster's own nodes, and its labels when it is a copy (preemption's): both must
+/// agree, for nodes without the key and with the key set to "" too.
+#[test]
+fn own_nodes_and_copies_get_the_same_filter_and_score() {
+    let c = cluster(
+        vec![
+            zone_node("a1", "zone-a"),
+            zone_node("a2", "zone-a"),
+            zone_node("b1", "zone-b"),
+            zone_node("e1", ""),
+            node("none", &[]),
+        ],
+        vec![
+            bound("w1", web(), Some("a1")),
+            bound("w2", web(), Some("a2")),
+            bound("w3", web(), Some("e1")),
+            bound("w4", web(), Some("none")),
+        ],
+    );
+    let zone = "topology.kubernetes.io/zone";
+    let host = "kubernetes.io/hostname";
+    let sel = json!({"matchLabels": {"app": "web"}});
+    let cases = [
+        (
+            "hard zone",
+            json!([constraint(zone, 1, "DoNotSchedule", sel.clone())]),
+        ),
+        (
+            "soft zone",
+            json!([constraint(zone, 1, "ScheduleAnyway", sel.clone())]),
+        ),
+        (
+            "soft zone and hostname",
+            json!([
+                constraint(zone, 2, "ScheduleAnyway", sel.clone()),
+                constraint(host, 1, "ScheduleAnyway", sel.clone())
+            ]),
+        ),
+    ];
+    let pl = plugin(None);
+    let cx = Ctx {
+        cluster: &c,
+        now: now(),
+    };
+    for (name, constraints) in cases {
+        let p = incoming(web(), json!({"topologySpreadConstraints": constraints}));
+        let mut state = CycleState::default();
+        let (_, pre) = pl.pre_filter(&cx, &mut state, &p);
+        let nodes: Vec<&NodeInfo> = c.nodes().iter().collect();
+        let pre_score = pl.pre_score(&cx, &mut state, &p, &nodes);
+        for n in c.nodes() {
+            let copy = n.clone();
+            if pre.is_success() {
+                assert_eq!(
+                    pl.filter(&cx, &state, &p, n),
+                    pl.filter(&cx, &state, &p, &copy),
+                    "{name}: filter on {}",
+                    n.name()
+                );
+            }
+            if pre_score.is_success() {
+                assert_eq!(
+                    pl.score(&cx, &state, &p, n),
+                    pl.score(&cx, &state, &p, &copy),
+                    "{name}: score on {}",
+                    n.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn node_domains_intern_values_and_read_a_missing_label_as_empty() {
+    let c = cluster(
+        vec![
+            zone_node("a1", "zone-a"),
+            node("none", &[]),
+            zone_node("b1", "zone-b"),
+            zone_node("a2", "zone-a"),
+        ],
+        vec![],
+    );
+    let d = node_domains(&c, "topology.kubernetes.io/zone");
+    let names: Vec<&str> = d.names.iter().map(|n| &**n).collect();
+    assert_eq!(names, ["zone-a", "zone-b"]);
+    assert_eq!(d.ids, [0, 0, 1, NO_DOMAIN]); // nodes in name order: a1 a2 b1 none
+    assert_eq!(d.value_slot(3), 2, "no label: the slot after the names");
+    let with_empty = cluster(vec![zone_node("e", ""), node("none", &[])], vec![]);
+    let d = node_domains(&with_empty, "topology.kubernetes.io/zone");
+    assert_eq!(
+        d.value_slot(0),
+        d.value_slot(1),
+        "a missing label reads as \"\""
+    );
 }
