@@ -717,6 +717,45 @@ fn completions_and_man_page_are_generated() {
     assert!(out.contains("explain"), "{out}");
 }
 
+/// Paper cut 9: each subcommand's help lists only the options it uses: `--theme`
+/// only where a terminal UI is drawn, `--snapshot` not for `snapshot save` (which
+/// reads a live cluster).
+#[test]
+fn help_lists_only_the_options_a_subcommand_uses() {
+    // The options listed (`  -s, --snapshot <PATH>  ...`), not mentions in prose.
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--help");
+        let o = run(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let l = l.strip_prefix("-s, ").unwrap_or(l);
+                l.starts_with("--")
+                    .then(|| l.split_whitespace().next().unwrap_or("").to_string())
+            })
+            .collect::<Vec<String>>()
+            .join(" ")
+    };
+    for cmd in [
+        &["explain"][..],
+        &["pods"],
+        &["simulate"],
+        &["snapshot", "save"],
+        &["completions"],
+        &["man"],
+    ] {
+        assert!(!help(cmd).contains("--theme"), "{cmd:?} lists --theme");
+    }
+    assert!(!help(&["snapshot", "save"]).contains("--snapshot"));
+    for cmd in [&["explain"][..], &["pods"], &["simulate"]] {
+        assert!(help(cmd).contains("--snapshot"), "{cmd:?} lacks --snapshot");
+    }
+    assert!(help(&["tui"]).contains("--theme"));
+}
+
 /// The commands the example files tell the reader to run, run as written.
 #[test]
 fn commands_in_example_headers_work() {

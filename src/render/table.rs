@@ -580,6 +580,33 @@ mod tests {
         assert!(!out.contains("RANK"), "{out}");
     }
 
+    /// Paper cut 14: the note that kube-scheduler may pick another node (it stops
+    /// after numFeasibleNodesToFind) appears only when more nodes are feasible than
+    /// it looks for; one feasible node (a DaemonSet pod's) is found either way.
+    #[test]
+    fn the_search_note_appears_only_when_the_search_can_stop_early() {
+        let note = "the real pick may be another high-scoring node";
+        let names = |n: usize| (0..n).map(|i| format!("n{i}")).collect::<Vec<_>>();
+        for (feasible, to_find, shown) in [
+            (1, 100, false),
+            (100, 100, false),
+            (101, 100, true),
+            (2, 0, false),
+        ] {
+            let mut t = score_error_trace();
+            t.outcome = Outcome::Scheduled { node: "n0".into() };
+            t.feasible = names(feasible);
+            t.num_nodes_to_find = to_find;
+            t.scores.clear();
+            let out = render(&t, &TableOptions::default());
+            assert_eq!(
+                out.contains(note),
+                shown,
+                "{feasible} feasible, {to_find} to find:\n{out}"
+            );
+        }
+    }
+
     #[test]
     fn short_score_columns_render_as_dashes() {
         let mut t = score_error_trace();

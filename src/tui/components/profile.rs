@@ -124,3 +124,30 @@ pub fn profile_lines(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::profile_lines;
+    use crate::theme::Theme;
+
+    /// Paper cut 6: 0 asks for the adaptive percentage, as leaving it unset does, and
+    /// the Profile tab says so.
+    #[test]
+    fn percentage_of_nodes_to_score_says_when_it_is_adaptive() {
+        let t = Theme::builtin("dark").expect("dark");
+        for (set, shown) in [
+            (None, "percentageOfNodesToScore: default (adaptive)"),
+            (Some(0), "percentageOfNodesToScore: 0 (adaptive)"),
+            (Some(50), "percentageOfNodesToScore: 50%"),
+        ] {
+            let mut fw = crate::tui::fixtures::profile("default-scheduler");
+            fw.percentage_of_nodes_to_score = set;
+            let first: String = profile_lines(&t, &fw, &[], 120)[0]
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect();
+            assert!(first.contains(shown), "{set:?}: {first}");
+        }
+    }
+}

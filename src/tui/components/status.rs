@@ -145,14 +145,26 @@ pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
                         sim.elapsed(),
                         sim.attempts().len()
                     ),
-                    7,
+                    8,
                 ));
+                // The queues holding pods (the pods list says which is where).
+                let queues: Vec<String> = [
+                    ("activeQ", c.active),
+                    ("backoffQ", c.backoff),
+                    ("unschedulable", c.unschedulable),
+                    ("gated", c.gated),
+                ]
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(q, n)| format!("{q} {n}"))
+                .collect();
                 parts.push((
-                    format!(
-                        "activeQ {} backoffQ {} unschedulable {} gated {}",
-                        c.active, c.backoff, c.unschedulable, c.gated
-                    ),
-                    3,
+                    if queues.is_empty() {
+                        "queues empty".to_string()
+                    } else {
+                        queues.join(" ")
+                    },
+                    7,
                 ));
             }
             parts.extend([
@@ -222,20 +234,32 @@ pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
 
-/// ` a │ b │ c` from the parts that fit in `room` cells, dropping the least
-/// important ones first (the first part always stays, cut if it must be).
-fn whole_parts(mut parts: Vec<(String, u8)>, room: usize) -> String {
-    let join = |parts: &[(String, u8)]| {
-        let texts: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
-        format!(" {}", texts.join(" │ "))
+/// ` a │ b │ c` from the parts that fit in `room` cells: the most important first,
+/// each whole or not at all, shown in their own order (the first part always stays,
+/// cut by the caller if it must be).
+fn whole_parts(parts: Vec<(String, u8)>, room: usize) -> String {
+    let Some(first) = parts.first() else {
+        return String::new();
     };
-    while parts.len() > 1 && format::width(&join(&parts)) > room {
-        let least = (1..parts.len())
-            .min_by_key(|&i| (parts[i].1, std::cmp::Reverse(i)))
-            .unwrap_or(1);
-        parts.remove(least);
+    let mut keep = vec![false; parts.len()];
+    keep[0] = true;
+    let mut used = 1 + format::width(&first.0);
+    let mut by_importance: Vec<usize> = (1..parts.len()).collect();
+    by_importance.sort_by_key(|&i| (std::cmp::Reverse(parts[i].1), i));
+    for i in by_importance {
+        let w = 3 + format::width(&parts[i].0);
+        if used + w <= room {
+            keep[i] = true;
+            used += w;
+        }
     }
-    join(&parts)
+    let texts: Vec<&str> = parts
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(p, _)| p.0.as_str())
+        .collect();
+    format!(" {}", texts.join(" │ "))
 }
 
 /// A live source's state in a few words (`connected`, `reconnecting (data 5s old)`,
