@@ -47,3 +47,39 @@ pub fn simple_pod(name: &str, cpu: &str, memory: &str, node: Option<&str>) -> Va
     }
     v
 }
+
+/// Storage objects from manifest literals with their `kind` (claims in `default`),
+/// into the cluster's maps as the snapshot loader keys them.
+pub fn add_storage_objects(c: &mut Cluster, objs: Vec<Value>) {
+    for o in objs {
+        let name = o["metadata"]["name"].as_str().unwrap().to_string();
+        match o["kind"].as_str().unwrap() {
+            "PersistentVolumeClaim" => {
+                c.persistent_volume_claims.insert(
+                    format!("default/{name}"),
+                    serde_json::from_value(o).unwrap(),
+                );
+            }
+            "PersistentVolume" => {
+                c.persistent_volumes
+                    .insert(name, serde_json::from_value(o).unwrap());
+            }
+            "StorageClass" => {
+                c.storage_classes
+                    .insert(name, serde_json::from_value(o).unwrap());
+            }
+            "CSINode" => {
+                c.csi_nodes.insert(name, serde_json::from_value(o).unwrap());
+            }
+            "CSIDriver" => {
+                c.csi_drivers
+                    .insert(name, serde_json::from_value(o).unwrap());
+            }
+            "CSIStorageCapacity" => {
+                c.csi_storage_capacities
+                    .insert(name, serde_json::from_value(o).unwrap());
+            }
+            k => panic!("{k}"),
+        }
+    }
+}

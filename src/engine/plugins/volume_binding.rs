@@ -1200,7 +1200,7 @@ impl PreBindPlugin for VolumeBinding {
 mod tests {
     use super::*;
     use crate::engine::status::Code;
-    use crate::model::testing::{cluster, pod};
+    use crate::model::testing::{add_storage_objects as add, cluster, pod};
     use serde_json::json;
 
     fn node(name: &str, extra: Value) -> Value {
@@ -1227,40 +1227,6 @@ mod tests {
             json!({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
             "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": vols}}),
         )
-    }
-
-    fn add(c: &mut Cluster, objs: Vec<Value>) {
-        for o in objs {
-            let name = o["metadata"]["name"].as_str().unwrap().to_string();
-            match o["kind"].as_str().unwrap() {
-                "PersistentVolumeClaim" => {
-                    c.persistent_volume_claims.insert(
-                        format!("default/{name}"),
-                        serde_json::from_value(o).unwrap(),
-                    );
-                }
-                "PersistentVolume" => {
-                    c.persistent_volumes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "StorageClass" => {
-                    c.storage_classes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "CSINode" => {
-                    c.csi_nodes.insert(name, serde_json::from_value(o).unwrap());
-                }
-                "CSIDriver" => {
-                    c.csi_drivers
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "CSIStorageCapacity" => {
-                    c.csi_storage_capacities
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                k => panic!("{k}"),
-            }
-        }
     }
 
     fn class(name: &str, provisioner: &str, mode: &str) -> Value {

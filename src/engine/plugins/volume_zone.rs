@@ -184,7 +184,7 @@ impl FilterPlugin for VolumeZone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::testing::{cluster, pod};
+    use crate::model::testing::{add_storage_objects as add, cluster, pod};
     use serde_json::{Value, json};
 
     fn node(name: &str, labels: Value) -> Value {
@@ -199,29 +199,6 @@ mod tests {
             .collect();
         pod(json!({"metadata": {"name": "p", "namespace": "default"},
             "spec": {"containers": [{"name": "c", "image": "i"}], "volumes": vols}}))
-    }
-
-    fn add(c: &mut Cluster, objs: Vec<Value>) {
-        for o in objs {
-            let name = o["metadata"]["name"].as_str().unwrap().to_string();
-            match o["kind"].as_str().unwrap() {
-                "PersistentVolumeClaim" => {
-                    c.persistent_volume_claims.insert(
-                        format!("default/{name}"),
-                        serde_json::from_value(o).unwrap(),
-                    );
-                }
-                "PersistentVolume" => {
-                    c.persistent_volumes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "StorageClass" => {
-                    c.storage_classes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                k => panic!("{k}"),
-            }
-        }
     }
 
     fn pvc(name: &str, volume: Option<&str>, class: Option<&str>) -> Value {

@@ -192,7 +192,7 @@ pub fn limits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::testing::{cluster, pod};
+    use crate::model::testing::{add_storage_objects as add, cluster, pod};
     use serde_json::{Value, json};
 
     const ZONE: &str = "topology.kubernetes.io/zone";
@@ -201,33 +201,6 @@ mod tests {
         json!({"metadata": {"name": name,
                 "labels": {"kubernetes.io/hostname": name, ZONE: zone}},
             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
-    }
-
-    /// The cluster's volume objects, by kind.
-    fn add(c: &mut Cluster, objs: Vec<Value>) {
-        for o in objs {
-            let name = o["metadata"]["name"].as_str().unwrap().to_string();
-            match o["kind"].as_str().unwrap() {
-                "PersistentVolumeClaim" => {
-                    c.persistent_volume_claims.insert(
-                        format!("default/{name}"),
-                        serde_json::from_value(o).unwrap(),
-                    );
-                }
-                "PersistentVolume" => {
-                    c.persistent_volumes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "StorageClass" => {
-                    c.storage_classes
-                        .insert(name, serde_json::from_value(o).unwrap());
-                }
-                "CSINode" => {
-                    c.csi_nodes.insert(name, serde_json::from_value(o).unwrap());
-                }
-                k => panic!("{k}"),
-            }
-        }
     }
 
     fn pod_with(name: &str, node: Option<&str>, volumes: Value) -> Value {
