@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{GroupKind, TraceView};
+use crate::report::{CauseLine, Group, GroupKind, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
     to_json_view(t, &TraceView::new(t))
@@ -136,22 +136,7 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
         view.summary
             .iter()
             .filter(|g| g.kind != GroupKind::Feasible)
-            .map(|g| {
-                let mut group = json!({
-                    "plugin": g.plugin,
-                    "code": g.code.map(Code::as_str),
-                    "reason": g.reason,
-                    "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
-                });
-                if let Some(causes) = &view.causes {
-                    group["details"] = causes
-                        .group(view, g)
-                        .into_iter()
-                        .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
-                        .collect();
-                }
-                group
-            })
+            .map(|g| group_json(view, g, view.causes.as_ref().map(|c| c.group(view, g))))
             .collect(),
     );
     // With all-filters data: every plugin's rejections, grouped as the first ones
@@ -160,22 +145,7 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
         v["all_filter_groups"] = Value::Array(
             view.all_groups
                 .iter()
-                .map(|g| {
-                    let mut group = json!({
-                        "plugin": g.plugin,
-                        "code": g.code.map(Code::as_str),
-                        "reason": g.reason,
-                        "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
-                    });
-                    if let Some(causes) = &view.causes {
-                        group["details"] = causes
-                            .all_group(view, g)
-                            .into_iter()
-                            .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
-                            .collect();
-                    }
-                    group
-                })
+                .map(|g| group_json(view, g, view.causes.as_ref().map(|c| c.all_group(view, g))))
                 .collect(),
         );
     }
@@ -221,6 +191,24 @@ pub fn needs_json(n: &PodNeeds) -> Value {
         "scheduling_gates": n.scheduling_gates,
         "scheduler_name": n.scheduler_name,
     })
+}
+
+/// One rejection group: its plugin, code, reason and nodes, and its causes as
+/// `details` when the view has them.
+fn group_json(view: &TraceView, g: &Group, details: Option<Vec<CauseLine>>) -> Value {
+    let mut group = json!({
+        "plugin": g.plugin,
+        "code": g.code.map(Code::as_str),
+        "reason": g.reason,
+        "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
+    });
+    if let Some(lines) = details {
+        group["details"] = lines
+            .into_iter()
+            .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
+            .collect();
+    }
+    group
 }
 
 fn code_reasons(r: &PluginResult) -> Value {
