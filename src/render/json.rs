@@ -200,7 +200,7 @@ fn group_json(view: &TraceView, g: &Group, details: Option<Vec<CauseLine>>) -> V
         "plugin": g.plugin,
         "code": g.code.map(Code::as_str),
         "reason": g.reason,
-        "nodes": g.rows.iter().map(|&r| view.rows[r as usize].node.as_str()).collect::<Vec<_>>(),
+        "nodes": view.group_nodes(g),
     });
     if let Some(lines) = details {
         group["details"] = lines

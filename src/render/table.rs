@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{GroupKind, TraceView, legend};
+use crate::report::{Group, GroupKind, TraceView, legend};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -121,18 +121,7 @@ pub fn render_with_needs(
         .iter()
         .enumerate()
         .filter(|(_, g)| g.kind != GroupKind::Feasible)
-        .map(|(i, g)| {
-            (
-                g.plugin.as_deref().unwrap_or("(PreFilter)"),
-                g.code.map(Code::as_str).unwrap_or("-"),
-                g.reason.as_str(),
-                g.rows
-                    .iter()
-                    .map(|&r| view.rows[r as usize].node.as_str())
-                    .collect(),
-                view.cause_lines(i).to_vec(),
-            )
-        })
+        .map(|(i, g)| group_line(view, g, "(PreFilter)", view.cause_lines(i)))
         .collect();
     rejection_groups(o, &groups, opts);
 
@@ -305,18 +294,7 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
         .all_groups
         .iter()
         .enumerate()
-        .map(|(i, g)| {
-            (
-                g.plugin.as_deref().unwrap_or("-"),
-                g.code.map(Code::as_str).unwrap_or("-"),
-                g.reason.as_str(),
-                g.rows
-                    .iter()
-                    .map(|&r| view.rows[r as usize].node.as_str())
-                    .collect(),
-                view.all_cause_lines(i).to_vec(),
-            )
-        })
+        .map(|(i, g)| group_line(view, g, "-", view.all_cause_lines(i)))
         .collect();
     let _ = writeln!(
         o,
@@ -359,6 +337,23 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
 
 /// A rejection group as printed: plugin, code, reason, its nodes and its cause lines.
 type GroupLine<'a> = (&'a str, &'a str, &'a str, Vec<&'a str>, Vec<String>);
+
+/// A group's row: plugin (`no_plugin` when none rejected), code, reason, nodes, and
+/// its cause lines.
+fn group_line<'a>(
+    view: &'a TraceView,
+    g: &'a Group,
+    no_plugin: &'a str,
+    causes: &[String],
+) -> GroupLine<'a> {
+    (
+        g.plugin.as_deref().unwrap_or(no_plugin),
+        g.code.map(Code::as_str).unwrap_or("-"),
+        g.reason.as_str(),
+        view.group_nodes(g),
+        causes.to_vec(),
+    )
+}
 
 /// Indent of a group's cause lines: under the PLUGIN column.
 pub const CAUSE_INDENT: &str = "          ";

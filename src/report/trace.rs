@@ -254,6 +254,14 @@ impl TraceView {
             .collect()
     }
 
+    /// The names of a group's nodes, in the group's order.
+    pub fn group_nodes(&self, g: &Group) -> Vec<&str> {
+        g.rows
+            .iter()
+            .map(|&r| self.rows[r as usize].node.as_str())
+            .collect()
+    }
+
     /// The cause lines drawn under the `i`th summary group (the table and the
     /// inspector): the most shared causes first, at most [`super::causes::SHOWN`],
     /// then `(+N more)`. Empty without causes.
