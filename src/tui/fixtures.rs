@@ -524,6 +524,19 @@ pub fn app_init(cluster: Cluster, theme: &str, clock: Arc<ManualClock>) -> AppIn
     }
 }
 
+/// The app drawn once on a `w`×`h` test terminal.
+pub fn term(app: &mut App, w: u16, h: u16) -> ratatui::Terminal<ratatui::backend::TestBackend> {
+    let mut t =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| app.draw(f)).expect("draw");
+    t
+}
+
+/// What the app shows on a `w`×`h` screen, as text.
+pub fn screen(app: &mut App, w: u16, h: u16) -> String {
+    term(app, w, h).backend().to_string()
+}
+
 pub fn app_with(cluster: Cluster, theme: &str) -> Fixture {
     let clock = Arc::new(ManualClock::new(t0()));
     let app = App::new(app_init(cluster, theme, clock.clone()));

@@ -20,16 +20,6 @@ use crate::engine::Framework;
 use crate::model::{Cluster, Pod};
 use crate::theme::Theme;
 
-fn term(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    t.draw(|f| app.draw(f)).expect("draw");
-    t
-}
-
-fn screen(app: &mut App, w: u16, h: u16) -> String {
-    term(app, w, h).backend().to_string()
-}
-
 fn key(f: &mut Fixture, code: KeyCode) {
     f.app.handle_key(&KeyEvent::new(code, KeyModifiers::NONE));
     f.settle();

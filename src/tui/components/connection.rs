@@ -186,19 +186,11 @@ mod tests {
 
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     use super::*;
     use crate::source::live::LiveControl;
     use crate::tui::action::{Action, DataUpdate};
-    use crate::tui::fixtures::{Fixture, fixture, t0};
-
-    fn screen(app: &mut crate::tui::App, w: u16, h: u16) -> String {
-        let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-        t.draw(|f| app.draw(f)).expect("draw");
-        t.backend().to_string()
-    }
+    use crate::tui::fixtures::{Fixture, fixture, screen, t0};
 
     fn press(f: &mut Fixture, c: char) {
         let mods = if c.is_uppercase() {

@@ -90,18 +90,10 @@ pub fn needs_lines(t: &Theme, needs: &PodNeeds, width: usize) -> Vec<Line<'stati
 mod tests {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     use crate::model::testing::pod;
     use crate::tui::action::Tab;
-    use crate::tui::fixtures::{Fixture, app_with, cluster, rich_pod};
-
-    fn screen(app: &mut crate::tui::App, w: u16, h: u16) -> String {
-        let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-        t.draw(|f| app.draw(f)).expect("draw");
-        t.backend().to_string()
-    }
+    use crate::tui::fixtures::{Fixture, app_with, cluster, rich_pod, screen};
 
     fn typed(f: &mut Fixture, text: &str) {
         for c in text.chars() {
