@@ -35,16 +35,18 @@ pub fn cpu(milli: i64) -> String {
     }
 }
 
+/// Binary suffixes, largest first.
+const BINARY_UNITS: [(&str, i64); 5] = [
+    ("Pi", 1 << 50),
+    ("Ti", 1 << 40),
+    ("Gi", 1 << 30),
+    ("Mi", 1 << 20),
+    ("Ki", 1 << 10),
+];
+
 /// Bytes with a binary suffix when exact enough: `8Gi`, `1.5Gi`, `200Mi`, `123`.
 pub fn bytes(v: i64) -> String {
-    const UNITS: [(&str, i64); 5] = [
-        ("Pi", 1 << 50),
-        ("Ti", 1 << 40),
-        ("Gi", 1 << 30),
-        ("Mi", 1 << 20),
-        ("Ki", 1 << 10),
-    ];
-    for (suffix, size) in UNITS {
+    for (suffix, size) in BINARY_UNITS {
         if v.abs() >= size {
             if v % size == 0 {
                 return format!("{}{suffix}", v / size);
@@ -56,6 +58,17 @@ pub fn bytes(v: i64) -> String {
     v.to_string()
 }
 
+/// Bytes exactly, in the largest binary unit that divides them: `1088Mi`, `123`.
+pub fn exact_bytes(v: i64) -> String {
+    BINARY_UNITS
+        .iter()
+        .find(|(_, size)| v != 0 && v % size == 0)
+        .map_or_else(
+            || v.to_string(),
+            |(suffix, size)| format!("{}{suffix}", v / size),
+        )
+}
+
 fn trim_float(x: f64) -> String {
     let s = format!("{x:.1}");
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
@@ -65,10 +78,23 @@ fn trim_float(x: f64) -> String {
 pub fn amount(resource: &str, v: i64) -> String {
     match resource {
         "cpu" => cpu(v),
-        "memory" | "ephemeral-storage" => bytes(v),
-        r if r.starts_with("hugepages-") => bytes(v),
+        r if counts_bytes(r) => bytes(v),
         _ => v.to_string(),
     }
+}
+
+/// An amount as a manifest would write it: exact (`1088Mi`, not the rounded `1.1Gi`
+/// of [`amount`]).
+pub fn exact_amount(resource: &str, v: i64) -> String {
+    if counts_bytes(resource) {
+        exact_bytes(v)
+    } else {
+        amount(resource, v)
+    }
+}
+
+fn counts_bytes(resource: &str) -> bool {
+    matches!(resource, "memory" | "ephemeral-storage") || resource.starts_with("hugepages-")
 }
 
 /// `1234567` → `1,234,567`.

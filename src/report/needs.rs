@@ -12,7 +12,7 @@ use crate::model::pod::PreemptionPolicy;
 use crate::model::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 use crate::model::{Cluster, Pod, Resource};
 
-use super::format::amount;
+use super::format::exact_amount;
 
 /// What the pod asks of a node and of the scheduler. Lists are empty when the pod
 /// sets nothing; every text is ready to print.
@@ -237,30 +237,6 @@ fn resource_list(r: &Resource) -> Vec<(String, String)> {
             (k, a)
         })
         .collect()
-}
-
-/// An amount as the pod would write it: exact (`1088Mi`, not the rounded `1.1Gi` of
-/// [`amount`]), since a request a little over a node's free room is the point.
-fn exact_amount(resource: &str, v: i64) -> String {
-    let is_bytes =
-        matches!(resource, MEMORY | EPHEMERAL_STORAGE) || resource.starts_with("hugepages-");
-    if !is_bytes {
-        return amount(resource, v);
-    }
-    const UNITS: [(&str, i64); 5] = [
-        ("Pi", 1 << 50),
-        ("Ti", 1 << 40),
-        ("Gi", 1 << 30),
-        ("Mi", 1 << 20),
-        ("Ki", 1 << 10),
-    ];
-    UNITS
-        .iter()
-        .find(|(_, size)| v != 0 && v % size == 0)
-        .map_or_else(
-            || v.to_string(),
-            |(suffix, size)| format!("{}{suffix}", v / size),
-        )
 }
 
 /// `key Op [v1, v2]`, or `key Op` for the operators without values.
