@@ -16,26 +16,20 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::engine::scheduler::SimOptions;
-use schedscope::explain::explain;
 use schedscope::model::Cluster;
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
-use support::{SimRun, env_usize, process_cpu, run_simulation};
+use support::{SimRun, env_usize, median, run_simulation, time_explain};
 
 /// Explain runs per pod and mode; the median is printed.
 const EXPLAIN_RUNS: usize = 20;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// `VmRSS` and `VmHWM` of this process from /proc/self/status, in MB (Linux only).
 fn rss_mb() -> Option<(f64, f64)> {
@@ -137,28 +131,12 @@ fn main() {
                 parallelism,
                 ..Default::default()
             };
-            let mut runs = Vec::new();
-            let mut cpu = Vec::new();
-            let mut outcome = String::new();
-            for _ in 0..EXPLAIN_RUNS {
-                let t = Instant::now();
-                let c = process_cpu();
-                let trace = explain(&snapshot.cluster, &config, pod, &opts).expect("explain");
-                runs.push(t.elapsed());
-                cpu.push(process_cpu().saturating_sub(c));
-                outcome = format!(
-                    "{} feasible, selected {:?}",
-                    trace.feasible.len(),
-                    trace.selected_node
-                );
-            }
-            // The kernel accounts CPU time at scheduler ticks: single runs are
-            // quantised, their mean is not biased.
-            let cpu_mean = cpu.iter().sum::<Duration>() / cpu.len() as u32;
+            let r = time_explain(&snapshot.cluster, &config, pod, &opts, EXPLAIN_RUNS);
             println!(
                 "explain {label:<14} all_filters={all_filters:<5}: median {:>7.2} ms, cpu mean {:>7.2} ms ({outcome})",
-                median(runs).as_secs_f64() * 1e3,
-                cpu_mean.as_secs_f64() * 1e3
+                r.median.as_secs_f64() * 1e3,
+                r.cpu_mean.as_secs_f64() * 1e3,
+                outcome = r.outcome
             );
         }
     }

@@ -12,27 +12,21 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
-use schedscope::explain::explain;
 use schedscope::model::{Cluster, Pod};
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
 use serde_json::json;
-use support::env_usize;
+use support::{env_usize, time_explain};
 
 const DRIVER: &str = "pd.csi.storage.gke.io";
 const CLASS: &str = "standard-rwo";
 const ZONE: &str = "topology.kubernetes.io/zone";
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).expect("a valid object")
@@ -200,22 +194,8 @@ fn main() {
                 parallelism,
                 ..Default::default()
             };
-            let mut runs = Vec::new();
-            let mut outcome = String::new();
-            for _ in 0..7 {
-                let t = Instant::now();
-                let trace = explain(&cluster, &config, pod, &opts).expect("explain");
-                runs.push(t.elapsed());
-                outcome = match &trace.fit_error {
-                    Some(e) => e.clone(),
-                    None => format!(
-                        "{} feasible, selected {:?}",
-                        trace.feasible.len(),
-                        trace.selected_node
-                    ),
-                };
-            }
-            let ms = median(runs).as_secs_f64() * 1e3;
+            let r = time_explain(&cluster, &config, pod, &opts, 7);
+            let ms = r.median.as_secs_f64() * 1e3;
             let ratio = match (all_filters, base) {
                 (false, None) => {
                     base = Some(ms);
@@ -225,7 +205,8 @@ fn main() {
                 _ => String::new(),
             };
             println!(
-                "explain {label:<12} all_filters={all_filters:<5}: median {ms:>8.2} ms{ratio} ({outcome})"
+                "explain {label:<12} all_filters={all_filters:<5}: median {ms:>8.2} ms{ratio} ({})",
+                r.outcome
             );
         }
     }

@@ -4,9 +4,11 @@
 use std::time::{Duration, Instant};
 
 use schedscope::engine::SchedulerConfig;
+use schedscope::engine::cycle::CycleOptions;
 use schedscope::engine::scheduler::{
     Placement, Scheduler, SimOptions, SimulationResult, StopReason,
 };
+use schedscope::explain::explain;
 use schedscope::model::{Cluster, Node, Pod};
 
 /// `name` from the environment as a number, else `default`.
@@ -60,6 +62,53 @@ pub fn process_cpu() -> Duration {
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum();
     Duration::from_nanos(ns)
+}
+
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// `runs` timed `explain`s of one pod: the median wall time, the mean CPU time
+/// ([`process_cpu`]) and how the last one ended.
+pub struct ExplainRuns {
+    pub median: Duration,
+    pub cpu_mean: Duration,
+    pub outcome: String,
+}
+
+pub fn time_explain(
+    cluster: &Cluster,
+    config: &SchedulerConfig,
+    pod: &str,
+    opts: &CycleOptions,
+    runs: usize,
+) -> ExplainRuns {
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    let mut outcome = String::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let c = process_cpu();
+        let trace = explain(cluster, config, pod, opts).expect("explain");
+        wall.push(t.elapsed());
+        cpu.push(process_cpu().saturating_sub(c));
+        outcome = match &trace.fit_error {
+            Some(e) => e.clone(),
+            None => format!(
+                "{} feasible, selected {:?}",
+                trace.feasible.len(),
+                trace.selected_node
+            ),
+        };
+    }
+    ExplainRuns {
+        median: median(wall),
+        // The kernel accounts CPU time at scheduler ticks: single runs are
+        // quantised, their mean is not biased.
+        cpu_mean: cpu.iter().sum::<Duration>() / runs.max(1) as u32,
+        outcome,
+    }
 }
 
 /// One timed `simulate` run to the end: the result, why it stopped, the seconds it
