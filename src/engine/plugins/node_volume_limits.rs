@@ -47,7 +47,14 @@ struct State {
     /// that bound does not settle it (`tight`).
     attachments: Arc<BTreeMap<String, Vec<(String, String)>>>,
     tight: Arc<FastSet<String>>,
+    /// The pod's new volumes per driver, on a node with a CSINode and on one
+    /// without (`None`: counting them failed, Filter reports it node by node).
+    new_with_csi_node: Option<Arc<NewCount>>,
+    new_without_csi_node: Option<Arc<NewCount>>,
 }
+
+/// New volumes per CSI driver.
+type NewCount = BTreeMap<String, i64>;
 
 pub struct NodeVolumeLimits;
 
@@ -309,10 +316,12 @@ fn pre_filter_state(cluster: &Cluster, pod: &Pod) -> State {
         }
     }
     // The pod's new volumes depend on the node only through whether it has a CSINode.
-    let volumes_with = new_pod_volumes(cluster, pod, true).ok();
-    let volumes_without = new_pod_volumes(cluster, pod, false).ok();
-    let new_with = volumes_with.as_deref().map(per_driver);
-    let new_without = volumes_without.as_deref().map(per_driver);
+    let new_for = |has_csi_node| {
+        new_pod_volumes(cluster, pod, has_csi_node)
+            .ok()
+            .map(|v| Arc::new(per_driver(&v)))
+    };
+    let (new_with, new_without) = (new_for(true), new_for(false));
     let mut tight: FastSet<&str> = FastSet::default();
     for node in cluster.nodes() {
         let csi_node = cluster.csi_nodes.get(node.name());
@@ -344,14 +353,16 @@ fn pre_filter_state(cluster: &Cluster, pod: &Pod) -> State {
         ),
         attachments: Arc::new(attachments_by_node(cluster, Some(&tight))),
         tight: Arc::new(tight.into_iter().map(str::to_string).collect()),
+        new_with_csi_node: new_with,
+        new_without_csi_node: new_without,
     }
 }
 
 /// New volumes per driver.
-fn per_driver<'a>(volumes: &'a [Key<'_>]) -> BTreeMap<&'a str, i64> {
+fn per_driver(volumes: &[Key<'_>]) -> NewCount {
     let mut count = BTreeMap::new();
     for (driver, _) in volumes {
-        *count.entry(driver.as_ref()).or_default() += 1;
+        *count.entry(driver.to_string()).or_default() += 1;
     }
     count
 }
@@ -359,18 +370,13 @@ fn per_driver<'a>(volumes: &'a [Key<'_>]) -> BTreeMap<&'a str, i64> {
 /// Whether the node has room for the new volumes under every limit even if each of
 /// its pods' volumes and each of its `va` VolumeAttachments counted, once, under
 /// every driver.
-fn has_room(
-    node: &NodeInfo,
-    va: i64,
-    new_count: &BTreeMap<&str, i64>,
-    limits: &BTreeMap<&str, i64>,
-) -> bool {
+fn has_room(node: &NodeInfo, va: i64, new_count: &NewCount, limits: &BTreeMap<&str, i64>) -> bool {
     let Some(pods_volumes) = most_attached(node) else {
         return false;
     };
     new_count.iter().all(|(driver, n)| {
         limits
-            .get(driver)
+            .get(driver.as_str())
             .is_none_or(|limit| pods_volumes + va + n <= *limit)
     })
 }
@@ -398,18 +404,18 @@ fn most_attached(node: &NodeInfo) -> Option<i64> {
 
 /// Whether the bound alone settles the node (see [`State::va_count`]): `false`
 /// whenever Filter must count, an error of the pod's own volumes included.
-fn node_has_room(cluster: &Cluster, pod: &Pod, node: &NodeInfo, s: &State) -> bool {
+fn node_has_room(cluster: &Cluster, node: &NodeInfo, s: &State) -> bool {
     let csi_node = cluster.csi_nodes.get(node.name());
-    let Ok(new_volumes) = new_pod_volumes(cluster, pod, csi_node.is_some()) else {
+    let new_count = if csi_node.is_some() {
+        &s.new_with_csi_node
+    } else {
+        &s.new_without_csi_node
+    };
+    let Some(new_count) = new_count else {
         return false;
     };
     let va = s.va_count.get(node.name()).copied().unwrap_or(0);
-    has_room(
-        node,
-        va,
-        &per_driver(&new_volumes),
-        &volume_limits(csi_node),
-    )
+    has_room(node, va, new_count, &volume_limits(csi_node))
 }
 
 /// A driver whose volume limit the pod would exceed on a node.
@@ -493,7 +499,7 @@ impl FilterPlugin for NodeVolumeLimits {
         let only_this;
         let attachments = match state.read::<State>(STATE_KEY) {
             Some(s) => {
-                if node_has_room(cx.cluster, pod, node, s) {
+                if node_has_room(cx.cluster, node, s) {
                     return Status::success();
                 }
                 if s.tight.contains(node.name()) {
