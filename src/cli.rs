@@ -635,16 +635,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         SchedulerWord::of(pod, events.get(&trace.pod), trace.fit_error.as_deref())
     });
     // The rejections' exact causes, from the cluster the replay ran on.
-    let view = match loaded.cluster.pod(&trace.pod) {
-        Some(pod) => {
-            let profile = config
-                .profiles
-                .iter()
-                .find(|f| f.profile_name == trace.profile);
-            TraceView::with_causes(&trace, &loaded.cluster, pod, profile)
-        }
-        None => TraceView::new(&trace),
-    };
+    let view = TraceView::of_replay(&trace, &loaded.cluster, &config.profiles);
     let needs = loaded
         .cluster
         .pod(&trace.pod)

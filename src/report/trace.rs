@@ -185,6 +185,17 @@ impl TraceView {
             .find(|r| &r.plugin == name)
     }
 
+    /// The view every output draws for a replay: with the rejections' causes, from
+    /// the cluster the cycle ran on and the profile it ran with (found by name among
+    /// `profiles`); without them when the pod is not in the cluster.
+    pub fn of_replay(trace: &Trace, cluster: &Cluster, profiles: &[Framework]) -> TraceView {
+        let profile = profiles.iter().find(|f| f.profile_name == trace.profile);
+        match cluster.pod(&trace.pod) {
+            Some(pod) => TraceView::with_causes(trace, cluster, pod, profile),
+            None => TraceView::new(trace),
+        }
+    }
+
     /// [`TraceView::new`] with the exact cause of each rejection, computed from the
     /// cluster the trace ran on, its pod and the profile it ran with (whose plugin
     /// arguments can be the cause).

@@ -245,12 +245,8 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
     )
     .expect("explained");
     // With the rejections' causes, as `explain` builds its view.
-    let pod = cluster.pod("ml/notebook").expect("the pod");
-    let profile = config
-        .profiles
-        .iter()
-        .find(|f| f.profile_name == trace.profile);
-    let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
+    cluster.pod("ml/notebook").expect("the pod");
+    let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
     let table = crate::render::table::render_view(
         &trace,
         &view,
@@ -390,12 +386,8 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
             &crate::engine::cycle::CycleOptions::default(),
         )
         .expect("explained");
-        let pod = cluster.pod(key).expect("the pod");
-        let profile = config
-            .profiles
-            .iter()
-            .find(|f| f.profile_name == trace.profile);
-        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
+        cluster.pod(key).expect("the pod");
+        let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
         let table = crate::render::table::render_view(
             &trace,
             &view,
@@ -622,11 +614,7 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         )
         .expect("explained");
         let pod = cluster.pod(key).expect("the pod");
-        let profile = config
-            .profiles
-            .iter()
-            .find(|f| f.profile_name == trace.profile);
-        let view = crate::report::TraceView::with_causes(&trace, &cluster, pod, profile);
+        let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
         let needs = crate::report::needs::PodNeeds::of(pod, &cluster);
         let table = crate::render::table::render_with_needs(
             &trace,

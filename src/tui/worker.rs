@@ -136,11 +136,7 @@ impl TraceJob {
         let (key, trace) = self.compute();
         // The rejections' exact causes, from the cluster and the profile the cycle ran
         // with.
-        let profile = profiles.iter().find(|f| f.profile_name == trace.profile);
-        let view = match cluster.pod(&trace.pod) {
-            Some(pod) => TraceView::with_causes(&trace, &cluster, pod, profile),
-            None => TraceView::new(&trace),
-        };
+        let view = TraceView::of_replay(&trace, &cluster, &profiles);
         (key, trace, Arc::new(view))
     }
 }
