@@ -875,7 +875,8 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
 
 /// Each pod's verdict, through `explain` as `schedscope explain` does (first
 /// rejections only, as kube-scheduler). The cycles are independent: they run on
-/// every core, and come back in the pods' order.
+/// rayon's workers (as the engine's node chunks do), and come back in the pods'
+/// order.
 fn pod_verdicts(
     cluster: &Cluster,
     profiles: &[crate::engine::Framework],
@@ -895,18 +896,8 @@ fn pod_verdicts(
         Ok(t) => crate::report::PodVerdict::of(&t, &TraceView::new(&t)),
         Err(e) => e.verdict(),
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = pods.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = pods
-            .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(verdict).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    use rayon::prelude::*;
+    pods.par_iter().map(verdict).collect()
 }
 
 /// The `pods` columns, as wide as their longest entry so long names keep the table
