@@ -13,6 +13,8 @@
 //! loaded model (no `nodeName`, phase Pending) and the scheduler puts them back.
 //! SCHEDSCOPE_BENCH_PARALLELISM sets the engine's workers (0 = all cores, 1 =
 //! sequential) for every measure.
+//! SCHEDSCOPE_BENCH_EXPLAIN_RUNS sets how many times each pod is explained (20; the
+//! median is reported).
 
 mod support;
 
@@ -27,9 +29,6 @@ use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
 use support::{SimRun, env_usize, median, run_simulation, time_explain};
-
-/// Explain runs per pod and mode; the median is printed.
-const EXPLAIN_RUNS: usize = 20;
 
 /// `VmRSS` and `VmHWM` of this process from /proc/self/status, in MB (Linux only).
 fn rss_mb() -> Option<(f64, f64)> {
@@ -131,7 +130,13 @@ fn main() {
                 parallelism,
                 ..Default::default()
             };
-            let r = time_explain(&snapshot.cluster, &config, pod, &opts, EXPLAIN_RUNS);
+            let r = time_explain(
+                &snapshot.cluster,
+                &config,
+                pod,
+                &opts,
+                env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 20),
+            );
             println!(
                 "explain {label:<14} all_filters={all_filters:<5}: median {:>7.2} ms, cpu mean {:>7.2} ms ({outcome})",
                 r.median.as_secs_f64() * 1e3,

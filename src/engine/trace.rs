@@ -4,19 +4,26 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::status::{Code, Status};
+use crate::model::sym::Sym;
 
 /// One plugin's answer at one extension point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PluginResult {
-    pub plugin: String,
+    /// Shared: all-filters mode makes one per node and plugin.
+    pub plugin: Sym,
     pub code: Code,
     pub reasons: Vec<String>,
 }
 
 impl PluginResult {
     pub fn new(plugin: &str, st: &Status) -> Self {
+        Self::of(Sym::new(plugin), st)
+    }
+
+    /// [`PluginResult::new`] with the name already interned, for the per-node loops.
+    pub fn of(plugin: Sym, st: &Status) -> Self {
         PluginResult {
-            plugin: plugin.to_string(),
+            plugin,
             code: st.code,
             reasons: st.reasons.clone(),
         }
@@ -41,7 +48,7 @@ pub struct PreFilterTrace {
 /// Normal-mode Filter verdict of one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeVerdict {
-    pub node: String,
+    pub node: Sym,
     pub feasible: bool,
     /// First rejecting plugin; `None` for feasible nodes and for nodes excluded before
     /// Filter by a PreFilter node subset.
@@ -53,7 +60,7 @@ pub struct NodeVerdict {
 /// All-filters mode: every filter plugin's own answer on one node, in profile order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeAllVerdicts {
-    pub node: String,
+    pub node: Sym,
     pub results: Vec<PluginResult>,
 }
 

@@ -15,6 +15,7 @@ use super::labels::Labels;
 use super::node::{Node, NodeInfo};
 use super::node_cache::NodeCache;
 use super::pod::{Pod, PodKey};
+use super::sym::Sym;
 
 /// How many nodes list an image, and its size (first recorded), as the scheduler
 /// cache's `ImageStateSummary`.
@@ -41,7 +42,7 @@ pub struct PodGroup {
 pub struct Cluster {
     /// Sorted by node name.
     nodes: Vec<NodeInfo>,
-    node_index: HashMap<String, usize>,
+    node_index: HashMap<Sym, usize>,
     /// Every non-terminal pod, bound or pending.
     pods: BTreeMap<PodKey, Arc<Pod>>,
     /// Pending pods by `status.nominatedNodeName`, in key order.

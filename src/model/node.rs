@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1 as core;
 use super::labels::Labels;
 use super::pod::{FieldError, HostPort, Pod};
 use super::resource::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource, is_scalar_resource_name};
+use super::sym::Sym;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImageEntry {
@@ -19,7 +20,8 @@ pub struct ImageEntry {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
-    pub name: String,
+    /// Shared with every trace that names the node.
+    pub name: Sym,
     pub uid: String,
     pub labels: Labels,
     pub taints: Vec<core::Taint>,
@@ -79,7 +81,7 @@ impl Node {
             .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
             .map(|c| c.status == "True");
         Ok(Node {
-            name,
+            name: name.into(),
             uid: n.metadata.uid.clone().unwrap_or_default(),
             labels: n
                 .metadata

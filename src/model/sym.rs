@@ -160,6 +160,13 @@ impl serde::Serialize for Sym {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Sym {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sym, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(intern(&s))
+    }
+}
+
 /// Shards of the table, chosen by hash, so that decoding threads rarely wait on one
 /// another.
 const SHARDS: usize = 16;

@@ -349,7 +349,7 @@ impl TraceView {
                 cells.push(mark);
             }
             rows.push(FilterRow {
-                node: v.node.clone(),
+                node: v.node.to_string(),
                 feasible: v.feasible,
                 excluded,
                 plugin: v.plugin.clone(),
@@ -554,7 +554,12 @@ fn summarize_all(trace: &Trace, rows: &[FilterRow], plugins: &[String]) -> Vec<G
                 .position(|p| *p == res.plugin)
                 .unwrap_or(usize::MAX);
             groups
-                .entry((pos, res.plugin.clone(), res.code, res.reasons.join(", ")))
+                .entry((
+                    pos,
+                    res.plugin.to_string(),
+                    res.code,
+                    res.reasons.join(", "),
+                ))
                 .or_default()
                 .push(i as u32);
         }
@@ -578,7 +583,7 @@ fn result_plugins(results: &[PluginResult]) -> Vec<StagePlugin> {
     results
         .iter()
         .map(|r| StagePlugin {
-            name: r.plugin.clone(),
+            name: r.plugin.to_string(),
             mark: Mark::of_code(r.code),
             detail: r.reasons.join(", "),
         })

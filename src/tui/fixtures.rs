@@ -574,7 +574,7 @@ pub fn big_cluster(nodes: usize, pods: usize) -> Cluster {
             format!("zone-{}", i % 3),
         );
         c.upsert_node(Node {
-            name: format!("node-{i:05}"),
+            name: format!("node-{i:05}").into(),
             uid: format!("uid-node-{i}"),
             labels: labels.into(),
             allocatable: Resource {

@@ -9,7 +9,7 @@ use super::framework::{
 };
 use super::status::{Code, Status};
 use crate::engine::trace::*;
-use crate::model::{Cluster, NodeInfo, Pod};
+use crate::model::{Cluster, NodeInfo, Pod, Sym};
 
 mod options;
 pub use options::{CycleOptions, Phase, PhaseClock, PhaseTimer};
@@ -216,7 +216,7 @@ fn find_nodes_that_fit_pod(
                 .iter()
                 .map(|r| {
                     let st = Status::new(r.code, r.reasons.iter().map(String::as_str));
-                    (r.plugin.clone(), st)
+                    (r.plugin.to_string(), st)
                 })
                 .collect();
             all_filters_on(fw, cx, pod, opts, state, &own)
@@ -634,7 +634,7 @@ fn verdicts(
     let make = |i: usize, n: &NodeInfo| {
         if is_feasible[i] {
             NodeVerdict {
-                node: n.name().to_string(),
+                node: n.node.name.clone(),
                 feasible: true,
                 plugin: None,
                 code: Code::Success,
@@ -643,7 +643,7 @@ fn verdicts(
         } else {
             let st = statuses.get(i);
             NodeVerdict {
-                node: n.name().to_string(),
+                node: n.node.name.clone(),
                 feasible: false,
                 plugin: st.plugin.clone(),
                 code: st.code,
@@ -697,7 +697,7 @@ fn all_filters_on(
     let nodes = cx.cluster.nodes();
     // Each filter plugin with the answer its PreFilter fixed for every node (Skip or
     // a rejection), looked up once rather than per node.
-    let plugins: Vec<(&str, &dyn super::framework::FilterPlugin, Option<Status>)> = fw
+    let plugins: Vec<(Sym, &dyn super::framework::FilterPlugin, Option<Status>)> = fw
         .filter
         .iter()
         .filter_map(|p| {
@@ -707,12 +707,12 @@ fn all_filters_on(
                 Some(s) if !s.is_success() => Some(s.clone()),
                 _ => None,
             };
-            Some((p.name(), f, fixed))
+            Some((Sym::new(p.name()), f, fixed))
         })
         .collect();
-    // The workers return bare statuses (a success allocates nothing); the trace's
-    // strings are built here, on the calling thread: memory a pool thread allocates
-    // and this one frees sent glibc's allocator into long consolidations.
+    // The workers return bare statuses (a success allocates nothing); the trace is
+    // built here, on the calling thread: memory a pool thread allocates and this one
+    // frees sent glibc's allocator into long consolidations.
     let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
         let mut out: Vec<Option<Status>> = Vec::with_capacity(r.len() * plugins.len());
         for node in &nodes[r] {
@@ -742,19 +742,25 @@ fn all_filters_on(
         }
         out
     });
-    let statuses: Vec<Option<Status>> = chunks.into_iter().flatten().collect();
     let k = plugins.len();
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, node)| (node, statuses.get(i * k..(i + 1) * k).unwrap_or_default()))
-        .map(|(node, own)| NodeAllVerdicts {
-            node: node.name().to_string(),
+    // Chunks are in node order, `k` statuses per node: read in place, no copy.
+    let per_node: Box<dyn Iterator<Item = &[Option<Status>]>> = if k == 0 {
+        Box::new(std::iter::repeat_n(&[][..], nodes.len()))
+    } else {
+        Box::new(chunks.iter().flat_map(|c| c.chunks(k)))
+    };
+    per_node
+        .zip(nodes)
+        .map(|(own, node)| NodeAllVerdicts {
+            node: node.node.name.clone(),
             results: plugins
                 .iter()
                 .zip(own)
                 .filter_map(|((name, _, fixed), own)| {
-                    Some(PluginResult::new(name, own.as_ref().or(fixed.as_ref())?))
+                    Some(PluginResult::of(
+                        name.clone(),
+                        own.as_ref().or(fixed.as_ref())?,
+                    ))
                 })
                 .collect(),
         })

@@ -69,7 +69,7 @@ pub fn for_trace(
         let Some(plugin) = &v.plugin else { continue };
         let lines = ex.explain(plugin, &v.node, &v.reasons);
         if !lines.is_empty() {
-            by_node.insert(v.node.clone(), lines);
+            by_node.insert(v.node.to_string(), lines);
         }
     }
     let mut by_node_plugin = BTreeMap::new();
@@ -81,12 +81,12 @@ pub fn for_trace(
             .filter(|r| !matches!(r.code, Code::Success | Code::Skip))
         {
             let lines = if first == Some(r.plugin.as_str()) {
-                by_node.get(&n.node).cloned().unwrap_or_default()
+                by_node.get(&*n.node).cloned().unwrap_or_default()
             } else {
                 ex.explain(&r.plugin, &n.node, &r.reasons)
             };
             if !lines.is_empty() {
-                by_node_plugin.insert((n.node.clone(), r.plugin.clone()), lines);
+                by_node_plugin.insert((n.node.to_string(), r.plugin.to_string()), lines);
             }
         }
     }

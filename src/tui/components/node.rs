@@ -300,7 +300,7 @@ fn node_lines(
     }
 
     if let Some(c) = cur
-        && let Some(&row) = c.view.row_of.get(&node.name)
+        && let Some(&row) = c.view.row_of.get(&*node.name)
     {
         left.push(Line::default());
         left.push(header(t, "Filter plugins".into()));
@@ -354,7 +354,7 @@ fn node_lines(
                 }
             }
         }
-        if let Some(&fi) = c.view.feasible_of.get(&node.name) {
+        if let Some(&fi) = c.view.feasible_of.get(&*node.name) {
             left.push(Line::default());
             left.push(header(t, "Score plugins: raw → normalized × weight".into()));
             for s in &c.trace.scores {

@@ -737,7 +737,7 @@ pub(crate) fn perf_cluster(nodes: usize, per_node: usize) -> Cluster {
         labels.insert("topology.kubernetes.io/region".into(), "r".into());
         labels.insert("kubernetes.io/os".into(), "linux".into());
         c.upsert_node(Node {
-            name,
+            name: name.into(),
             labels,
             ..Default::default()
         });
