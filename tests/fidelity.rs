@@ -327,3 +327,65 @@ fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
         }
     }
 }
+
+/// All-filters mode reads normal mode's verdicts off its own pass instead of
+/// filtering twice: everything but `filter_all` must be what normal mode gives, for
+/// every pending pod of every scenario (nominated pods, PreFilter skips and
+/// rejections, errors included), sequential and on three workers.
+#[test]
+fn all_filters_mode_gives_normal_modes_answer_in_every_scenario() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(scenario_dir(""))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
+    let mut compared = 0;
+    for dir in &dirs {
+        let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+        let config = scenario_config(dir);
+        let pods: Vec<String> = snap.cluster.pending_pods().map(|p| p.key()).collect();
+        for pod in &pods {
+            for parallelism in [1, 3] {
+                let run = |all_filters: bool| {
+                    let opts = CycleOptions {
+                        all_filters,
+                        now: "2026-01-01T00:00:00Z".parse().unwrap(),
+                        parallelism,
+                        min_nodes_per_worker: 1,
+                        ..Default::default()
+                    };
+                    explain(&snap.cluster, &config, pod, &opts)
+                };
+                let (Ok(mut normal), Ok(mut all)) = (run(false), run(true)) else {
+                    continue;
+                };
+                all.filter_all = None;
+                // The claims' diagnosis covers every node DynamicResources rejects,
+                // which all-filters mode knows of beyond the first rejections.
+                for (n, a) in normal.claims.iter_mut().zip(&mut all.claims) {
+                    let extra = std::mem::take(&mut a.nodes);
+                    for d in std::mem::take(&mut n.nodes) {
+                        assert!(extra.contains(&d), "{}: {pod}: {d:?}", dir.display());
+                    }
+                }
+                if normal != all {
+                    let (a, b) = (serde_json::to_value(&normal), serde_json::to_value(&all));
+                    let (Ok(Value::Object(a)), Ok(Value::Object(b))) = (a, b) else {
+                        panic!("{}: {pod}: traces differ", dir.display());
+                    };
+                    let differing: Vec<String> = a
+                        .iter()
+                        .filter(|(k, v)| b.get(*k) != Some(v))
+                        .map(|(k, v)| format!("{k}: normal {v}, all-filters {}", b[k]))
+                        .collect();
+                    panic!("{}: {pod}: {}", dir.display(), differing.join("; "));
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "pods compared: {compared}");
+}

@@ -206,6 +206,8 @@ fn find_nodes_that_fit_pod(
     let fresh = state.is_empty();
     let pre = opts.timed(Phase::PreFilter, || run_pre_filter(fw, cx, state, pod));
     trace.pre_filter = pre.trace;
+    // Normal mode's verdict on each node, when all-filters mode's pass gave them.
+    let mut derived: Option<Vec<Status>> = None;
     if opts.all_filters {
         // Every PreFilter ran, on a state that started empty: that is the state and
         // the statuses all-filters mode computes on its own, so they are reused.
@@ -219,7 +221,10 @@ fn find_nodes_that_fit_pod(
                     (r.plugin.to_string(), st)
                 })
                 .collect();
-            all_filters_on(fw, cx, pod, opts, state, &own)
+            let want_first = pre.status.is_success() && next_start_node_index.is_none();
+            let (all, first) = all_filters_on(fw, cx, pod, opts, state, &own, want_first);
+            derived = first;
+            all
         } else {
             all_filters(fw, cx, pod, opts)
         });
@@ -312,10 +317,16 @@ fn find_nodes_that_fit_pod(
                     (limit + 1 - feasible.len().min(limit)).max(16 * workers)
                 }
                 .min(n - k);
-                let results = par_map(workers, batch, |j| {
-                    let idx = candidates[(start + k + j) % n];
-                    fw.run_filters_with_nominated_pods(&filters, cx, shared, pod, &nodes[idx])
-                });
+                let results = match &derived {
+                    // Every node was filtered already: the same verdicts, not run twice.
+                    Some(first) => (k..k + batch)
+                        .map(|j| first[candidates[(start + j) % n]].clone())
+                        .collect(),
+                    None => par_map(workers, batch, |j| {
+                        let idx = candidates[(start + k + j) % n];
+                        fw.run_filters_with_nominated_pods(&filters, cx, shared, pod, &nodes[idx])
+                    }),
+                };
                 for (j, st) in results.into_iter().enumerate() {
                     let idx = candidates[(start + k + j) % n];
                     if st.is_success() {
@@ -677,11 +688,14 @@ fn all_filters(fw: &Framework, cx: &Ctx, pod: &Pod, opts: &CycleOptions) -> Vec<
         own.insert(p.name().to_string(), st);
     }
     drop(pre_filter_timer);
-    all_filters_on(fw, cx, pod, opts, &state, &own)
+    all_filters_on(fw, cx, pod, opts, &state, &own, false).0
 }
 
 /// All-filters mode's Filter half: every filter plugin on every node, given the
-/// PreFilter state and each PreFilter plugin's own status.
+/// PreFilter state and each PreFilter plugin's own status. With `want_first` (PreFilter
+/// passed, so normal mode filters with this state), also normal mode's verdict on
+/// each node (`run_filters_with_nominated_pods`), in node order, so that Filter does
+/// not run twice.
 fn all_filters_on(
     fw: &Framework,
     cx: &Ctx,
@@ -689,7 +703,8 @@ fn all_filters_on(
     opts: &CycleOptions,
     state: &CycleState,
     own: &std::collections::BTreeMap<String, Status>,
-) -> Vec<NodeAllVerdicts> {
+    want_first: bool,
+) -> (Vec<NodeAllVerdicts>, Option<Vec<Status>>) {
     let _filter_timer = opts
         .timer
         .as_ref()
@@ -713,8 +728,10 @@ fn all_filters_on(
     // The workers return bare statuses (a success allocates nothing); the trace is
     // built here, on the calling thread: memory a pool thread allocates and this one
     // frees sent glibc's allocator into long consolidations.
+    let active = fw.active_filters(state);
     let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
         let mut out: Vec<Option<Status>> = Vec::with_capacity(r.len() * plugins.len());
+        let mut firsts: Vec<Status> = Vec::with_capacity(if want_first { r.len() } else { 0 });
         for node in &nodes[r] {
             // Nominated pods of higher or equal priority count, as in normal mode.
             let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
@@ -729,6 +746,7 @@ fn all_filters_on(
                 }
                 Some((n, s))
             };
+            let from = out.len();
             out.extend(plugins.iter().map(|(_, f, fixed)| {
                 // `None`: the status PreFilter fixed for every node.
                 fixed.is_none().then(|| {
@@ -739,17 +757,28 @@ fn all_filters_on(
                     first.unwrap_or_else(|| f.filter(cx, state, pod, node))
                 })
             }));
+            if want_first {
+                firsts.push(if with_nominated.is_some() {
+                    // A plugin's answer above mixes the two passes; normal mode's
+                    // is the first rejection of the first pass that has one.
+                    fw.run_filters_with_nominated_pods(&active, cx, state, pod, node)
+                } else {
+                    first_rejection(&plugins, &out[from..])
+                });
+            }
         }
-        out
+        (out, firsts)
     });
     let k = plugins.len();
+    let (chunks, firsts): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
+    let firsts = want_first.then(|| firsts.into_iter().flatten().collect());
     // Chunks are in node order, `k` statuses per node: read in place, no copy.
     let per_node: Box<dyn Iterator<Item = &[Option<Status>]>> = if k == 0 {
         Box::new(std::iter::repeat_n(&[][..], nodes.len()))
     } else {
         Box::new(chunks.iter().flat_map(|c| c.chunks(k)))
     };
-    per_node
+    let all = per_node
         .zip(nodes)
         .map(|(own, node)| NodeAllVerdicts {
             node: node.node.name.clone(),
@@ -764,7 +793,30 @@ fn all_filters_on(
                 })
                 .collect(),
         })
-        .collect()
+        .collect();
+    (all, firsts)
+}
+
+/// Normal mode's verdict on a node from every plugin's own answer there (no nominated
+/// pods): `RunFilterPlugins` over the active filters (those PreFilter did not skip),
+/// read off rather than run again.
+fn first_rejection(
+    plugins: &[(Sym, &dyn super::framework::FilterPlugin, Option<Status>)],
+    own: &[Option<Status>],
+) -> Status {
+    for ((name, _, _), st) in plugins.iter().zip(own) {
+        // `None`: skipped by PreFilter, not an active filter.
+        let Some(st) = st else { continue };
+        if st.is_success() {
+            continue;
+        }
+        if st.is_rejected() {
+            return st.clone().with_plugin(name);
+        }
+        return Status::error(format!("running {name:?} filter plugin: {}", st.message()))
+            .with_plugin(name);
+    }
+    Status::success()
 }
 
 /// `RunPostFilterPlugins`: the first Success or UU wins, Errors stop, rejections
