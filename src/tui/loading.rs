@@ -307,7 +307,10 @@ pub fn run(
     std::thread::Builder::new()
         .name("snapshot-load".into())
         .spawn(move || {
-            let r = load();
+            // A panic is a bug, but the screen must still end: the panic hook has put
+            // the terminal back and printed the message; the error gives the status.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("loading the snapshot panicked")));
             if done_tx.send(r).is_ok() {
                 let _ = loaded_tx.send(Event::Loaded);
             }
@@ -574,9 +577,17 @@ mod tests {
         done: &Receiver<()>,
     ) -> anyhow::Result<Outcome<()>> {
         let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        show_on(&mut terminal, rx, done)
+    }
+
+    fn show_on(
+        terminal: &mut Terminal<TestBackend>,
+        rx: &Receiver<Event>,
+        done: &Receiver<()>,
+    ) -> anyhow::Result<Outcome<()>> {
         let progress = LoadProgress::default();
         show(
-            &mut terminal,
+            terminal,
             rx,
             done,
             |elapsed| LoadView::of("big.json", &progress, elapsed),
@@ -603,6 +614,30 @@ mod tests {
             let r = show_until_stopped(&rx, &done).expect("no error");
             assert!(matches!(r, Outcome::Cancelled), "{cancel:?}: {r:?}");
         }
+    }
+
+    /// Keys that do nothing and an unchanged load draw nothing; a resize redraws.
+    #[test]
+    fn redraws_only_on_change_or_resize() {
+        let (tx, rx, done) = never_loads();
+        let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        for ev in [
+            key('j'),
+            key('x'),
+            Event::Action(Action::Resize(80, 24)),
+            key('k'),
+            key('q'),
+        ] {
+            tx.send(ev).unwrap();
+        }
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+        let r = show_on(&mut terminal, &rx, &done).expect("no error");
+        assert!(matches!(r, Outcome::Cancelled), "{r:?}");
+        assert_eq!(
+            terminal.get_frame().count(),
+            2,
+            "the first frame and the resize"
+        );
     }
 
     /// A stop signal ends the screen as it ends the inspector: an error carrying the
