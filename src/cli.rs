@@ -515,12 +515,20 @@ fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source:
 /// Say on stderr what a directory load read, and every warning (stdout stays the
 /// answer, for scripts).
 fn report_load(report: &crate::source::LoadReport) {
+    for line in load_notes(report) {
+        eprintln!("{}", terminal_safe(&line));
+    }
+}
+
+/// The lines `report_load` prints, unescaped (the inspector prints them around its
+/// screen).
+fn load_notes(report: &crate::source::LoadReport) -> Vec<String> {
+    let mut lines = Vec::new();
     if report.from_directory {
-        eprintln!("{}", terminal_safe(&report.to_string()));
+        lines.push(report.to_string());
     }
-    for w in &report.warnings {
-        eprintln!("warning: {}", terminal_safe(w));
-    }
+    lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
 }
 
 /// `snapshot save`: list the live cluster (or read `--from`) and write it.
@@ -1001,45 +1009,50 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
     if ins.tui.act {
         return run_act(&ins);
     }
-    if ins.source.snapshot.is_none() {
+    let Some(path) = ins.source.snapshot.clone() else {
         return run_live_tui(&ins);
-    }
-    let snapshot = load_source(&ins.source)?;
-    let config = load_config(ins.source.config.as_deref())?;
-    let source = format!(
-        "snapshot {}",
-        ins.source
-            .snapshot
-            .as_deref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default()
-    );
-    let simulate = ins.tui.simulate;
-    let simulation = simulate.then(|| {
-        use crate::engine::scheduler::{Scheduler, SimOptions};
-        let sim = Scheduler::new(
-            snapshot.cluster.clone(),
-            config.clone(),
-            SimOptions {
-                keep_traces: true,
-                // The user drives: no attempt limit.
-                max_attempts: Some(usize::MAX),
-                ..SimOptions::default()
-            },
-        );
-        crate::tui::Simulation::new(
-            sim,
-            format!("simulate {}", source.trim_start_matches("snapshot ")),
-        )
-    });
-    let source = match &simulation {
-        Some(s) => s.source().to_string(),
-        None => source,
     };
-    let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
-    opts.theme = ins.theme.clone();
-    opts.simulation = simulation;
-    crate::tui::run(opts)
+    let progress = Arc::new(crate::source::LoadProgress::default());
+    let loading = crate::tui::loading::Loading {
+        file: path.display().to_string(),
+        progress: progress.clone(),
+        theme: ins.theme.clone(),
+    };
+    let config_path = ins.source.config.clone();
+    let simulate = ins.tui.simulate;
+    // The same steps, messages and order as before the loading screen: the snapshot,
+    // then the scheduler configuration, then the simulation over them.
+    crate::tui::loading::run(loading, move || {
+        let snapshot = crate::source::load_snapshot_with_progress(&path, Some(&progress))
+            .with_context(|| format!("cannot load snapshot {}", path.display()))?;
+        let notes = load_notes(&snapshot.report);
+        let config = load_config(config_path.as_deref())?;
+        let source = format!("snapshot {}", path.display());
+        let simulation = simulate.then(|| {
+            use crate::engine::scheduler::{Scheduler, SimOptions};
+            let sim = Scheduler::new(
+                snapshot.cluster.clone(),
+                config.clone(),
+                SimOptions {
+                    keep_traces: true,
+                    // The user drives: no attempt limit.
+                    max_attempts: Some(usize::MAX),
+                    ..SimOptions::default()
+                },
+            );
+            crate::tui::Simulation::new(
+                sim,
+                format!("simulate {}", source.trim_start_matches("snapshot ")),
+            )
+        });
+        let source = match &simulation {
+            Some(s) => s.source().to_string(),
+            None => source,
+        };
+        let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
+        opts.simulation = simulation;
+        Ok(crate::tui::loading::Loaded { opts, notes })
+    })
 }
 
 /// `--act`: the acting scheduler on the live cluster, in the inspector or headless.

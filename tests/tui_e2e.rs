@@ -131,3 +131,134 @@ fn ctrl_c_key_quits_cleanly() {
     assert!(!s.parser.lock().unwrap().screen().alternate_screen());
     assert!(!s.tty_is_raw());
 }
+
+/// A named pipe as the snapshot: its load waits until the test writes it, so the
+/// loading screen is sure to show (a load that ends within 150 ms never shows it).
+fn fifo(dir: &std::path::Path, name: &str) -> String {
+    let path = dir.join(name);
+    let st = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("mkfifo");
+    assert!(st.success(), "mkfifo: {st}");
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+fn assert_restored(s: &Session, what: &str) {
+    s.wait_output_end();
+    let parser = s.parser.lock().unwrap();
+    let screen = parser.screen();
+    assert!(!screen.alternate_screen(), "{what}: alternate screen");
+    assert!(!screen.hide_cursor(), "{what}: cursor hidden");
+    assert_eq!(
+        screen.mouse_protocol_mode(),
+        vt100::MouseProtocolMode::None,
+        "{what}: mouse reporting on"
+    );
+    drop(parser);
+    assert!(!s.tty_is_raw(), "{what}: terminal left raw");
+}
+
+/// While a slow snapshot loads, the inspector shows the loading screen; `q` and
+/// Ctrl-C cancel it as they quit the inspector (status 0, terminal restored).
+#[test]
+fn loading_screen_shows_and_cancels() {
+    for (key, what) in [("q", "q"), ("\x03", "Ctrl-C")] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let snap = fifo(dir.path(), "big.json");
+        let mut s = Session::start(&["--snapshot", &snap]);
+        let screen = s.wait_for("q / Ctrl-C: cancel");
+        assert!(screen.contains("schedscope · loading"), "{screen}");
+        assert!(screen.contains("big.json"), "{screen}");
+        assert!(screen.contains("reading"), "{screen}");
+        assert!(s.parser.lock().unwrap().screen().alternate_screen());
+        assert!(s.tty_is_raw());
+        s.keys(key);
+        let status = s.wait_exit();
+        assert!(status.success(), "{what}: exit status {status:?}");
+        assert_restored(&s, what);
+    }
+}
+
+/// A stop signal during the load ends it as it ends the inspector: terminal
+/// restored, the shell's status for the signal.
+#[test]
+fn stop_signal_during_the_load_restores_the_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snap = fifo(dir.path(), "big.json");
+    let mut s = Session::start(&["--snapshot", &snap]);
+    s.wait_for("q / Ctrl-C: cancel");
+    s.signal("TERM");
+    let status = s.wait_exit();
+    assert_eq!(status.exit_code(), 143, "{status:?}");
+    assert_restored(&s, "SIGTERM");
+}
+
+/// When the load ends, the inspector takes over the screen with the loaded cluster.
+#[test]
+fn loading_screen_hands_over_to_the_inspector() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The demo as a JSON List (kubectl's `-o json`), the streaming loader's input.
+    let json = dir.path().join("demo.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "snapshot",
+            "save",
+            "--from",
+            "examples/demo-cluster.yaml",
+            "-o",
+        ])
+        .arg(&json)
+        .output()
+        .expect("snapshot save");
+    assert!(out.status.success(), "{out:?}");
+    let snap = fifo(dir.path(), "big.json");
+    let mut s = Session::start(&["--snapshot", &snap]);
+    s.wait_for("q / Ctrl-C: cancel");
+    // Opening the pipe for writing meets the loader's open for reading.
+    std::fs::write(&snap, std::fs::read(&json).expect("demo.json")).expect("write the pipe");
+    let screen = s.wait_for("batch/quarterly-report");
+    assert!(!screen.contains("q / Ctrl-C: cancel"), "{screen}");
+    s.keys("q");
+    let status = s.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    assert_restored(&s, "after the handover");
+}
+
+/// A load that fails prints its error once the terminal is back, with the message
+/// and status of a failed load elsewhere (2), whether it failed before the loading
+/// screen showed (a quick load never shows it) or after.
+#[test]
+fn load_error_prints_after_the_terminal_is_restored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.json");
+    // Enough nodes to take a while to read, the bad one last.
+    let mut items: Vec<String> = (0..20_000)
+        .map(|i| {
+            format!(
+                r#"{{"kind":"Node","apiVersion":"v1","metadata":{{"name":"n{i}"}},"status":{{"allocatable":{{"cpu":"4","memory":"8Gi","pods":"110"}}}}}}"#
+            )
+        })
+        .collect();
+    items.push(
+        r#"{"kind":"Node","apiVersion":"v1","metadata":{"name":"bad"},"status":{"allocatable":{"cpu":"lots"}}}"#
+            .into(),
+    );
+    let text = format!(
+        r#"{{"kind":"List","apiVersion":"v1","items":[{}]}}"#,
+        items.join(",\n")
+    );
+    std::fs::write(&path, text).expect("write");
+    let snap = path.to_str().expect("utf-8 path");
+    let mut s = Session::start(&["--snapshot", snap]);
+    let status = s.wait_exit();
+    assert_eq!(status.exit_code(), 2, "{status:?}");
+    assert_restored(&s, "load error");
+    let screen = s.screen();
+    assert!(
+        screen.contains("error: cannot load snapshot")
+            && screen.contains("unknown quantity \"lots\""),
+        "{screen}"
+    );
+}

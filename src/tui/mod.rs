@@ -21,6 +21,7 @@ pub mod command;
 pub mod components;
 pub mod format;
 pub mod keymap;
+pub mod loading;
 pub mod playback;
 pub mod runner;
 pub mod session;
@@ -102,11 +103,35 @@ fn env_var(k: &str) -> Option<String> {
 /// touched, so a broken theme file is a plain error message.
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     let theme = Theme::resolve(opts.theme.as_deref(), &env_var)?;
+    let mut tui = terminal::Tui::enter()?;
+    let events = runner::Events::new()?;
+    let res = inspect(&mut tui, opts, theme, events);
+    drop(tui);
+    res
+}
+
+/// The inspector on a terminal already taken over, until the user quits.
+fn inspect(
+    tui: &mut terminal::Tui,
+    opts: TuiOptions,
+    theme: Theme,
+    events: runner::Events,
+) -> anyhow::Result<()> {
+    let (mut app, updates) = app_of(opts, theme, Arc::new(SystemClock));
+    runner::run_loop(tui, &mut app, updates, events)
+}
+
+/// The app for `opts`, and the data source's updates for the loop.
+fn app_of(
+    opts: TuiOptions,
+    theme: Theme,
+    clock: Arc<dyn Clock>,
+) -> (App, Option<Receiver<DataUpdate>>) {
     let mut app = App::new(AppInit {
         cluster: Arc::new(opts.cluster),
         profiles: opts.profiles,
         runner: opts.runner,
-        clock: Arc::new(SystemClock),
+        clock,
         waiting: opts
             .waiting
             .unwrap_or_else(|| Box::new(WaitingList::default())),
@@ -119,8 +144,5 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     if let Some(control) = opts.live {
         app.set_live(control);
     }
-    let mut tui = terminal::Tui::enter()?;
-    let res = runner::run_loop(&mut tui, &mut app, opts.updates);
-    drop(tui);
-    res
+    (app, opts.updates)
 }

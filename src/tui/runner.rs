@@ -19,6 +19,9 @@ use crate::signals::{self, Stopped};
 
 pub enum Event {
     Key(crossterm::event::KeyEvent),
+    /// The snapshot load behind the loading screen ended (its result waits on the
+    /// load's own channel).
+    Loaded,
     Action(Action),
     Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
     Verdict(VerdictKey, PodVerdict),
@@ -59,6 +62,9 @@ fn spawn_input(tx: Sender<Event>) {
     });
 }
 
+/// The one stop-signal watcher of the process: every later phase (loading screen,
+/// inspector) reads its events from the same channel, since a second watcher would
+/// exit the process once the first one's channel is gone.
 fn spawn_signals(tx: Sender<Event>) -> anyhow::Result<()> {
     signals::watch(move |stopped| {
         if tx.send(Event::Stop(stopped)).is_ok() {
@@ -118,18 +124,49 @@ fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
         Event::Verdict(key, verdict) => app.verdict_ready(key, verdict),
         Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
         Event::Stop(stopped) => return Err(stopped.into()),
+        // The load's result was taken before the inspector started.
+        Event::Loaded => {}
     }
     Ok(())
+}
+
+/// The event channel and what already feeds it: the stop signals from the start, the
+/// terminal's input once the terminal is taken over.
+pub struct Events {
+    pub(super) tx: Sender<Event>,
+    pub(super) rx: Receiver<Event>,
+    input: bool,
+}
+
+impl Events {
+    /// A channel with the stop-signal watcher on it.
+    pub fn new() -> anyhow::Result<Events> {
+        let (tx, rx) = mpsc::channel::<Event>();
+        spawn_signals(tx.clone())?;
+        Ok(Events {
+            tx,
+            rx,
+            input: false,
+        })
+    }
+
+    /// Read the terminal's keys, mouse and resizes into the channel (once).
+    pub fn start_input(&mut self) {
+        if !self.input {
+            spawn_input(self.tx.clone());
+            self.input = true;
+        }
+    }
 }
 
 pub fn run_loop(
     tui: &mut Tui,
     app: &mut App,
     updates: Option<Receiver<DataUpdate>>,
+    mut events: Events,
 ) -> anyhow::Result<()> {
-    let (tx, rx) = mpsc::channel::<Event>();
-    spawn_signals(tx.clone())?;
-    spawn_input(tx.clone());
+    events.start_input();
+    let Events { tx, rx, .. } = events;
     let jobs = spawn_worker(tx.clone());
     if let Some(u) = updates {
         spawn_updates(tx.clone(), u);
