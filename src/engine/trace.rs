@@ -1,6 +1,8 @@
 //! The plain result of replaying one scheduling cycle. `explain`, `simulate` and every
 //! TUI pane render from a [`Trace`]; nothing in them decides anything.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::engine::status::{Code, Status};
@@ -61,7 +63,8 @@ pub struct NodeVerdict {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeAllVerdicts {
     pub node: Sym,
-    pub results: Vec<PluginResult>,
+    /// Shared by the nodes every plugin passes (most of them).
+    pub results: Arc<[PluginResult]>,
 }
 
 /// Scores of one Score plugin over the feasible nodes (same order as `Trace::feasible`).

@@ -2,6 +2,7 @@
 //! [`Trace`] rather than acted on.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::fit_error::fit_error_message;
 use super::framework::{
@@ -729,10 +730,14 @@ fn all_filters_on(
     // built here, on the calling thread: memory a pool thread allocates and this one
     // frees sent glibc's allocator into long consolidations.
     let active = fw.active_filters(state);
+    // Per chunk: the nodes where some plugin did not pass, with every plugin's answer
+    // there (most nodes pass everywhere and share one row below), and normal mode's
+    // verdicts.
     let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
-        let mut out: Vec<Option<Status>> = Vec::with_capacity(r.len() * plugins.len());
+        let mut rows: Vec<(usize, Vec<Option<Status>>)> = Vec::new();
         let mut firsts: Vec<Status> = Vec::with_capacity(if want_first { r.len() } else { 0 });
-        for node in &nodes[r] {
+        let mut own: Vec<Option<Status>> = Vec::with_capacity(plugins.len());
+        for (i, node) in nodes[r.clone()].iter().enumerate() {
             // Nominated pods of higher or equal priority count, as in normal mode.
             let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
             let with_nominated = if nominated.is_empty() {
@@ -746,8 +751,8 @@ fn all_filters_on(
                 }
                 Some((n, s))
             };
-            let from = out.len();
-            out.extend(plugins.iter().map(|(_, f, fixed)| {
+            own.clear();
+            own.extend(plugins.iter().map(|(_, f, fixed)| {
                 // `None`: the status PreFilter fixed for every node.
                 fixed.is_none().then(|| {
                     let first = with_nominated
@@ -763,35 +768,41 @@ fn all_filters_on(
                     // is the first rejection of the first pass that has one.
                     fw.run_filters_with_nominated_pods(&active, cx, state, pod, node)
                 } else {
-                    first_rejection(&plugins, &out[from..])
+                    first_rejection(&plugins, &own)
                 });
             }
+            if own.iter().flatten().any(|st| !st.is_success()) {
+                let row = std::mem::replace(&mut own, Vec::with_capacity(plugins.len()));
+                rows.push((r.start + i, row));
+            }
         }
-        (out, firsts)
+        (rows, firsts)
     });
-    let k = plugins.len();
-    let (chunks, firsts): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
+    let (rows, firsts): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
     let firsts = want_first.then(|| firsts.into_iter().flatten().collect());
-    // Chunks are in node order, `k` statuses per node: read in place, no copy.
-    let per_node: Box<dyn Iterator<Item = &[Option<Status>]>> = if k == 0 {
-        Box::new(std::iter::repeat_n(&[][..], nodes.len()))
-    } else {
-        Box::new(chunks.iter().flat_map(|c| c.chunks(k)))
+    let row = |own: &mut dyn Iterator<Item = Option<&Status>>| -> Arc<[PluginResult]> {
+        plugins
+            .iter()
+            .zip(own)
+            .filter_map(|((name, _, fixed), own)| {
+                Some(PluginResult::of(name.clone(), own.or(fixed.as_ref())?))
+            })
+            .collect()
     };
-    let all = per_node
-        .zip(nodes)
-        .map(|(own, node)| NodeAllVerdicts {
+    let success = Status::success();
+    let passing = row(&mut plugins
+        .iter()
+        .map(|(_, _, fixed)| fixed.is_none().then_some(&success)));
+    let mut rows = rows.into_iter().flatten().peekable();
+    let all = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| NodeAllVerdicts {
             node: node.node.name.clone(),
-            results: plugins
-                .iter()
-                .zip(own)
-                .filter_map(|((name, _, fixed), own)| {
-                    Some(PluginResult::of(
-                        name.clone(),
-                        own.as_ref().or(fixed.as_ref())?,
-                    ))
-                })
-                .collect(),
+            results: match rows.next_if(|(at, _)| *at == i) {
+                Some((_, own)) => row(&mut own.iter().map(Option::as_ref)),
+                None => passing.clone(),
+            },
         })
         .collect();
     (all, firsts)
