@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1::CSINode;
@@ -35,13 +35,34 @@ const UNBOUND_HANDLE_PREFIX: &str = "\u{0}unbound";
 type Key<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 /// Per cycle, from PreFilter.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct State {
     index: Arc<VolumeIndex>,
-    /// The pod's new volumes per driver, on a node with a CSINode and on one
-    /// without (`None`: counting them failed, Filter reports it node by node).
-    new_with_csi_node: Option<Arc<NewCount>>,
-    new_without_csi_node: Option<Arc<NewCount>>,
+    /// The pod's new volumes, on a node with a CSINode and on one without (`Err`:
+    /// counting them failed, Filter reports it node by node).
+    new_with_csi_node: Arc<Result<NewVolumes, Status>>,
+    new_without_csi_node: Arc<Result<NewVolumes, Status>>,
+}
+
+/// The incoming pod's volumes as `new_pod_volumes` finds them, and their number
+/// per driver.
+#[derive(Debug)]
+struct NewVolumes {
+    keys: Vec<(String, String)>,
+    per_driver: NewCount,
+}
+
+impl NewVolumes {
+    fn of(cluster: &Cluster, pod: &Pod, has_csi_node: bool) -> Result<NewVolumes, Status> {
+        let keys = new_pod_volumes(cluster, pod, has_csi_node)?;
+        Ok(NewVolumes {
+            per_driver: per_driver(&keys),
+            keys: keys
+                .into_iter()
+                .map(|(d, h)| (d.into_owned(), h.into_owned()))
+                .collect(),
+        })
+    }
 }
 
 /// What the plugin reads of each node besides its pods, by position in
@@ -51,6 +72,84 @@ struct State {
 #[derive(Debug, Default)]
 struct VolumeIndex {
     nodes: Vec<NodeVolumes>,
+    /// Per node, what its pods attach as last counted ([`attached_for`]).
+    attached: Vec<Mutex<Option<Arc<Attached>>>>,
+}
+
+/// What the pods of a node attach, counted exactly: kept with the pods it was
+/// counted from, so that a node whose pods did not change since (the same `Arc`s,
+/// which the entry keeps alive) is not counted again, as long as the volume objects
+/// stay (the index's own lifetime). Upstream counts in every Filter call; on nodes
+/// whose bound leaves no room (many pods with volumes) that is a claim and PV
+/// lookup per pod volume, per node, per cycle.
+#[derive(Debug)]
+struct Attached {
+    pods: Vec<Arc<Pod>>,
+    /// `attached_volumes`, sorted and deduplicated.
+    volumes: Result<Vec<(String, String)>, String>,
+    /// Per driver, `volumes` and the node's CSI attachments not among them.
+    counts: BTreeMap<String, i64>,
+}
+
+impl Attached {
+    fn of(cluster: &Cluster, node: &NodeInfo, nv: &NodeVolumes) -> Attached {
+        let volumes = attached_volumes(cluster, node, nv.has_csi_node).map(|v| {
+            v.into_iter()
+                .map(|(d, h)| (d.into_owned(), h.into_owned()))
+                .collect::<Vec<_>>()
+        });
+        let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+        if let Ok(attached) = &volumes {
+            for (driver, _) in attached {
+                *counts.entry(driver.clone()).or_default() += 1;
+            }
+            for (attacher, handle) in &nv.attachments {
+                if find(attached, attacher, handle).is_err() {
+                    *counts.entry(attacher.clone()).or_default() += 1;
+                }
+            }
+        }
+        Attached {
+            pods: node.pods.clone(),
+            volumes,
+            counts,
+        }
+    }
+
+    fn counted_from(&self, node: &NodeInfo) -> bool {
+        self.pods.len() == node.pods.len()
+            && self
+                .pods
+                .iter()
+                .zip(&node.pods)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+fn find(sorted: &[(String, String)], driver: &str, handle: &str) -> Result<usize, usize> {
+    sorted.binary_search_by(|(d, h)| (d.as_str(), h.as_str()).cmp(&(driver, handle)))
+}
+
+/// The node's [`Attached`], from the index when its pods are the ones counted.
+fn attached_for(
+    cluster: &Cluster,
+    index: &VolumeIndex,
+    pos: Option<usize>,
+    node: &NodeInfo,
+    nv: &NodeVolumes,
+) -> Arc<Attached> {
+    let slot = pos.and_then(|i| index.attached.get(i));
+    if let Some(slot) = slot {
+        let cached = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = cached.as_ref().filter(|a| a.counted_from(node)) {
+            return a.clone();
+        }
+    }
+    let counted = Arc::new(Attached::of(cluster, node, nv));
+    if let Some(slot) = slot {
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted.clone());
+    }
+    counted
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,8 +219,11 @@ fn volume_index(cluster: &Cluster) -> Arc<VolumeIndex> {
                     attachments: attachments.remove(n.name()).unwrap_or_default(),
                 }
             })
-            .collect();
-        VolumeIndex { nodes }
+            .collect::<Vec<_>>();
+        VolumeIndex {
+            attached: nodes.iter().map(|_| Mutex::new(None)).collect(),
+            nodes,
+        }
     })
 }
 
@@ -131,13 +233,14 @@ fn node_volumes<'i>(
     cluster: &Cluster,
     index: &'i VolumeIndex,
     node: &NodeInfo,
-) -> Cow<'i, NodeVolumes> {
+) -> (Option<usize>, Cow<'i, NodeVolumes>) {
     let pos = cluster
         .own_node_position(node)
-        .or_else(|| cluster.node_position(node.name()));
-    match pos.and_then(|i| index.nodes.get(i)) {
-        Some(nv) => Cow::Borrowed(nv),
-        None => Cow::Owned(NodeVolumes::of(cluster, node.name())),
+        .or_else(|| cluster.node_position(node.name()))
+        .filter(|&i| i < index.nodes.len());
+    match pos {
+        Some(i) => (pos, Cow::Borrowed(&index.nodes[i])),
+        None => (None, Cow::Owned(NodeVolumes::of(cluster, node.name()))),
     }
 }
 
@@ -391,15 +494,10 @@ impl PreFilterPlugin for NodeVolumeLimits {
         }
         // The pod's new volumes depend on the node only through whether it has a
         // CSINode.
-        let new_for = |has_csi_node| {
-            new_pod_volumes(cx.cluster, pod, has_csi_node)
-                .ok()
-                .map(|v| Arc::new(per_driver(&v)))
-        };
         let s = State {
             index: volume_index(cx.cluster),
-            new_with_csi_node: new_for(true),
-            new_without_csi_node: new_for(false),
+            new_with_csi_node: Arc::new(NewVolumes::of(cx.cluster, pod, true)),
+            new_without_csi_node: Arc::new(NewVolumes::of(cx.cluster, pod, false)),
         };
         state.write(STATE_KEY, s);
         (None, Status::success())
@@ -465,7 +563,8 @@ fn node_has_room(node: &NodeInfo, nv: &NodeVolumes, s: &State) -> bool {
     };
     new_count
         .as_ref()
-        .is_some_and(|n| has_room(node, nv.va_count, n, &nv.limits))
+        .as_ref()
+        .is_ok_and(|n| has_room(node, nv.va_count, &n.per_driver, &nv.limits))
 }
 
 /// A driver whose volume limit the pod would exceed on a node.
@@ -507,50 +606,34 @@ pub(crate) fn first_exceeded(
         va_count: 0,
         attachments: attachments.get(node.name()).cloned().unwrap_or_default(),
     };
-    count_exactly(cluster, pod, node, &nv)
+    count_exactly(&NewVolumes::of(cluster, pod, nv.has_csi_node), &nv, || {
+        Arc::new(Attached::of(cluster, node, &nv))
+    })
 }
 
-/// [`first_exceeded`] with the node's CSINode limits and attachments at hand.
+/// [`first_exceeded`] with the pod's new volumes, the node's CSINode limits and
+/// attachments at hand, and what its pods attach when it comes to counting them.
 fn count_exactly(
-    cluster: &Cluster,
-    pod: &Pod,
-    node: &NodeInfo,
+    new: &Result<NewVolumes, Status>,
     nv: &NodeVolumes,
+    attached: impl FnOnce() -> Arc<Attached>,
 ) -> Result<Option<Exceeded>, Status> {
-    if pod.volumes.is_empty() {
+    let new = new.as_ref().map_err(Clone::clone)?;
+    if new.keys.is_empty() || nv.limits.is_empty() {
         return Ok(None);
     }
-    let has_csi_node = nv.has_csi_node;
-    let mut new_volumes = new_pod_volumes(cluster, pod, has_csi_node)?;
-    if new_volumes.is_empty() {
-        return Ok(None);
-    }
-    let limits = &nv.limits;
-    if limits.is_empty() {
-        return Ok(None);
-    }
-
-    let attached = attached_volumes(cluster, node, has_csi_node).map_err(Status::error)?;
-    let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
-    for (driver, _) in &attached {
-        *attached_count.entry(driver).or_default() += 1;
-    }
+    let attached = attached();
+    let volumes = attached.volumes.as_ref().map_err(Status::error)?;
     // A volume shared with a pod already on the node is attached only once.
-    new_volumes.retain(|k| attached.binary_search(k).is_err());
-    for (attacher, handle) in &nv.attachments {
-        let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
-        if attached.binary_search(&key).is_err() {
-            *attached_count.entry(attacher).or_default() += 1;
+    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, handle) in &new.keys {
+        if find(volumes, driver, handle).is_err() {
+            *new_count.entry(driver).or_default() += 1;
         }
     }
-
-    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
-    for (driver, _) in &new_volumes {
-        *new_count.entry(driver).or_default() += 1;
-    }
     for (driver, count) in new_count {
-        if let Some(limit) = limits.get(driver) {
-            let current = attached_count.get(driver).copied().unwrap_or(0);
+        if let Some(limit) = nv.limits.get(driver) {
+            let current = attached.counts.get(driver).copied().unwrap_or(0);
             if current + count > *limit {
                 return Ok(Some(Exceeded {
                     driver: driver.to_string(),
@@ -566,17 +649,30 @@ fn count_exactly(
 
 impl FilterPlugin for NodeVolumeLimits {
     fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        if pod.volumes.is_empty() {
+            return Status::success();
+        }
         // Without PreFilter state, count exactly with what it would hold.
         let s = state.read::<State>(STATE_KEY);
         let index = match s {
             Some(s) => s.index.clone(),
             None => volume_index(cx.cluster),
         };
-        let nv = node_volumes(cx.cluster, &index, node);
+        let (pos, nv) = node_volumes(cx.cluster, &index, node);
         if s.is_some_and(|s| node_has_room(node, &nv, s)) {
             return Status::success();
         }
-        match count_exactly(cx.cluster, pod, node, &nv) {
+        let computed;
+        let new = match s {
+            Some(s) if nv.has_csi_node => &*s.new_with_csi_node,
+            Some(s) => &*s.new_without_csi_node,
+            None => {
+                computed = NewVolumes::of(cx.cluster, pod, nv.has_csi_node);
+                &computed
+            }
+        };
+        let attached = || attached_for(cx.cluster, &index, pos, node, &nv);
+        match count_exactly(new, &nv, attached) {
             Err(st) => st,
             Ok(Some(_)) => Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
             Ok(None) => Status::success(),
@@ -785,6 +881,8 @@ mod tests {
         .unwrap();
         c.persistent_volumes.insert("intree".into(), intree);
         claim(&mut c, "intree", Some("intree"), None);
+        // r3's generic ephemeral claim, not owned by it: counting n2 fails.
+        claim(&mut c, "r3-eph", None, None);
         c.csi_nodes
             .insert("n1".into(), csi_node("n1", &[(EBS, Some(4))], None));
         c.csi_nodes.insert(
@@ -814,7 +912,8 @@ mod tests {
             json!([{"name": "x", "awsElasticBlockStore": {"volumeID": "vol-x"}}]),
             json!([{"name": "x", "csi": {"driver": EBS, "volumeHandle": "inline"}}]),
         ];
-        for round in 0..2 {
+        let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+        for round in 0..3 {
             let index = volume_index(&c);
             let all = attachments_by_node(&c, None);
             assert_eq!(index.nodes.len(), 3);
@@ -854,6 +953,7 @@ mod tests {
                         Ok(Some(_)) => exceeded(),
                         Ok(None) => Status::success(),
                     };
+                    *outcomes.entry(format!("{:?}", want.code)).or_insert(0) += 1;
                     let case = format!("round {round} {vols} on {}", n.name());
                     assert_eq!(NodeVolumeLimits.filter(&cx, &state, &p, n), want, "{case}");
                     let copy = n.clone();
@@ -866,12 +966,20 @@ mod tests {
                     assert_eq!(NodeVolumeLimits.filter(&cx, &fresh, &p, n), want, "{case}");
                 }
             }
-            // Objects change between cycles: the index follows.
+            // Pods and objects change between cycles: the counts follow.
+            c.upsert_pod(pod(pod_json("r4", Some("n1"), pvc_volumes(&["c4"]))));
+            c.delete_pod("default/r2");
+            if round == 0 {
+                // Pods alone (the index stays, its per-node counts do not).
+                continue;
+            }
             c.volume_attachments.insert("va3".into(), va("va3", "pv3"));
             c.volume_attachments.insert("va4".into(), va("va4", "pv4"));
             c.csi_nodes
                 .insert("n3".into(), csi_node("n3", &[(EBS, Some(0))], None));
         }
+        // Every outcome was compared: passing, over the limit, unresolvable, error.
+        assert_eq!(outcomes.len(), 4, "{outcomes:?}");
         let index = volume_index(&c);
         assert_eq!(index.nodes[0].va_count, 6);
         assert!(index.nodes[2].has_csi_node);
