@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1::CSINode;
@@ -76,15 +76,23 @@ struct VolumeIndex {
     attached: Vec<Mutex<Option<Arc<Attached>>>>,
 }
 
-/// What the pods of a node attach, counted exactly: kept with the pods it was
-/// counted from, so that a node whose pods did not change since (the same `Arc`s,
-/// which the entry keeps alive) is not counted again, as long as the volume objects
-/// stay (the index's own lifetime). Upstream counts in every Filter call; on nodes
-/// whose bound leaves no room (many pods with volumes) that is a claim and PV
-/// lookup per pod volume, per node, per cycle.
+/// What the pods of a node attach: kept with the pods it was counted from, so that
+/// a node whose pods did not change since (the same `Arc`s, which the entry keeps
+/// alive) is not walked again, as long as the volume objects stay (the index's own
+/// lifetime). Upstream walks the node's pods in every Filter call; on a cluster with
+/// a volume on every pod that walk (and, where the bound leaves no room, a claim and
+/// PV lookup per pod volume) is most of the cycle.
 #[derive(Debug)]
 struct Attached {
     pods: Vec<Arc<Pod>>,
+    /// [`most_attached`] of the pods.
+    most: Option<i64>,
+    /// The exact count, made when the bound does not settle the node.
+    exact: OnceLock<Exact>,
+}
+
+#[derive(Debug)]
+struct Exact {
     /// `attached_volumes`, sorted and deduplicated.
     volumes: Result<Vec<(String, String)>, String>,
     /// Per driver, `volumes` and the node's CSI attachments not among them.
@@ -92,28 +100,35 @@ struct Attached {
 }
 
 impl Attached {
-    fn of(cluster: &Cluster, node: &NodeInfo, nv: &NodeVolumes) -> Attached {
-        let volumes = attached_volumes(cluster, node, nv.has_csi_node).map(|v| {
-            v.into_iter()
-                .map(|(d, h)| (d.into_owned(), h.into_owned()))
-                .collect::<Vec<_>>()
-        });
-        let mut counts: BTreeMap<String, i64> = BTreeMap::new();
-        if let Ok(attached) = &volumes {
-            for (driver, _) in attached {
-                *counts.entry(driver.clone()).or_default() += 1;
-            }
-            for (attacher, handle) in &nv.attachments {
-                if find(attached, attacher, handle).is_err() {
-                    *counts.entry(attacher.clone()).or_default() += 1;
-                }
-            }
-        }
+    fn of(node: &NodeInfo) -> Attached {
         Attached {
             pods: node.pods.clone(),
-            volumes,
-            counts,
+            most: most_attached(node),
+            exact: OnceLock::new(),
         }
+    }
+
+    /// The exact count; `node` has the pods this was made from.
+    fn exact(&self, cluster: &Cluster, node: &NodeInfo, nv: &NodeVolumes) -> &Exact {
+        self.exact.get_or_init(|| {
+            let volumes = attached_volumes(cluster, node, nv.has_csi_node).map(|v| {
+                v.into_iter()
+                    .map(|(d, h)| (d.into_owned(), h.into_owned()))
+                    .collect::<Vec<_>>()
+            });
+            let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+            if let Ok(attached) = &volumes {
+                for (driver, _) in attached {
+                    *counts.entry(driver.clone()).or_default() += 1;
+                }
+                for (attacher, handle) in &nv.attachments {
+                    if find(attached, attacher, handle).is_err() {
+                        *counts.entry(attacher.clone()).or_default() += 1;
+                    }
+                }
+            }
+            Exact { volumes, counts }
+        })
     }
 
     fn counted_from(&self, node: &NodeInfo) -> bool {
@@ -131,13 +146,7 @@ fn find(sorted: &[(String, String)], driver: &str, handle: &str) -> Result<usize
 }
 
 /// The node's [`Attached`], from the index when its pods are the ones counted.
-fn attached_for(
-    cluster: &Cluster,
-    index: &VolumeIndex,
-    pos: Option<usize>,
-    node: &NodeInfo,
-    nv: &NodeVolumes,
-) -> Arc<Attached> {
+fn attached_for(index: &VolumeIndex, pos: Option<usize>, node: &NodeInfo) -> Arc<Attached> {
     let slot = pos.and_then(|i| index.attached.get(i));
     if let Some(slot) = slot {
         let cached = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -145,7 +154,7 @@ fn attached_for(
             return a.clone();
         }
     }
-    let counted = Arc::new(Attached::of(cluster, node, nv));
+    let counted = Arc::new(Attached::of(node));
     if let Some(slot) = slot {
         *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted.clone());
     }
@@ -517,12 +526,12 @@ fn per_driver(volumes: &[Key<'_>]) -> NewCount {
 /// its pods' volumes and each of its `va` VolumeAttachments counted, once, under
 /// every driver.
 fn has_room(
-    node: &NodeInfo,
+    most_attached: Option<i64>,
     va: i64,
     new_count: &NewCount,
     limits: &BTreeMap<String, i64>,
 ) -> bool {
-    let Some(pods_volumes) = most_attached(node) else {
+    let Some(pods_volumes) = most_attached else {
         return false;
     };
     new_count.iter().all(|(driver, n)| {
@@ -555,7 +564,7 @@ fn most_attached(node: &NodeInfo) -> Option<i64> {
 
 /// Whether the bound alone settles the node (see [`NodeVolumes::va_count`]):
 /// `false` whenever Filter must count, an error of the pod's own volumes included.
-fn node_has_room(node: &NodeInfo, nv: &NodeVolumes, s: &State) -> bool {
+fn node_has_room(attached: &Attached, nv: &NodeVolumes, s: &State) -> bool {
     let new_count = if nv.has_csi_node {
         &s.new_with_csi_node
     } else {
@@ -564,7 +573,7 @@ fn node_has_room(node: &NodeInfo, nv: &NodeVolumes, s: &State) -> bool {
     new_count
         .as_ref()
         .as_ref()
-        .is_ok_and(|n| has_room(node, nv.va_count, &n.per_driver, &nv.limits))
+        .is_ok_and(|n| has_room(attached.most, nv.va_count, &n.per_driver, &nv.limits))
 }
 
 /// A driver whose volume limit the pod would exceed on a node.
@@ -606,14 +615,15 @@ pub(crate) fn first_exceeded(
         va_count: 0,
         attachments: attachments.get(node.name()).cloned().unwrap_or_default(),
     };
-    count_exactly(&NewVolumes::of(cluster, pod, nv.has_csi_node), &nv, || {
-        Arc::new(Attached::of(cluster, node, &nv))
-    })
+    let new = NewVolumes::of(cluster, pod, nv.has_csi_node);
+    count_exactly(cluster, node, &new, &nv, || Arc::new(Attached::of(node)))
 }
 
 /// [`first_exceeded`] with the pod's new volumes, the node's CSINode limits and
 /// attachments at hand, and what its pods attach when it comes to counting them.
 fn count_exactly(
+    cluster: &Cluster,
+    node: &NodeInfo,
     new: &Result<NewVolumes, Status>,
     nv: &NodeVolumes,
     attached: impl FnOnce() -> Arc<Attached>,
@@ -623,7 +633,8 @@ fn count_exactly(
         return Ok(None);
     }
     let attached = attached();
-    let volumes = attached.volumes.as_ref().map_err(Status::error)?;
+    let exact = attached.exact(cluster, node, nv);
+    let volumes = exact.volumes.as_ref().map_err(Status::error)?;
     // A volume shared with a pod already on the node is attached only once.
     let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
     for (driver, handle) in &new.keys {
@@ -633,7 +644,7 @@ fn count_exactly(
     }
     for (driver, count) in new_count {
         if let Some(limit) = nv.limits.get(driver) {
-            let current = attached.counts.get(driver).copied().unwrap_or(0);
+            let current = exact.counts.get(driver).copied().unwrap_or(0);
             if current + count > *limit {
                 return Ok(Some(Exceeded {
                     driver: driver.to_string(),
@@ -659,7 +670,8 @@ impl FilterPlugin for NodeVolumeLimits {
             None => volume_index(cx.cluster),
         };
         let (pos, nv) = node_volumes(cx.cluster, &index, node);
-        if s.is_some_and(|s| node_has_room(node, &nv, s)) {
+        let attached = attached_for(&index, pos, node);
+        if s.is_some_and(|s| node_has_room(&attached, &nv, s)) {
             return Status::success();
         }
         let computed;
@@ -671,8 +683,7 @@ impl FilterPlugin for NodeVolumeLimits {
                 &computed
             }
         };
-        let attached = || attached_for(cx.cluster, &index, pos, node, &nv);
-        match count_exactly(new, &nv, attached) {
+        match count_exactly(cx.cluster, node, new, &nv, || attached) {
             Err(st) => st,
             Ok(Some(_)) => Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
             Ok(None) => Status::success(),
