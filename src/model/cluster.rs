@@ -16,6 +16,7 @@ use super::node::{Node, NodeInfo};
 use super::node_cache::NodeCache;
 use super::pod::{Pod, PodKey};
 use super::sym::Sym;
+use super::tracked::Tracked;
 
 /// How many nodes list an image, and its size (first recorded), as the scheduler
 /// cache's `ImageStateSummary`.
@@ -51,16 +52,16 @@ pub struct Cluster {
     /// Kinds a live source could not read (403), each with why: the plugins that
     /// read them report it as not modelled.
     pub unreadable_kinds: BTreeMap<String, String>,
-    pub persistent_volumes: BTreeMap<String, core::PersistentVolume>,
+    pub persistent_volumes: Tracked<BTreeMap<String, core::PersistentVolume>>,
     /// Keyed `namespace/name`.
-    pub persistent_volume_claims: BTreeMap<String, core::PersistentVolumeClaim>,
-    pub storage_classes: BTreeMap<String, storage::StorageClass>,
-    pub csi_nodes: BTreeMap<String, storage::CSINode>,
-    pub csi_drivers: BTreeMap<String, storage::CSIDriver>,
-    pub volume_attachments: BTreeMap<String, storage::VolumeAttachment>,
+    pub persistent_volume_claims: Tracked<BTreeMap<String, core::PersistentVolumeClaim>>,
+    pub storage_classes: Tracked<BTreeMap<String, storage::StorageClass>>,
+    pub csi_nodes: Tracked<BTreeMap<String, storage::CSINode>>,
+    pub csi_drivers: Tracked<BTreeMap<String, storage::CSIDriver>>,
+    pub volume_attachments: Tracked<BTreeMap<String, storage::VolumeAttachment>>,
     /// Keyed `namespace/name`; VolumeBinding checks them for drivers that opt into
     /// storage capacity tracking.
-    pub csi_storage_capacities: BTreeMap<String, storage::CSIStorageCapacity>,
+    pub csi_storage_capacities: Tracked<BTreeMap<String, storage::CSIStorageCapacity>>,
     pub namespaces: BTreeMap<String, core::Namespace>,
     pub pod_disruption_budgets: BTreeMap<String, policy::PodDisruptionBudget>,
     pub priority_classes: BTreeMap<String, scheduling::PriorityClass>,
@@ -388,6 +389,29 @@ impl Cluster {
         build: impl FnOnce(&Cluster) -> T,
     ) -> Arc<T> {
         self.node_cache.get_or_build(key, || build(self))
+    }
+
+    /// The index `build` derives from the nodes and the volume objects (PVs, PVCs,
+    /// StorageClasses, CSINodes, CSIDrivers, VolumeAttachments, CSIStorageCapacities;
+    /// not the pods), cached under `key` until a node or one of those collections
+    /// changes: the volume plugins' per-node attachments and PVs by claim, built
+    /// once per state instead of once per cycle.
+    pub fn volume_derived<T: Any + Send + Sync>(
+        &self,
+        key: &str,
+        build: impl FnOnce(&Cluster) -> T,
+    ) -> Arc<T> {
+        let stamp = [
+            self.persistent_volumes.generation(),
+            self.persistent_volume_claims.generation(),
+            self.storage_classes.generation(),
+            self.csi_nodes.generation(),
+            self.csi_drivers.generation(),
+            self.volume_attachments.generation(),
+            self.csi_storage_capacities.generation(),
+        ];
+        self.node_cache
+            .get_or_build_stamped(key, &stamp, || build(self))
     }
 
     /// The position in [`Cluster::nodes`] of `info` when it is one of this cluster's

@@ -11,6 +11,7 @@ pub mod quantity;
 pub mod resource;
 pub mod sym;
 pub mod testing;
+pub mod tracked;
 
 pub use cluster::{Cluster, ImageState, PodGroup};
 pub use node::{Node, NodeInfo};

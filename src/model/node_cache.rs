@@ -8,7 +8,9 @@
 use std::any::Any;
 use std::sync::{Arc, RwLock};
 
-type Entry = (String, Arc<dyn Any + Send + Sync>);
+/// Key, the stamp of the state it was built from (see
+/// [`NodeCache::get_or_build_stamped`]), value.
+type Entry = (String, Vec<u64>, Arc<dyn Any + Send + Sync>);
 
 #[derive(Default)]
 pub struct NodeCache(RwLock<Vec<Entry>>);
@@ -21,11 +23,23 @@ impl NodeCache {
         key: &str,
         build: impl FnOnce() -> T,
     ) -> Arc<T> {
+        self.get_or_build_stamped(key, &[], build)
+    }
+
+    /// As [`get_or_build`](NodeCache::get_or_build), for an index that also depends
+    /// on state outside the nodes: `stamp` names that state (generations of what it
+    /// reads), and a value cached under another stamp is rebuilt.
+    pub fn get_or_build_stamped<T: Any + Send + Sync>(
+        &self,
+        key: &str,
+        stamp: &[u64],
+        build: impl FnOnce() -> T,
+    ) -> Arc<T> {
         let found = |entries: &[Entry]| {
             entries
                 .iter()
-                .find(|(k, _)| k == key)
-                .and_then(|(_, v)| v.clone().downcast::<T>().ok())
+                .find(|(k, s, _)| k == key && s == stamp)
+                .and_then(|(_, _, v)| v.clone().downcast::<T>().ok())
         };
         if let Some(v) = found(&self.0.read().unwrap_or_else(|e| e.into_inner())) {
             return v;
@@ -36,8 +50,8 @@ impl NodeCache {
         if let Some(v) = found(&entries) {
             return v;
         }
-        entries.retain(|(k, _)| k != key);
-        entries.push((key.to_string(), built.clone()));
+        entries.retain(|(k, _, _)| k != key);
+        entries.push((key.to_string(), stamp.to_vec(), built.clone()));
         built
     }
 
@@ -59,7 +73,7 @@ impl std::fmt::Debug for NodeCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let entries = self.0.read().unwrap_or_else(|e| e.into_inner());
         f.debug_list()
-            .entries(entries.iter().map(|(k, _)| k))
+            .entries(entries.iter().map(|(k, _, _)| k))
             .finish()
     }
 }

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1::CSINode;
@@ -35,22 +35,222 @@ const UNBOUND_HANDLE_PREFIX: &str = "\u{0}unbound";
 type Key<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 /// Per cycle, from PreFilter.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct State {
-    /// VolumeAttachments per node: each can add at most one volume. With the pods'
-    /// claim volumes this bounds what a node has attached, and a node whose bound
-    /// leaves room for the pod's new volumes passes without resolving a single claim
-    /// (the answer counting exactly would give), which keeps volume-heavy clusters of
-    /// thousands of nodes fast.
-    va_count: Arc<FastMap<String, i64>>,
-    /// VolumeAttachments by node, `(attacher, handle)` of each, for the nodes where
-    /// that bound does not settle it (`tight`).
-    attachments: Arc<BTreeMap<String, Vec<(String, String)>>>,
-    tight: Arc<FastSet<String>>,
-    /// The pod's new volumes per driver, on a node with a CSINode and on one
-    /// without (`None`: counting them failed, Filter reports it node by node).
-    new_with_csi_node: Option<Arc<NewCount>>,
-    new_without_csi_node: Option<Arc<NewCount>>,
+    index: Arc<VolumeIndex>,
+    /// The pod's new volumes, on a node with a CSINode and on one without (`Err`:
+    /// counting them failed, Filter reports it node by node).
+    new_with_csi_node: Arc<Result<NewVolumes, Status>>,
+    new_without_csi_node: Arc<Result<NewVolumes, Status>>,
+}
+
+/// The incoming pod's volumes as `new_pod_volumes` finds them, and their number
+/// per driver.
+#[derive(Debug)]
+struct NewVolumes {
+    keys: Vec<(String, String)>,
+    per_driver: NewCount,
+}
+
+impl NewVolumes {
+    fn of(cluster: &Cluster, pod: &Pod, has_csi_node: bool) -> Result<NewVolumes, Status> {
+        let keys = new_pod_volumes(cluster, pod, has_csi_node)?;
+        Ok(NewVolumes {
+            per_driver: per_driver(&keys),
+            keys: keys
+                .into_iter()
+                .map(|(d, h)| (d.into_owned(), h.into_owned()))
+                .collect(),
+        })
+    }
+}
+
+/// What the plugin reads of each node besides its pods, by position in
+/// [`Cluster::nodes`]: built once per state of the nodes and volume objects
+/// ([`Cluster::volume_derived`]), as upstream keeps CSINodes and attachments in
+/// informer caches, so that Filter does no cluster-wide work per cycle.
+#[derive(Debug, Default)]
+struct VolumeIndex {
+    nodes: Vec<NodeVolumes>,
+    /// Per node, what its pods attach as last counted ([`attached_for`]).
+    attached: Vec<Mutex<Option<Arc<Attached>>>>,
+}
+
+/// What the pods of a node attach: kept with the pods it was counted from, so that
+/// a node whose pods did not change since (the same `Arc`s, which the entry keeps
+/// alive) is not walked again, as long as the volume objects stay (the index's own
+/// lifetime). Upstream walks the node's pods in every Filter call; on a cluster with
+/// a volume on every pod that walk (and, where the bound leaves no room, a claim and
+/// PV lookup per pod volume) is most of the cycle.
+#[derive(Debug)]
+struct Attached {
+    pods: Vec<Arc<Pod>>,
+    /// [`most_attached`] of the pods.
+    most: Option<i64>,
+    /// The exact count, made when the bound does not settle the node.
+    exact: OnceLock<Exact>,
+}
+
+#[derive(Debug)]
+struct Exact {
+    /// `attached_volumes`, sorted and deduplicated.
+    volumes: Result<Vec<(String, String)>, String>,
+    /// Per driver, `volumes` and the node's CSI attachments not among them.
+    counts: BTreeMap<String, i64>,
+}
+
+impl Attached {
+    fn of(node: &NodeInfo) -> Attached {
+        Attached {
+            pods: node.pods.clone(),
+            most: most_attached(node),
+            exact: OnceLock::new(),
+        }
+    }
+
+    /// The exact count; `node` has the pods this was made from.
+    fn exact(&self, cluster: &Cluster, node: &NodeInfo, nv: &NodeVolumes) -> &Exact {
+        self.exact.get_or_init(|| {
+            let volumes = attached_volumes(cluster, node, nv.has_csi_node).map(|v| {
+                v.into_iter()
+                    .map(|(d, h)| (d.into_owned(), h.into_owned()))
+                    .collect::<Vec<_>>()
+            });
+            let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+            if let Ok(attached) = &volumes {
+                for (driver, _) in attached {
+                    *counts.entry(driver.clone()).or_default() += 1;
+                }
+                for (attacher, handle) in &nv.attachments {
+                    if find(attached, attacher, handle).is_err() {
+                        *counts.entry(attacher.clone()).or_default() += 1;
+                    }
+                }
+            }
+            Exact { volumes, counts }
+        })
+    }
+
+    fn counted_from(&self, node: &NodeInfo) -> bool {
+        self.pods.len() == node.pods.len()
+            && self
+                .pods
+                .iter()
+                .zip(&node.pods)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+fn find(sorted: &[(String, String)], driver: &str, handle: &str) -> Result<usize, usize> {
+    sorted.binary_search_by(|(d, h)| (d.as_str(), h.as_str()).cmp(&(driver, handle)))
+}
+
+/// The node's [`Attached`], from the index when its pods are the ones counted.
+fn attached_for(index: &VolumeIndex, pos: Option<usize>, node: &NodeInfo) -> Arc<Attached> {
+    let slot = pos.and_then(|i| index.attached.get(i));
+    if let Some(slot) = slot {
+        let cached = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = cached.as_ref().filter(|a| a.counted_from(node)) {
+            return a.clone();
+        }
+    }
+    let counted = Arc::new(Attached::of(node));
+    if let Some(slot) = slot {
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(counted.clone());
+    }
+    counted
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct NodeVolumes {
+    has_csi_node: bool,
+    /// Allocatable volume counts per driver from the CSINode.
+    limits: BTreeMap<String, i64>,
+    /// VolumeAttachments to the node naming a PV: each can add at most one volume.
+    /// With the pods' claim volumes this bounds what the node has attached, and a
+    /// node whose bound leaves room for the pod's new volumes passes without
+    /// resolving a single claim (the answer counting exactly would give).
+    va_count: i64,
+    /// Those whose PV is a CSI volume, `(attacher, handle)`, sorted, deduplicated.
+    attachments: Vec<(String, String)>,
+}
+
+impl NodeVolumes {
+    /// Straight from the cluster, for a node the index does not hold.
+    fn of(cluster: &Cluster, node: &str) -> NodeVolumes {
+        let only: FastSet<&str> = [node].into_iter().collect();
+        let va_count = cluster
+            .volume_attachments
+            .values()
+            .filter(|va| counts_as_attachment(va) && va.spec.node_name == node)
+            .count() as i64;
+        let csi_node = cluster.csi_nodes.get(node);
+        NodeVolumes {
+            has_csi_node: csi_node.is_some(),
+            limits: owned_limits(csi_node),
+            va_count,
+            attachments: attachments_by_node(cluster, Some(&only))
+                .remove(node)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+fn counts_as_attachment(va: &k8s_openapi::api::storage::v1::VolumeAttachment) -> bool {
+    !va.spec.attacher.is_empty() && va.spec.source.persistent_volume_name.is_some()
+}
+
+fn owned_limits(csi_node: Option<&CSINode>) -> BTreeMap<String, i64> {
+    volume_limits(csi_node)
+        .into_iter()
+        .map(|(d, n)| (d.to_string(), n))
+        .collect()
+}
+
+fn volume_index(cluster: &Cluster) -> Arc<VolumeIndex> {
+    cluster.volume_derived("NodeVolumeLimits/nodes", |c| {
+        let mut va_count: FastMap<&str, i64> = FastMap::default();
+        for va in c.volume_attachments.values() {
+            if counts_as_attachment(va) {
+                *va_count.entry(va.spec.node_name.as_str()).or_default() += 1;
+            }
+        }
+        let mut attachments = attachments_by_node(c, None);
+        let nodes = c
+            .nodes()
+            .iter()
+            .map(|n| {
+                let csi_node = c.csi_nodes.get(n.name());
+                NodeVolumes {
+                    has_csi_node: csi_node.is_some(),
+                    limits: owned_limits(csi_node),
+                    va_count: va_count.get(n.name()).copied().unwrap_or(0),
+                    attachments: attachments.remove(n.name()).unwrap_or_default(),
+                }
+            })
+            .collect::<Vec<_>>();
+        VolumeIndex {
+            attached: nodes.iter().map(|_| Mutex::new(None)).collect(),
+            nodes,
+        }
+    })
+}
+
+/// The node's entry in the index, found by position (the cluster's own NodeInfo, or
+/// a copy of it by name), else computed.
+fn node_volumes<'i>(
+    cluster: &Cluster,
+    index: &'i VolumeIndex,
+    node: &NodeInfo,
+) -> (Option<usize>, Cow<'i, NodeVolumes>) {
+    let pos = cluster
+        .own_node_position(node)
+        .or_else(|| cluster.node_position(node.name()))
+        .filter(|&i| i < index.nodes.len());
+    match pos {
+        Some(i) => (pos, Cow::Borrowed(&index.nodes[i])),
+        None => (None, Cow::Owned(NodeVolumes::of(cluster, node.name()))),
+    }
 }
 
 /// New volumes per CSI driver.
@@ -301,60 +501,15 @@ impl PreFilterPlugin for NodeVolumeLimits {
         if !relevant {
             return (None, Status::skip());
         }
-        state.write(STATE_KEY, pre_filter_state(cx.cluster, pod));
+        // The pod's new volumes depend on the node only through whether it has a
+        // CSINode.
+        let s = State {
+            index: volume_index(cx.cluster),
+            new_with_csi_node: Arc::new(NewVolumes::of(cx.cluster, pod, true)),
+            new_without_csi_node: Arc::new(NewVolumes::of(cx.cluster, pod, false)),
+        };
+        state.write(STATE_KEY, s);
         (None, Status::success())
-    }
-}
-
-/// The VolumeAttachment counts per node, and the attachments of the nodes where the
-/// bound (see [`State::va_count`]) leaves the pod no room for sure.
-fn pre_filter_state(cluster: &Cluster, pod: &Pod) -> State {
-    let mut va_count: FastMap<&str, i64> = FastMap::default();
-    for va in cluster.volume_attachments.values() {
-        if !va.spec.attacher.is_empty() && va.spec.source.persistent_volume_name.is_some() {
-            *va_count.entry(va.spec.node_name.as_str()).or_default() += 1;
-        }
-    }
-    // The pod's new volumes depend on the node only through whether it has a CSINode.
-    let new_for = |has_csi_node| {
-        new_pod_volumes(cluster, pod, has_csi_node)
-            .ok()
-            .map(|v| Arc::new(per_driver(&v)))
-    };
-    let (new_with, new_without) = (new_for(true), new_for(false));
-    let mut tight: FastSet<&str> = FastSet::default();
-    for node in cluster.nodes() {
-        let csi_node = cluster.csi_nodes.get(node.name());
-        let new_count = if csi_node.is_some() {
-            &new_with
-        } else {
-            &new_without
-        };
-        let limits = volume_limits(csi_node);
-        // Filter decides these nodes before it counts anything (an error, no new
-        // volume, no limit).
-        let Some(new_count) = new_count
-            .as_ref()
-            .filter(|c| !c.is_empty() && !limits.is_empty())
-        else {
-            continue;
-        };
-        let va = va_count.get(node.name()).copied().unwrap_or(0);
-        if !has_room(node, va, new_count, &limits) {
-            tight.insert(node.name());
-        }
-    }
-    State {
-        va_count: Arc::new(
-            va_count
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        ),
-        attachments: Arc::new(attachments_by_node(cluster, Some(&tight))),
-        tight: Arc::new(tight.into_iter().map(str::to_string).collect()),
-        new_with_csi_node: new_with,
-        new_without_csi_node: new_without,
     }
 }
 
@@ -370,8 +525,13 @@ fn per_driver(volumes: &[Key<'_>]) -> NewCount {
 /// Whether the node has room for the new volumes under every limit even if each of
 /// its pods' volumes and each of its `va` VolumeAttachments counted, once, under
 /// every driver.
-fn has_room(node: &NodeInfo, va: i64, new_count: &NewCount, limits: &BTreeMap<&str, i64>) -> bool {
-    let Some(pods_volumes) = most_attached(node) else {
+fn has_room(
+    most_attached: Option<i64>,
+    va: i64,
+    new_count: &NewCount,
+    limits: &BTreeMap<String, i64>,
+) -> bool {
+    let Some(pods_volumes) = most_attached else {
         return false;
     };
     new_count.iter().all(|(driver, n)| {
@@ -402,20 +562,18 @@ fn most_attached(node: &NodeInfo) -> Option<i64> {
     Some(n)
 }
 
-/// Whether the bound alone settles the node (see [`State::va_count`]): `false`
-/// whenever Filter must count, an error of the pod's own volumes included.
-fn node_has_room(cluster: &Cluster, node: &NodeInfo, s: &State) -> bool {
-    let csi_node = cluster.csi_nodes.get(node.name());
-    let new_count = if csi_node.is_some() {
+/// Whether the bound alone settles the node (see [`NodeVolumes::va_count`]):
+/// `false` whenever Filter must count, an error of the pod's own volumes included.
+fn node_has_room(attached: &Attached, nv: &NodeVolumes, s: &State) -> bool {
+    let new_count = if nv.has_csi_node {
         &s.new_with_csi_node
     } else {
         &s.new_without_csi_node
     };
-    let Some(new_count) = new_count else {
-        return false;
-    };
-    let va = s.va_count.get(node.name()).copied().unwrap_or(0);
-    has_room(node, va, new_count, &volume_limits(csi_node))
+    new_count
+        .as_ref()
+        .as_ref()
+        .is_ok_and(|n| has_room(attached.most, nv.va_count, &n.per_driver, &nv.limits))
 }
 
 /// A driver whose volume limit the pod would exceed on a node.
@@ -430,7 +588,7 @@ pub(crate) struct Exceeded {
 }
 
 /// The Filter's decision: the first driver (by name) over its limit, if any.
-/// `attachments` is PreFilter's state (computed here when absent).
+/// `attachments` is [`attachments_by_node`] (computed here when absent).
 pub(crate) fn first_exceeded(
     cluster: &Cluster,
     pod: &Pod,
@@ -441,45 +599,52 @@ pub(crate) fn first_exceeded(
         return Ok(None);
     }
     let csi_node = cluster.csi_nodes.get(node.name());
-    let has_csi_node = csi_node.is_some();
-    let mut new_volumes = new_pod_volumes(cluster, pod, has_csi_node)?;
-    if new_volumes.is_empty() {
-        return Ok(None);
-    }
-    let limits = volume_limits(csi_node);
-    if limits.is_empty() {
-        return Ok(None);
-    }
-
-    let attached = attached_volumes(cluster, node, has_csi_node).map_err(Status::error)?;
-    let mut attached_count: BTreeMap<&str, i64> = BTreeMap::new();
-    for (driver, _) in &attached {
-        *attached_count.entry(driver).or_default() += 1;
-    }
-    // A volume shared with a pod already on the node is attached only once.
-    new_volumes.retain(|k| attached.binary_search(k).is_err());
     let computed;
     let attachments = match attachments {
         Some(a) => a,
         None => {
-            computed = attachments_by_node(cluster, None);
+            let only: FastSet<&str> = [node.name()].into_iter().collect();
+            computed = attachments_by_node(cluster, Some(&only));
             &computed
         }
     };
-    for (attacher, handle) in attachments.get(node.name()).into_iter().flatten() {
-        let key: Key = (Cow::Borrowed(attacher), Cow::Borrowed(handle));
-        if attached.binary_search(&key).is_err() {
-            *attached_count.entry(attacher).or_default() += 1;
+    let nv = NodeVolumes {
+        has_csi_node: csi_node.is_some(),
+        limits: owned_limits(csi_node),
+        // Not read by the exact count.
+        va_count: 0,
+        attachments: attachments.get(node.name()).cloned().unwrap_or_default(),
+    };
+    let new = NewVolumes::of(cluster, pod, nv.has_csi_node);
+    count_exactly(cluster, node, &new, &nv, || Arc::new(Attached::of(node)))
+}
+
+/// [`first_exceeded`] with the pod's new volumes, the node's CSINode limits and
+/// attachments at hand, and what its pods attach when it comes to counting them.
+fn count_exactly(
+    cluster: &Cluster,
+    node: &NodeInfo,
+    new: &Result<NewVolumes, Status>,
+    nv: &NodeVolumes,
+    attached: impl FnOnce() -> Arc<Attached>,
+) -> Result<Option<Exceeded>, Status> {
+    let new = new.as_ref().map_err(Clone::clone)?;
+    if new.keys.is_empty() || nv.limits.is_empty() {
+        return Ok(None);
+    }
+    let attached = attached();
+    let exact = attached.exact(cluster, node, nv);
+    let volumes = exact.volumes.as_ref().map_err(Status::error)?;
+    // A volume shared with a pod already on the node is attached only once.
+    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
+    for (driver, handle) in &new.keys {
+        if find(volumes, driver, handle).is_err() {
+            *new_count.entry(driver).or_default() += 1;
         }
     }
-
-    let mut new_count: BTreeMap<&str, i64> = BTreeMap::new();
-    for (driver, _) in &new_volumes {
-        *new_count.entry(driver).or_default() += 1;
-    }
     for (driver, count) in new_count {
-        if let Some(limit) = limits.get(driver) {
-            let current = attached_count.get(driver).copied().unwrap_or(0);
+        if let Some(limit) = nv.limits.get(driver) {
+            let current = exact.counts.get(driver).copied().unwrap_or(0);
             if current + count > *limit {
                 return Ok(Some(Exceeded {
                     driver: driver.to_string(),
@@ -495,25 +660,30 @@ pub(crate) fn first_exceeded(
 
 impl FilterPlugin for NodeVolumeLimits {
     fn filter(&self, cx: &Ctx, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        // Without PreFilter state, `first_exceeded` computes what it would hold.
-        let only_this;
-        let attachments = match state.read::<State>(STATE_KEY) {
-            Some(s) => {
-                if node_has_room(cx.cluster, node, s) {
-                    return Status::success();
-                }
-                if s.tight.contains(node.name()) {
-                    Some(&*s.attachments)
-                } else {
-                    // Tight only since PreFilter (pods nominated to it added).
-                    let only: FastSet<&str> = [node.name()].into_iter().collect();
-                    only_this = attachments_by_node(cx.cluster, Some(&only));
-                    Some(&only_this)
-                }
-            }
-            None => None,
+        if pod.volumes.is_empty() {
+            return Status::success();
+        }
+        // Without PreFilter state, count exactly with what it would hold.
+        let s = state.read::<State>(STATE_KEY);
+        let index = match s {
+            Some(s) => s.index.clone(),
+            None => volume_index(cx.cluster),
         };
-        match first_exceeded(cx.cluster, pod, node, attachments) {
+        let (pos, nv) = node_volumes(cx.cluster, &index, node);
+        let attached = attached_for(&index, pos, node);
+        if s.is_some_and(|s| node_has_room(&attached, &nv, s)) {
+            return Status::success();
+        }
+        let computed;
+        let new = match s {
+            Some(s) if nv.has_csi_node => &*s.new_with_csi_node,
+            Some(s) => &*s.new_without_csi_node,
+            None => {
+                computed = NewVolumes::of(cx.cluster, pod, nv.has_csi_node);
+                &computed
+            }
+        };
+        match count_exactly(cx.cluster, node, new, &nv, || attached) {
             Err(st) => st,
             Ok(Some(_)) => Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
             Ok(None) => Status::success(),
@@ -686,6 +856,144 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The per-node index (CSINode limits, VolumeAttachment counts and handles)
+    /// holds what reading the cluster gives, and Filter with it (PreFilter state,
+    /// own nodes and copies) decides as the exact count without it (what causes
+    /// call), on pods sharing PVs, ephemeral and in-tree volumes, missing claims;
+    /// and after the objects change between cycles.
+    #[test]
+    fn the_node_index_agrees_with_the_cluster() {
+        let mut c = cluster(
+            vec![
+                simple_node("n1", "4", "8Gi"),
+                simple_node("n2", "4", "8Gi"),
+                simple_node("n3", "4", "8Gi"),
+            ],
+            vec![
+                pod_json("r1", Some("n1"), pvc_volumes(&["c1", "c2"])),
+                pod_json("r2", Some("n1"), pvc_volumes(&["c2", "missing"])),
+                pod_json(
+                    "r3",
+                    Some("n2"),
+                    json!([{"name": "a", "awsElasticBlockStore": {"volumeID": "vol-a"}},
+                        {"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]),
+                ),
+            ],
+        );
+        for i in 1..=6 {
+            bound(&mut c, i, EBS);
+        }
+        let intree: core::PersistentVolume = serde_json::from_value(json!({
+            "metadata": {"name": "intree"},
+            "spec": {"awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-b"}}
+        }))
+        .unwrap();
+        c.persistent_volumes.insert("intree".into(), intree);
+        claim(&mut c, "intree", Some("intree"), None);
+        // r3's generic ephemeral claim, not owned by it: counting n2 fails.
+        claim(&mut c, "r3-eph", None, None);
+        c.csi_nodes
+            .insert("n1".into(), csi_node("n1", &[(EBS, Some(4))], None));
+        c.csi_nodes.insert(
+            "n2".into(),
+            csi_node("n2", &[(EBS, Some(2)), ("other", None)], None),
+        );
+        c.volume_attachments.insert("va1".into(), va("va1", "pv1"));
+        c.volume_attachments.insert("va5".into(), va("va5", "pv5"));
+        // Attachments of a PV that is not CSI, of a missing PV, without attacher.
+        c.volume_attachments
+            .insert("va-intree".into(), va("va-intree", "intree"));
+        c.volume_attachments
+            .insert("va-ghost".into(), va("va-ghost", "ghost"));
+        let mut no_attacher = va("va-none", "pv6");
+        no_attacher.spec.attacher.clear();
+        c.volume_attachments.insert("va-none".into(), no_attacher);
+        let mut on_n2 = va("va-n2", "pv4");
+        on_n2.spec.node_name = "n2".into();
+        c.volume_attachments.insert("va-n2".into(), on_n2);
+
+        let pods = [
+            pvc_volumes(&["c3"]),
+            pvc_volumes(&["c1", "c3", "c4"]),
+            pvc_volumes(&["c2", "c5"]),
+            pvc_volumes(&["intree", "c6"]),
+            pvc_volumes(&["missing"]),
+            json!([{"name": "x", "awsElasticBlockStore": {"volumeID": "vol-x"}}]),
+            json!([{"name": "x", "csi": {"driver": EBS, "volumeHandle": "inline"}}]),
+        ];
+        let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+        for round in 0..3 {
+            let index = volume_index(&c);
+            let all = attachments_by_node(&c, None);
+            assert_eq!(index.nodes.len(), 3);
+            for (n, nv) in c.nodes().iter().zip(&index.nodes) {
+                assert_eq!(
+                    *nv,
+                    NodeVolumes::of(&c, n.name()),
+                    "round {round} {}",
+                    n.name()
+                );
+                assert_eq!(
+                    nv.attachments,
+                    all.get(n.name()).cloned().unwrap_or_default(),
+                    "round {round} {}",
+                    n.name()
+                );
+            }
+            for vols in &pods {
+                let p = pod(pod_json("new", None, vols.clone()));
+                let cx = Ctx {
+                    cluster: &c,
+                    now: Default::default(),
+                };
+                let mut state = CycleState::default();
+                let (_, pre) = NodeVolumeLimits.pre_filter(&cx, &mut state, &p);
+                if pre == Status::skip() {
+                    // Nothing countable (an inline CSI volume): Filter does not run.
+                    for n in c.nodes() {
+                        assert_eq!(first_exceeded(&c, &p, n, None), Ok(None), "{vols}");
+                    }
+                    continue;
+                }
+                assert!(pre.is_success(), "{vols}");
+                for n in c.nodes() {
+                    let want = match first_exceeded(&c, &p, n, None) {
+                        Err(st) => st,
+                        Ok(Some(_)) => exceeded(),
+                        Ok(None) => Status::success(),
+                    };
+                    *outcomes.entry(format!("{:?}", want.code)).or_insert(0) += 1;
+                    let case = format!("round {round} {vols} on {}", n.name());
+                    assert_eq!(NodeVolumeLimits.filter(&cx, &state, &p, n), want, "{case}");
+                    let copy = n.clone();
+                    assert_eq!(
+                        NodeVolumeLimits.filter(&cx, &state, &p, &copy),
+                        want,
+                        "{case}"
+                    );
+                    let fresh = CycleState::default();
+                    assert_eq!(NodeVolumeLimits.filter(&cx, &fresh, &p, n), want, "{case}");
+                }
+            }
+            // Pods and objects change between cycles: the counts follow.
+            c.upsert_pod(pod(pod_json("r4", Some("n1"), pvc_volumes(&["c4"]))));
+            c.delete_pod("default/r2");
+            if round == 0 {
+                // Pods alone (the index stays, its per-node counts do not).
+                continue;
+            }
+            c.volume_attachments.insert("va3".into(), va("va3", "pv3"));
+            c.volume_attachments.insert("va4".into(), va("va4", "pv4"));
+            c.csi_nodes
+                .insert("n3".into(), csi_node("n3", &[(EBS, Some(0))], None));
+        }
+        // Every outcome was compared: passing, over the limit, unresolvable, error.
+        assert_eq!(outcomes.len(), 4, "{outcomes:?}");
+        let index = volume_index(&c);
+        assert_eq!(index.nodes[0].va_count, 6);
+        assert!(index.nodes[2].has_csi_node);
     }
 
     /// h29's shape: limits 2 / 1 / 5 / none; n1 runs two volumes, n3 one.

@@ -414,8 +414,23 @@ fn candidates(
     let claim_modes = spec.and_then(|s| s.access_modes.as_ref());
     let empty = std::collections::BTreeMap::new();
     let mut out = Vec::new();
-    // The PV cache lists a class's PVs in no particular order; name order here.
-    for pv in cluster.persistent_volumes.values() {
+    // The PV cache lists a class's PVs in no particular order; name order here. Of
+    // those, only the PVs without a claimRef or with one naming this claim can match.
+    let index = pv_index(cluster);
+    let unclaimed = index.unclaimed.get(class).map_or(&[][..], Vec::as_slice);
+    let claim_ref = (
+        pvc.metadata.namespace.clone().unwrap_or_default(),
+        pvc.metadata.name.clone(),
+    );
+    let prebound_to_claim = index
+        .by_claim
+        .get(&claim_ref)
+        .map_or(&[][..], Vec::as_slice);
+    let names = merge_sorted(unclaimed, prebound_to_claim);
+    for pv in names
+        .iter()
+        .filter_map(|n| cluster.persistent_volumes.get(n.as_str()))
+    {
         if pv_class(pv) != class {
             continue;
         }
@@ -469,6 +484,58 @@ fn candidates(
         });
     }
     Ok(out)
+}
+
+/// The PVs [`candidates`] looks at, built once per state of the volume objects
+/// ([`Cluster::volume_derived`]): upstream's PV cache lists every PV of the class
+/// and drops those claimed by other claims one by one, which on a cluster with a
+/// bound PV per pod costs a walk of them all in every cycle.
+#[derive(Debug, Default)]
+struct PvIndex {
+    /// Names of the PVs without a claimRef, by class, in name order.
+    unclaimed: BTreeMap<String, Vec<String>>,
+    /// Names of the PVs with a claimRef, by its namespace ("" when unset) and name,
+    /// in name order.
+    by_claim: BTreeMap<(String, Option<String>), Vec<String>>,
+}
+
+fn pv_index(cluster: &Cluster) -> Arc<PvIndex> {
+    cluster.volume_derived("VolumeBinding/pvs", |c| {
+        let mut index = PvIndex::default();
+        for (name, pv) in c.persistent_volumes.iter() {
+            match pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref()) {
+                Some(r) => index
+                    .by_claim
+                    .entry((r.namespace.clone().unwrap_or_default(), r.name.clone()))
+                    .or_default()
+                    .push(name.clone()),
+                None => index
+                    .unclaimed
+                    .entry(pv_class(pv).to_string())
+                    .or_default()
+                    .push(name.clone()),
+            }
+        }
+        index
+    })
+}
+
+/// Two name-ordered lists as one (a PV is in at most one of them).
+fn merge_sorted<'a>(a: &'a [String], b: &'a [String]) -> Vec<&'a String> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(&a[i]);
+            i += 1;
+        } else {
+            out.push(&b[j]);
+            j += 1;
+        }
+    }
+    out.extend(&a[i..]);
+    out.extend(&b[j..]);
+    out
 }
 
 /// `checkVolumeProvisions`' node-independent part for one claim.
@@ -1571,6 +1638,80 @@ mod tests {
             run(&c, &incoming(&["a", "b", "c"])).unwrap()[0],
             uu(&[ERR_REASON_BIND_CONFLICT])
         );
+    }
+
+    /// The PV index drops exactly the PVs the listing would: claimed by another
+    /// claim (name, namespace, uid) or of another class; and sees PVs added after a
+    /// cycle built it.
+    #[test]
+    fn candidates_from_the_pv_index_match_the_listing_rules() {
+        let mut c = cluster(nodes(&["n1"]), vec![]);
+        let claimed = |name: &str, class: &str, claim_ref: Value| {
+            let mut pv = local_pv(name, class, "8Gi", "n1");
+            pv["spec"]["claimRef"] = claim_ref;
+            pv["status"]["phase"] = json!("Bound");
+            pv
+        };
+        add(
+            &mut c,
+            vec![
+                class("sc", NOT_SUPPORTED_PROVISIONER, "WaitForFirstConsumer"),
+                local_pv("a-free", "sc", "8Gi", "n1"),
+                claimed(
+                    "b-mine",
+                    "sc",
+                    json!({"namespace": "default", "name": "data"}),
+                ),
+                claimed(
+                    "c-other",
+                    "sc",
+                    json!({"namespace": "default", "name": "other"}),
+                ),
+                claimed(
+                    "d-other-ns",
+                    "sc",
+                    json!({"namespace": "ns2", "name": "data"}),
+                ),
+                claimed(
+                    "e-other-uid",
+                    "sc",
+                    json!({"namespace": "default", "name": "data", "uid": "u1"}),
+                ),
+                claimed(
+                    "f-mine-other-class",
+                    "gold",
+                    json!({"namespace": "default", "name": "data"}),
+                ),
+                claimed("g-no-namespace", "sc", json!({"name": "data"})),
+                local_pv("h-free-other-class", "gold", "8Gi", "n1"),
+                local_pv("i-free", "sc", "8Gi", "n1"),
+                unbound_pvc("data", "sc", "5Gi"),
+            ],
+        );
+        let names = |c: &Cluster| {
+            let pvc = &c.persistent_volume_claims["default/data"];
+            let request = pvc_request(pvc).unwrap();
+            candidates(c, pvc, "default/data", "sc", request)
+                .unwrap()
+                .into_iter()
+                .map(|cand| (cand.name, cand.prebound))
+                .collect::<Vec<_>>()
+        };
+        let want = vec![
+            ("a-free".to_string(), false),
+            ("b-mine".to_string(), true),
+            ("i-free".to_string(), false),
+        ];
+        assert_eq!(names(&c), want);
+        assert_eq!(names(&c), want, "from the cached index");
+        add(&mut c, vec![local_pv("0-new", "sc", "8Gi", "n1")]);
+        c.persistent_volumes.remove("a-free");
+        let want = vec![
+            ("0-new".to_string(), false),
+            ("b-mine".to_string(), true),
+            ("i-free".to_string(), false),
+        ];
+        assert_eq!(names(&c), want, "PVs changed since");
     }
 
     #[test]
