@@ -14,7 +14,8 @@
 //! SCHEDSCOPE_BENCH_PARALLELISM sets the engine's workers (0 = all cores, 1 =
 //! sequential) for every measure.
 //! SCHEDSCOPE_BENCH_EXPLAIN_RUNS sets how many times each pod is explained (20; the
-//! median is reported).
+//! median is reported); SCHEDSCOPE_BENCH_ONLY=TEXT runs only the explains whose label
+//! (`plain all_filters=true`, ...) contains TEXT, to profile one.
 
 mod support;
 
@@ -119,11 +120,16 @@ fn main() {
     );
     let config = SchedulerConfig::defaults();
     let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
+    let only = std::env::var("SCHEDSCOPE_BENCH_ONLY").unwrap_or_default();
     for (label, pod) in ["plain", "anti-affinity", "spread"]
         .into_iter()
         .zip(subjects)
     {
         for all_filters in [false, true] {
+            let what = format!("{label} all_filters={all_filters}");
+            if !what.contains(&only) {
+                continue;
+            }
             let opts = CycleOptions {
                 all_filters,
                 now: "2026-01-03T00:00:00Z".parse().unwrap(),

@@ -5,6 +5,12 @@ use schedscope::cli::{Cli, Command, ExplainArgs, PodsArgs, SimulateArgs, Snapsho
 use schedscope::render::escape::terminal_safe;
 use schedscope::signals::Stopped;
 
+/// A cycle allocates and frees many small trace strings and a few large vectors per
+/// node list; glibc's allocator consolidates its free lists on every large free,
+/// which cost explain a third of its time at 5,000 nodes. The benches use the same.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();

@@ -3,6 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+/// The binary's allocator (`src/main.rs`), so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
 use schedscope::engine::scheduler::{
