@@ -348,9 +348,10 @@ fn find_nodes_that_fit_pod(
                         visited.push(idx);
                         trace.filter = verdicts(
                             nodes,
-                            &statuses,
+                            &mut statuses,
                             &feasible,
                             Some(visited.into_iter().collect()),
+                            true,
                         );
                         return None;
                     }
@@ -372,7 +373,9 @@ fn find_nodes_that_fit_pod(
     } else {
         processed
     };
-    trace.filter = verdicts(nodes, &statuses, &feasible, only);
+    // The statuses are read again (PostFilter, the fit error) only when no node fits.
+    let take = !feasible.is_empty();
+    trace.filter = verdicts(nodes, &mut statuses, &feasible, only, take);
     trace.feasible = feasible
         .iter()
         .map(|&i| nodes[i].name().to_string())
@@ -632,18 +635,22 @@ fn num_feasible_nodes_to_find(fw: &Framework, n: usize) -> usize {
     k.max(MIN_FEASIBLE_NODES_TO_FIND)
 }
 
+/// Each node's verdict for the trace. With `take`, the rejections' plugin and reasons
+/// are moved out of `statuses` rather than copied (for a caller that reads them no
+/// more).
 fn verdicts(
     nodes: &[NodeInfo],
-    statuses: &NodeToStatus,
+    statuses: &mut NodeToStatus,
     feasible: &[usize],
     only: Option<BTreeSet<usize>>,
+    take: bool,
 ) -> Vec<NodeVerdict> {
     // Indexed like `nodes`: a flag per node beats a tree look-up per node.
     let mut is_feasible = vec![false; nodes.len()];
     for &i in feasible {
         is_feasible[i] = true;
     }
-    let make = |i: usize, n: &NodeInfo| {
+    let mut make = |i: usize, n: &NodeInfo| {
         if is_feasible[i] {
             NodeVerdict {
                 node: n.node.name.clone(),
@@ -651,6 +658,14 @@ fn verdicts(
                 plugin: None,
                 code: Code::Success,
                 reasons: Vec::new(),
+            }
+        } else if take && let Some(Some(st)) = statuses.statuses.get_mut(i) {
+            NodeVerdict {
+                node: n.node.name.clone(),
+                feasible: false,
+                plugin: st.plugin.take(),
+                code: st.code,
+                reasons: std::mem::take(&mut st.reasons),
             }
         } else {
             let st = statuses.get(i);
@@ -780,19 +795,25 @@ fn all_filters_on(
     });
     let (rows, firsts): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
     let firsts = want_first.then(|| firsts.into_iter().flatten().collect());
-    let row = |own: &mut dyn Iterator<Item = Option<&Status>>| -> Arc<[PluginResult]> {
+    // A node's answers, moved out of its statuses (the fixed ones are shared).
+    let row = |own: Vec<Option<Status>>| -> Arc<[PluginResult]> {
         plugins
             .iter()
             .zip(own)
-            .filter_map(|((name, _, fixed), own)| {
-                Some(PluginResult::of(name.clone(), own.or(fixed.as_ref())?))
+            .filter_map(|((name, _, fixed), own)| match own {
+                Some(st) => Some(PluginResult {
+                    plugin: name.clone(),
+                    code: st.code,
+                    reasons: st.reasons,
+                }),
+                None => Some(PluginResult::of(name.clone(), fixed.as_ref()?)),
             })
             .collect()
     };
-    let success = Status::success();
-    let passing = row(&mut plugins
+    let passing = row(plugins
         .iter()
-        .map(|(_, _, fixed)| fixed.is_none().then_some(&success)));
+        .map(|(_, _, fixed)| fixed.is_none().then(Status::success))
+        .collect());
     let mut rows = rows.into_iter().flatten().peekable();
     let all = nodes
         .iter()
@@ -800,7 +821,7 @@ fn all_filters_on(
         .map(|(i, node)| NodeAllVerdicts {
             node: node.node.name.clone(),
             results: match rows.next_if(|(at, _)| *at == i) {
-                Some((_, own)) => row(&mut own.iter().map(Option::as_ref)),
+                Some((_, own)) => row(own),
                 None => passing.clone(),
             },
         })
