@@ -1449,3 +1449,40 @@ fn path_load_streaming_agrees_with_text_load() {
     assert_eq!(p.volumes.len(), 1);
     assert_eq!(p.volumes[0].name, "d");
 }
+
+/// A snapshot piped in (`--snapshot <(kubectl get ... -o yaml)`) can be read only
+/// once: YAML, and JSON that is not a list the streaming loader takes, load from a
+/// named pipe as from a file (before, the second read of the pipe waited forever).
+#[cfg(unix)]
+#[test]
+fn snapshot_from_a_named_pipe_loads_once() {
+    let demo = std::fs::read_to_string("examples/demo-cluster.yaml").unwrap();
+    let from_file = load_snapshot(Path::new("examples/demo-cluster.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("snapshot.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, demo) = (fifo.clone(), demo.clone());
+        std::thread::spawn(move || std::fs::write(fifo, demo).unwrap())
+    };
+    // A second read of the pipe would wait forever: fail instead.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(load_snapshot(&fifo)));
+    let from_pipe = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the load of a named pipe ends")
+        .expect("the piped snapshot loads");
+    writer.join().unwrap();
+    assert_eq!(
+        from_pipe.cluster.nodes().len(),
+        from_file.cluster.nodes().len()
+    );
+    let keys = |s: &schedscope::source::Snapshot| -> Vec<String> {
+        s.cluster.pods().map(|p| p.key()).collect()
+    };
+    assert_eq!(keys(&from_pipe), keys(&from_file));
+}

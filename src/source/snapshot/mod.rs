@@ -93,7 +93,9 @@ pub fn load_snapshot_with_progress(
         p.bytes_total.store(meta.len(), Ordering::Relaxed);
     }
     let start = Instant::now();
-    if !meta.is_dir() {
+    // Only a regular file can be read twice: a pipe (`--snapshot <(kubectl ...)`) is
+    // read once, whole, below.
+    if meta.is_file() {
         // The large-file case first; anything it does not take goes the precise way.
         let name = path.display().to_string();
         if let Some(streamed) = stream::stream_json_list(path, &name, progress)? {
