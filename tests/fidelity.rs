@@ -277,14 +277,8 @@ scenarios! {
     r23 => "r23-s2-preemption-cannot-free-device",
 }
 
-/// Filter and Score over node chunks in parallel give what the sequential run gives,
-/// byte for byte: the explain JSON of every scenario, and a simulation of each
-/// scenario's cluster (trace of every attempt included). One node per worker at
-/// least, so that these small clusters are split.
-#[test]
-fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
-    use schedscope::engine::scheduler::{SimOptions, simulate};
-    use schedscope::render::simulation;
+/// Every scenario directory (those with an `expected.json`), in name order.
+fn all_scenario_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(scenario_dir(""))
         .unwrap()
         .filter_map(|e| e.ok())
@@ -293,6 +287,18 @@ fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
         .collect();
     dirs.sort();
     assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
+    dirs
+}
+
+/// Filter and Score over node chunks in parallel give what the sequential run gives,
+/// byte for byte: the explain JSON of every scenario, and a simulation of each
+/// scenario's cluster (trace of every attempt included). One node per worker at
+/// least, so that these small clusters are split.
+#[test]
+fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
+    use schedscope::engine::scheduler::{SimOptions, simulate};
+    use schedscope::render::simulation;
+    let dirs = all_scenario_dirs();
     for dir in &dirs {
         let run = |parallelism: usize| {
             let opts = CycleOptions {
@@ -334,14 +340,7 @@ fn parallel_node_evaluation_matches_sequential_in_every_scenario() {
 /// rejections, errors included), sequential and on three workers.
 #[test]
 fn all_filters_mode_gives_normal_modes_answer_in_every_scenario() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(scenario_dir(""))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("expected.json").exists())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
+    let dirs = all_scenario_dirs();
     let mut compared = 0;
     for dir in &dirs {
         let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");

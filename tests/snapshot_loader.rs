@@ -1471,7 +1471,9 @@ fn snapshot_from_a_named_pipe_loads_once() {
     };
     // A second read of the pipe would wait forever: fail instead.
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(load_snapshot(&fifo)));
+    std::thread::spawn(move || {
+        let _ = tx.send(load_snapshot(&fifo));
+    });
     let from_pipe = rx
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the load of a named pipe ends")
