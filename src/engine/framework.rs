@@ -556,16 +556,20 @@ fn run_filters(
 ) -> Status {
     for &(name, f) in &filters.0 {
         let st = f.filter(cx, state, pod, node);
-        if st.is_success() {
-            continue;
+        if !st.is_success() {
+            return filter_failure(name, st);
         }
-        if st.is_rejected() {
-            return st.with_plugin(name);
-        }
-        return Status::error(format!("running {name:?} filter plugin: {}", st.message()))
-            .with_plugin(name);
     }
     Status::success()
+}
+
+/// A filter plugin's answer other than Success as `RunFilterPlugins` reports it: a
+/// rejection with the plugin named, anything else an Error naming it.
+pub fn filter_failure(name: &str, st: Status) -> Status {
+    if st.is_rejected() {
+        return st.with_plugin(name);
+    }
+    Status::error(format!("running {name:?} filter plugin: {}", st.message())).with_plugin(name)
 }
 
 /// Pending pods nominated to `node` with priority ≥ the pod's, other than the pod.

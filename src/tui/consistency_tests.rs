@@ -283,30 +283,8 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         causes.iter().filter(|c| !c.is_empty()).count() >= 2,
         "cause lines under several groups:\n{table}"
     );
-    for (g, shown) in json["rejection_groups"]
-        .as_array()
-        .expect("groups")
-        .iter()
-        .zip(&causes)
-    {
-        let details = g["details"].as_array().expect("details");
-        let want: Vec<String> = details
-            .iter()
-            .take(crate::report::causes::SHOWN)
-            .map(|d| {
-                let n = d["nodes"].as_array().expect("nodes").len();
-                format!(
-                    "{}  ({n} node{})",
-                    d["cause"].as_str().expect("cause"),
-                    crate::report::plural(n)
-                )
-            })
-            .chain(
-                (details.len() > crate::report::causes::SHOWN)
-                    .then(|| format!("(+{} more)", details.len() - crate::report::causes::SHOWN)),
-            )
-            .collect();
-        assert_eq!(&want, shown, "JSON details against the table:\n{table}");
+    for (want, shown) in json_causes(&json).iter().zip(&causes) {
+        assert_eq!(want, shown, "JSON details against the table:\n{table}");
     }
     for (node, rank) in &ranks {
         assert_eq!(json["ranks"][node.as_str()], *rank, "JSON rank of {node}");
@@ -404,35 +382,9 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
             "{key}: causes under every group\n{table}"
         );
         let json = crate::render::json::to_json_view(&trace, &view);
-        let json_causes: Vec<Vec<String>> = json["rejection_groups"]
-            .as_array()
-            .expect("groups")
-            .iter()
-            .map(|g| {
-                let details = g["details"].as_array().expect("details");
-                let mut lines: Vec<String> = details
-                    .iter()
-                    .take(crate::report::causes::SHOWN)
-                    .map(|d| {
-                        let n = d["nodes"].as_array().expect("nodes").len();
-                        format!(
-                            "{}  ({n} node{})",
-                            d["cause"].as_str().expect("cause"),
-                            crate::report::plural(n)
-                        )
-                    })
-                    .collect();
-                if details.len() > crate::report::causes::SHOWN {
-                    lines.push(format!(
-                        "(+{} more)",
-                        details.len() - crate::report::causes::SHOWN
-                    ));
-                }
-                lines
-            })
-            .collect();
         assert_eq!(
-            json_causes, causes,
+            json_causes(&json),
+            causes,
             "{key}: JSON against the table\n{table}"
         );
 
@@ -444,6 +396,35 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
         let lines = screen(&mut app, 400, 40);
         assert_eq!(tui_causes(&lines), causes, "{key}\n{}", lines.join("\n"));
     }
+}
+
+/// Each JSON rejection group's cause lines as the table shows them: the most shared
+/// details, then `(+N more)`.
+fn json_causes(json: &serde_json::Value) -> Vec<Vec<String>> {
+    let shown = crate::report::causes::SHOWN;
+    json["rejection_groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            let details = g["details"].as_array().expect("details");
+            details
+                .iter()
+                .take(shown)
+                .map(|d| {
+                    let n = d["nodes"].as_array().expect("nodes").len();
+                    format!(
+                        "{}  ({n} node{})",
+                        d["cause"].as_str().expect("cause"),
+                        crate::report::plural(n)
+                    )
+                })
+                .chain(
+                    (details.len() > shown).then(|| format!("(+{} more)", details.len() - shown)),
+                )
+                .collect()
+        })
+        .collect()
 }
 
 /// `(label, entry)` rows of the table's Needs section: a label column, then entries

@@ -741,13 +741,12 @@ fn all_filters_on(
             Some((Sym::new(p.name()), f, fixed))
         })
         .collect();
-    // The workers return bare statuses (a success allocates nothing); the trace is
-    // built here, on the calling thread: memory a pool thread allocates and this one
-    // frees sent glibc's allocator into long consolidations.
     let active = fw.active_filters(state);
     // Per chunk: the nodes where some plugin did not pass, with every plugin's answer
     // there (most nodes pass everywhere and share one row below), and normal mode's
-    // verdicts.
+    // verdicts. The workers return bare statuses; the trace is built on the calling
+    // thread (memory one thread allocates and another frees is slow to reuse with
+    // glibc's allocator, which the library's users may have).
     let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
         let mut rows: Vec<(usize, Vec<Option<Status>>)> = Vec::new();
         let mut firsts: Vec<Status> = Vec::with_capacity(if want_first { r.len() } else { 0 });
@@ -838,15 +837,11 @@ fn first_rejection(
 ) -> Status {
     for ((name, _, _), st) in plugins.iter().zip(own) {
         // `None`: skipped by PreFilter, not an active filter.
-        let Some(st) = st else { continue };
-        if st.is_success() {
-            continue;
+        if let Some(st) = st
+            && !st.is_success()
+        {
+            return super::framework::filter_failure(name, st.clone());
         }
-        if st.is_rejected() {
-            return st.clone().with_plugin(name);
-        }
-        return Status::error(format!("running {name:?} filter plugin: {}", st.message()))
-            .with_plugin(name);
     }
     Status::success()
 }
