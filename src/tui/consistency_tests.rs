@@ -237,16 +237,7 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
 
     // The table, from the same cluster and configuration through `explain`.
     let config = crate::engine::SchedulerConfig::defaults();
-    let trace = crate::explain::explain(
-        &cluster,
-        &config,
-        "ml/notebook",
-        &crate::engine::cycle::CycleOptions::default(),
-    )
-    .expect("explained");
-    // With the rejections' causes, as `explain` builds its view.
-    cluster.pod("ml/notebook").expect("the pod");
-    let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
+    let (trace, view) = replay(&cluster, &config, "ml/notebook");
     let table = crate::render::table::render_view(
         &trace,
         &view,
@@ -357,15 +348,7 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
         ("shop/cache-3", "InterPodAffinity"),
         ("db/postgres-1", "VolumeBinding"),
     ] {
-        let trace = crate::explain::explain(
-            &cluster,
-            &config,
-            key,
-            &crate::engine::cycle::CycleOptions::default(),
-        )
-        .expect("explained");
-        cluster.pod(key).expect("the pod");
-        let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
+        let (trace, view) = replay(&cluster, &config, key);
         let table = crate::render::table::render_view(
             &trace,
             &view,
@@ -396,6 +379,25 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
         let lines = screen(&mut app, 400, 40);
         assert_eq!(tui_causes(&lines), causes, "{key}\n{}", lines.join("\n"));
     }
+}
+
+/// `key` explained as the CLI does, with the view (the rejections' causes included)
+/// every output draws.
+fn replay(
+    cluster: &crate::model::Cluster,
+    config: &crate::engine::SchedulerConfig,
+    key: &str,
+) -> (crate::engine::trace::Trace, crate::report::TraceView) {
+    assert!(cluster.pod(key).is_some(), "{key} is in the cluster");
+    let trace = crate::explain::explain(
+        cluster,
+        config,
+        key,
+        &crate::engine::cycle::CycleOptions::default(),
+    )
+    .expect("explained");
+    let view = crate::report::TraceView::of_replay(&trace, cluster, &config.profiles);
+    (trace, view)
 }
 
 /// Each JSON rejection group's cause lines as the table shows them: the most shared
@@ -587,15 +589,8 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         "default/migration-job",
         "ops/log-shipper-highmem",
     ] {
-        let trace = crate::explain::explain(
-            &cluster,
-            &config,
-            key,
-            &crate::engine::cycle::CycleOptions::default(),
-        )
-        .expect("explained");
+        let (trace, view) = replay(&cluster, &config, key);
         let pod = cluster.pod(key).expect("the pod");
-        let view = crate::report::TraceView::of_replay(&trace, &cluster, &config.profiles);
         let needs = crate::report::needs::PodNeeds::of(pod, &cluster);
         let table = crate::render::table::render_with_needs(
             &trace,
