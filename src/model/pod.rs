@@ -78,7 +78,7 @@ pub struct Pod {
     /// Shared between the pods that have the same list.
     pub topology_spread_constraints: Arc<[core::TopologySpreadConstraint]>,
     pub scheduling_gates: Vec<String>,
-    /// The volumes a scheduler plugin may read (see `scheduler_reads`).
+    /// The volumes a scheduler plugin may read (see `scheduler_volume`).
     pub volumes: Vec<core::Volume>,
     /// Images of init containers then regular containers, as ImageLocality counts them.
     pub init_images: Vec<Sym>,
@@ -262,8 +262,7 @@ impl Pod {
                 .volumes
                 .iter()
                 .flatten()
-                .filter(|v| scheduler_reads(v))
-                .cloned()
+                .filter_map(scheduler_volume)
                 .collect(),
             init_images: spec
                 .init_containers
@@ -288,19 +287,25 @@ impl Pod {
     }
 }
 
-/// Whether any scheduler plugin reads this volume. Volumes whose only source is
-/// kubelet-local (projected service account tokens, configMap, secret, downwardAPI,
-/// emptyDir: nearly every pod has one) are never looked at by kube-scheduler, and a
-/// `core::Volume` is large even when empty, so the model leaves them out.
-fn scheduler_reads(v: &core::Volume) -> bool {
-    let mut rest = v.clone();
-    rest.name = String::new();
-    rest.projected = None;
-    rest.config_map = None;
-    rest.secret = None;
-    rest.downward_api = None;
-    rest.empty_dir = None;
-    rest != core::Volume::default()
+/// The volume as scheduler plugins read it, or `None` when none does. Sources only
+/// the kubelet reads (projected service account tokens, configMap, secret,
+/// downwardAPI, emptyDir: nearly every pod has one) are dropped, and a volume with
+/// nothing else is left out: a `core::Volume` is large even when empty.
+fn scheduler_volume(v: &core::Volume) -> Option<core::Volume> {
+    let mut kept = core::Volume {
+        name: String::new(),
+        projected: None,
+        config_map: None,
+        secret: None,
+        downward_api: None,
+        empty_dir: None,
+        ..v.clone()
+    };
+    if kept == core::Volume::default() {
+        return None;
+    }
+    kept.name = v.name.clone();
+    Some(kept)
 }
 
 /// A field-level problem in a manifest: `path` is the JSON path inside the object.

@@ -5,6 +5,7 @@
 mod config_file;
 pub mod convert;
 pub mod kinds;
+pub mod lean_pod;
 pub mod live;
 pub mod observed;
 pub mod redact;

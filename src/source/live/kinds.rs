@@ -16,6 +16,7 @@ use super::state::LiveState;
 use crate::model::dra;
 use crate::source::SchedulingEvent;
 use crate::source::convert::{self, Priorities};
+use crate::source::lean_pod::LeanPod;
 
 /// A kind the engine reads, and how it enters the model.
 pub(super) trait Watched:
@@ -203,7 +204,8 @@ impl Watched for core::Node {
     }
 }
 
-impl Watched for core::Pod {
+/// Pods are watched with the scheduler's fields only (see [`LeanPod`]).
+impl Watched for LeanPod {
     const KIND: &'static str = "Pod";
     fn keys(st: &LiveState) -> Vec<String> {
         st.cluster.pods().map(|p| p.key()).collect()
@@ -212,7 +214,7 @@ impl Watched for core::Pod {
         let key = self.model_key();
         // The API server ran priority and RuntimeClass admission already; admitting
         // again keeps its values (they are explicit) and fills a class's policy.
-        let converted = convert::convert_pod(&self);
+        let converted = convert::convert_pod(&self.0);
         match converted {
             Ok(Some(mut c)) => {
                 let priorities = Priorities::new(&st.cluster.priority_classes);
@@ -225,7 +227,7 @@ impl Watched for core::Pod {
                 if admitted && c.explicit_priority {
                     st.unadmitted.remove(&key);
                 } else {
-                    st.unadmitted.insert(key, self);
+                    st.unadmitted.insert(key, self.0);
                 }
                 st.cluster.upsert_pod(c.pod);
             }

@@ -26,6 +26,7 @@ use super::state::{
 use crate::model::Cluster;
 use crate::source::DataUpdate;
 use crate::source::convert::{self};
+use crate::source::lean_pod::LeanPod;
 use crate::source::{SchedulingEvents, SourceStatus};
 
 /// A message from a watcher to the task that owns the state.
@@ -251,7 +252,7 @@ pub(super) fn start_watchers(
         };
     }
     // Pods and their scheduling events: one namespace, or all of them.
-    let pods: Api<core::Pod> = match &opts.namespace {
+    let pods: Api<LeanPod> = match &opts.namespace {
         Some(ns) => Api::namespaced(c(), ns),
         None => Api::all(c()),
     };

@@ -16,6 +16,7 @@ use super::text::line_col;
 use super::yaml::{is_marker, never_read, strip_location};
 use crate::model::{FieldError, Node, Pod, PodGroup, dra};
 use crate::source::convert::{self};
+use crate::source::lean_pod::LeanPod;
 use crate::source::{Origin, SnapshotError};
 
 /// Decode an object of any kind; a missing kind is an error.
@@ -545,7 +546,8 @@ pub(super) fn decode_object(
             Decoded::Node(Box::new(node))
         }
         "Pod" => {
-            let p: core::Pod = body.decode().map_err(bad_body)?;
+            // Only the scheduler's fields are built (see `LeanPod`).
+            let p: core::Pod = body.decode::<LeanPod>().map_err(bad_body)?.0;
             named(&p.metadata)?;
             let Some(c) = convert::convert_pod(&p).map_err(|e| bad_field(&p.metadata, e))? else {
                 let (ns, name) = (
