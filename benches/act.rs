@@ -24,6 +24,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    schedscope::allocator::tune();
     let spec = SyntheticSpec {
         nodes: env_usize("SCHEDSCOPE_ACT_NODES", 5_000),
         pods: env_usize("SCHEDSCOPE_ACT_BOUND", 150_000),

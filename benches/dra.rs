@@ -106,6 +106,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    schedscope::allocator::tune();
     let nodes = env_usize("SCHEDSCOPE_BENCH_NODES", 5_000);
     let runs = env_usize("SCHEDSCOPE_BENCH_RUNS", 20);
     let text = cluster_json(nodes);

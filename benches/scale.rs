@@ -70,6 +70,7 @@ fn path_load(path: &str) {
 }
 
 fn main() {
+    schedscope::allocator::tune();
     // `cargo bench` passes `--bench`; ignore arguments.
     if let Ok(path) = std::env::var("SCHEDSCOPE_SCALE_FILE") {
         path_load(&path);

@@ -15,6 +15,7 @@ use schedscope::testing::synthetic::{SyntheticSpec, synthetic_cluster_with_pendi
 use support::{SimRun, env_usize, load_synthetic, run_simulation};
 
 fn main() {
+    schedscope::allocator::tune();
     let pending = env_usize("SCHEDSCOPE_SIM_PENDING", 10_000);
     let spec = SyntheticSpec {
         nodes: env_usize("SCHEDSCOPE_SIM_NODES", 5_000),

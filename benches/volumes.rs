@@ -152,6 +152,7 @@ fn add_subjects(c: &mut Cluster, plain: &str) -> [String; 2] {
 }
 
 fn main() {
+    schedscope::allocator::tune();
     let (mut cluster, plain) = match std::env::var("SCHEDSCOPE_SCALE_FILE") {
         Ok(path) => {
             let s = load_snapshot(std::path::Path::new(&path)).expect("the snapshot loads");

@@ -2,6 +2,7 @@
 //! shows why it lands where it does, or nowhere.
 
 pub mod act;
+pub mod allocator;
 pub mod cli;
 pub mod clock;
 pub mod config;

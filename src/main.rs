@@ -12,6 +12,7 @@ use schedscope::signals::Stopped;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    schedscope::allocator::tune();
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let result = match &cli.command {

@@ -74,7 +74,8 @@ fn explain_timings_prints_each_phase_on_stderr() {
         phases,
         [
             "read",
-            "decode+model",
+            "decode",
+            "model",
             "load",
             "scheduling cycle",
             "PreFilter",

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-/// The binary's allocator (`src/main.rs`), so the figures are the binary's.
+/// The binary's allocator (`src/main.rs`), so the figures are the binary's; each
+/// bench's `main` tunes it as the binary does (`schedscope::allocator::tune`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

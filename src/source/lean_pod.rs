@@ -24,23 +24,19 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 /// A pod with the scheduler's fields only; the rest are left at their defaults.
+/// Boxed: `core::Pod` is large even when sparse, and lists of them are moved around
+/// (a live list page is a `Vec` of these).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LeanPod(pub core::Pod);
+pub struct LeanPod(pub Box<core::Pod>);
 
 impl<'de> Deserialize<'de> for LeanPod {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let w = WirePod::deserialize(d)?;
-        Ok(LeanPod(core::Pod {
+        Ok(LeanPod(Box::new(core::Pod {
             metadata: w.metadata.map(WireMeta::into_meta).unwrap_or_default(),
             spec: w.spec.map(WireSpec::into_spec),
             status: w.status.map(WireStatus::into_status),
-        }))
-    }
-}
-
-impl From<LeanPod> for core::Pod {
-    fn from(p: LeanPod) -> Self {
-        p.0
+        })))
     }
 }
 

@@ -361,7 +361,7 @@ impl LiveState {
 
     pub(super) fn readmit(&mut self) {
         for (_, p) in std::mem::take(&mut self.unadmitted) {
-            crate::source::lean_pod::LeanPod(p).upsert(self);
+            crate::source::lean_pod::LeanPod(Box::new(p)).upsert(self);
         }
     }
 

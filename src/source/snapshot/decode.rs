@@ -547,7 +547,7 @@ pub(super) fn decode_object(
         }
         "Pod" => {
             // Only the scheduler's fields are built (see `LeanPod`).
-            let p: core::Pod = body.decode::<LeanPod>().map_err(bad_body)?.0;
+            let p: Box<core::Pod> = body.decode::<LeanPod>().map_err(bad_body)?.0;
             named(&p.metadata)?;
             let Some(c) = convert::convert_pod(&p).map_err(|e| bad_field(&p.metadata, e))? else {
                 let (ns, name) = (
@@ -563,7 +563,7 @@ pub(super) fn decode_object(
             Decoded::Pod(Box::new(PodEntry {
                 explicit_priority: c.explicit_priority,
                 explicit_policy: c.explicit_policy,
-                raw: c.needs_overhead.then(|| Box::new(p)),
+                raw: c.needs_overhead.then_some(p),
                 pod: c.pod,
                 loc: loc.compact(file_idx),
             }))
