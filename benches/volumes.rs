@@ -8,7 +8,9 @@
 //!
 //! Run: `cargo bench --bench volumes`; `SCHEDSCOPE_SCALE_FILE=PATH` reads a
 //! kubectl-shaped snapshot (`../shared/scale/gen_scale.py`) instead of the synthetic
-//! cluster; SCHEDSCOPE_BENCH_PARALLELISM as in `scale`.
+//! cluster; SCHEDSCOPE_BENCH_PARALLELISM, SCHEDSCOPE_BENCH_EXPLAIN_RUNS (default 7 here)
+//! and SCHEDSCOPE_BENCH_ONLY (`bound claim all_filters=false`, ...; the plain pod, the
+//! ratios' base, always runs) as in `scale`.
 
 mod support;
 
@@ -182,6 +184,7 @@ fn main() {
     );
     let config = SchedulerConfig::defaults();
     let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
+    let only = std::env::var("SCHEDSCOPE_BENCH_ONLY").unwrap_or_default();
     let mut base = None;
     for (label, pod) in [
         ("plain", plain.as_str()),
@@ -189,13 +192,18 @@ fn main() {
         ("WFFC claim", with_wffc.as_str()),
     ] {
         for all_filters in [false, true] {
+            // The plain pod is the ratios' base: always timed.
+            if label != "plain" && !format!("{label} all_filters={all_filters}").contains(&only) {
+                continue;
+            }
             let opts = CycleOptions {
                 all_filters,
                 now: "2026-01-03T00:00:00Z".parse().unwrap(),
                 parallelism,
                 ..Default::default()
             };
-            let r = time_explain(&cluster, &config, pod, &opts, 7);
+            let runs = env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 7);
+            let r = time_explain(&cluster, &config, pod, &opts, runs);
             let ms = r.median.as_secs_f64() * 1e3;
             let ratio = match (all_filters, base) {
                 (false, None) => {

@@ -136,6 +136,17 @@ pub struct NodeInfo {
     pub used_ports: BTreeMap<HostPort, u32>,
     /// `namespace/claim` → number of pods on the node using it.
     pub pvc_ref_counts: BTreeMap<String, u32>,
+    /// Names this list of `pods`: a fresh number from a process-wide counter each
+    /// time it changes, so two NodeInfos (a copy with nominated pods added, say)
+    /// with the same stamp have the same pods. Caches of what a node's pods hold
+    /// compare it instead of the pods.
+    pub pods_stamp: u64,
+}
+
+/// The next [`NodeInfo::pods_stamp`]; 0 is an empty list's.
+fn next_pods_stamp() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl NodeInfo {
@@ -170,6 +181,7 @@ impl NodeInfo {
             self.pods_with_required_anti_affinity.push(idx);
         }
         self.pods.push(pod);
+        self.pods_stamp = next_pods_stamp();
     }
 
     /// Remove by uid; returns whether the pod was on this node.
@@ -178,6 +190,7 @@ impl NodeInfo {
             return false;
         };
         let pod = self.pods.remove(idx);
+        self.pods_stamp = next_pods_stamp();
         self.requested.sub(&pod.requests);
         let nz = &mut self.non_zero_requested;
         nz.milli_cpu = nz.milli_cpu.wrapping_sub(pod.non_zero_milli_cpu);
@@ -245,7 +258,40 @@ pub fn pvc_names(pod: &Pod) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use super::NodeInfo;
     use crate::model::testing::{cluster, simple_node, simple_pod};
+
+    /// Equal stamps mean the same pods: every change gets a number no other list
+    /// had, copies keep theirs until they change.
+    #[test]
+    fn pods_stamp_changes_with_the_pods_and_only_then() {
+        let c = cluster(
+            vec![simple_node("n1", "4", "8Gi")],
+            vec![
+                simple_pod("a", "1", "1Gi", Some("n1")),
+                simple_pod("b", "1", "1Gi", None),
+            ],
+        );
+        let node = &c.nodes()[0];
+        let pending = Arc::clone(c.pod("default/b").unwrap());
+        assert_ne!(node.pods_stamp, NodeInfo::default().pods_stamp);
+        let mut copy = node.clone();
+        assert_eq!(copy.pods_stamp, node.pods_stamp);
+        copy.add_pod(pending.clone());
+        let grown = copy.pods_stamp;
+        assert_ne!(grown, node.pods_stamp);
+        // Back to the same pods is still a new list as far as stamps go.
+        assert!(copy.remove_pod(&pending.uid));
+        assert!(copy.pods_stamp != grown && copy.pods_stamp != node.pods_stamp);
+        // Another copy grown the same way is told apart too.
+        let mut other = node.clone();
+        other.add_pod(pending);
+        assert_ne!(other.pods_stamp, grown);
+        assert!(!other.remove_pod("no-such-uid"));
+        assert_ne!(other.pods_stamp, node.pods_stamp);
+    }
 
     /// Two bound pods whose requests sum past i64 on one node (found by a fuzz run):
     /// the node's totals wrap as the Go cache's do, and the model still builds.
