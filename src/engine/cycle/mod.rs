@@ -318,10 +318,11 @@ fn find_nodes_that_fit_pod(
                     (limit + 1 - feasible.len().min(limit)).max(16 * workers)
                 }
                 .min(n - k);
-                let results = match &derived {
-                    // Every node was filtered already: the same verdicts, not run twice.
+                let results = match &mut derived {
+                    // Every node was filtered already: the same verdicts, not run twice
+                    // (moved out: the search visits each node once).
                     Some(first) => (k..k + batch)
-                        .map(|j| first[candidates[(start + j) % n]].clone())
+                        .map(|j| std::mem::take(&mut first[candidates[(start + j) % n]]))
                         .collect(),
                     None => par_map(workers, batch, |j| {
                         let idx = candidates[(start + k + j) % n];
