@@ -48,8 +48,9 @@ pub struct LoadProgress {
 
 /// Bounds of a batch's size in bytes (it is also the size of a read). Within them a
 /// file is cut into `BATCHES_PER_THREAD` batches per worker at least, so that a
-/// small file keeps every worker busy too.
-const MAX_BATCH_BYTES: usize = 4 << 20;
+/// small file keeps every worker busy too. All batches in flight (a few per worker)
+/// are resident at once, on top of the model being built, so they are kept small.
+const MAX_BATCH_BYTES: usize = 1 << 20;
 const MIN_BATCH_BYTES: usize = 64 << 10;
 const BATCHES_PER_THREAD: u64 = 8;
 
@@ -790,7 +791,7 @@ mod tests {
         let cases: Vec<(&str, Vec<u8>)> = vec![
             (
                 "unterminated string",
-                format!(r#"{{"kind":"List","items":[{{"a":"b\"}}]}}"#).into_bytes(),
+                br#"{"kind":"List","items":[{"a":"b\"}]}"#.to_vec(),
             ),
             (
                 "backslash at the end",
