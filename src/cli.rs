@@ -760,11 +760,11 @@ impl PhaseClock for Timings {
     }
 }
 
-/// `load_cluster` with its phases timed. The current snapshot loader has no public
-/// split between decoding and building the model, so a single snapshot file is timed
-/// as `read` (the file read) and `decode+model` (the loader on its bytes), with
-/// `load` the two together; a directory or a live cluster gets `load` only. When the
-/// loader reports its own phases, they belong here.
+/// `load_cluster` with its phases timed. A single snapshot file is loaded as without
+/// `--timings` (a large JSON List streamed, reads and decoding overlapping), its phases
+/// as the loader measured them: `read` (time spent waiting for the file),
+/// `decode+model` (the rest), with `load` the whole; a directory or a live cluster
+/// gets `load` only.
 fn timed_load(source: &SourceArgs, t: &Timings) -> Result<Loaded> {
     let start = t.now();
     let loaded = match source.snapshot.as_deref() {
