@@ -330,6 +330,31 @@ async fn namespace_limits_pods_only() {
     assert_eq!(st.cluster.persistent_volume_claims.len(), 1);
 }
 
+/// More pods than a list page holds (the watcher asks for 500 at a time): every
+/// page is read, each object once, with the fake server's continue tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_longer_than_a_page_are_read_whole() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    let before = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list")
+        .cluster
+        .pods()
+        .count();
+    for i in 0..1_203 {
+        api.apply("pods", pod(&format!("many-{i:04}"), None, 0));
+    }
+    let st = live::load_once(api.client(), &LiveOptions::default(), WAIT)
+        .await
+        .expect("list");
+    let keys: Vec<String> = st.cluster.pods().map(|p| p.key()).collect();
+    assert_eq!(keys.len(), before + 1_203);
+    let many: Vec<&String> = keys.iter().filter(|k| k.contains("/many-")).collect();
+    assert_eq!(many.len(), 1_203);
+    assert!(many.windows(2).all(|w| w[0] < w[1]), "each pod once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_scheduling_events_beside_the_replay() {
     let api = FakeApi::start().await;

@@ -622,18 +622,30 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
     };
     let watch = matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
     if !watch {
-        let offset: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
         let limit: usize = q
             .get("limit")
             .and_then(|c| c.parse().ok())
             .filter(|&l| l > 0)
             .unwrap_or(usize::MAX);
-        let all: Vec<&Value> = res.objects.values().filter(|o| in_scope(o)).collect();
-        let end = offset.saturating_add(limit).min(all.len());
-        let items: Vec<&Value> = all.get(offset..end).unwrap_or_default().to_vec();
+        // The continue token is the last key listed: each page starts where the
+        // last ended, as the API server's is a position in its store, so that
+        // paging through N objects costs N, not N x pages.
+        let after = q.get("continue").cloned();
+        let from = match &after {
+            Some(key) => std::ops::Bound::Excluded(key.clone()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let mut scoped = res
+            .objects
+            .range((from, std::ops::Bound::Unbounded))
+            .filter(|(_, o)| in_scope(o));
+        let page: Vec<(&String, &Value)> = scoped.by_ref().take(limit).collect();
+        let items: Vec<&Value> = page.iter().map(|(_, o)| *o).collect();
         let mut meta = json!({"resourceVersion": st.rv.to_string()});
-        if end < all.len() {
-            meta["continue"] = json!(end.to_string());
+        if let Some((last, _)) = page.last()
+            && scoped.next().is_some()
+        {
+            meta["continue"] = json!(last);
         }
         let list = json!({
             "apiVersion": res.api_version,
