@@ -140,13 +140,24 @@ pub struct NodeInfo {
     /// time it changes, so two NodeInfos (a copy with nominated pods added, say)
     /// with the same stamp have the same pods. Caches of what a node's pods hold
     /// compare it instead of the pods.
-    pub pods_stamp: u64,
+    pub pods_stamp: PodsStamp,
 }
 
-/// The next [`NodeInfo::pods_stamp`]; 0 is an empty list's.
-fn next_pods_stamp() -> u64 {
+/// See [`NodeInfo::pods_stamp`]. An identity, not content: two models built alike
+/// have different stamps, so it prints as `PodsStamp(..)` and model dumps compare.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodsStamp(u64);
+
+impl std::fmt::Debug for PodsStamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PodsStamp(..)")
+    }
+}
+
+/// The next [`NodeInfo::pods_stamp`]; the default is an empty list's.
+fn next_pods_stamp() -> PodsStamp {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    PodsStamp(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 impl NodeInfo {

@@ -85,7 +85,7 @@ struct VolumeIndex {
 #[derive(Debug)]
 struct Attached {
     /// The [`NodeInfo::pods_stamp`] of the pods counted.
-    pods_stamp: u64,
+    pods_stamp: crate::model::node::PodsStamp,
     /// [`most_attached`] of the pods.
     most: Option<i64>,
     /// The exact count, made when the bound does not settle the node.
