@@ -520,6 +520,20 @@ fn per_driver(volumes: &[Key<'_>]) -> NewCount {
     count
 }
 
+/// Whether `new_count` more volumes per driver stay within every driver's limit, with
+/// `attached(driver)` volumes already there.
+fn within_limits(
+    new_count: &NewCount,
+    limits: &BTreeMap<String, i64>,
+    attached: impl Fn(&str) -> i64,
+) -> bool {
+    new_count.iter().all(|(driver, n)| {
+        limits
+            .get(driver.as_str())
+            .is_none_or(|limit| attached(driver) + n <= *limit)
+    })
+}
+
 /// Whether the node has room for the new volumes under every limit even if each of
 /// its pods' volumes and each of its `va` VolumeAttachments counted, once, under
 /// every driver.
@@ -529,14 +543,8 @@ fn has_room(
     new_count: &NewCount,
     limits: &BTreeMap<String, i64>,
 ) -> bool {
-    let Some(pods_volumes) = most_attached else {
-        return false;
-    };
-    new_count.iter().all(|(driver, n)| {
-        limits
-            .get(driver.as_str())
-            .is_none_or(|limit| pods_volumes + va + n <= *limit)
-    })
+    most_attached
+        .is_some_and(|pods_volumes| within_limits(new_count, limits, |_| pods_volumes + va))
 }
 
 /// At most how many volumes the node's pods attach: their claim volumes, each
@@ -636,12 +644,8 @@ fn count_exactly(
     // Sharing a volume with a pod on the node only lowers the new count: when every
     // driver has room for all of the pod's volumes, it has room for those left after
     // sharing, and the per-volume search below is not needed.
-    let room_for_all = new.per_driver.iter().all(|(driver, n)| {
-        nv.limits.get(driver.as_str()).is_none_or(|limit| {
-            exact.counts.get(driver.as_str()).copied().unwrap_or(0) + n <= *limit
-        })
-    });
-    if room_for_all {
+    let current = |driver: &str| exact.counts.get(driver).copied().unwrap_or(0);
+    if within_limits(&new.per_driver, &nv.limits, current) {
         return Ok(None);
     }
     // A volume shared with a pod already on the node is attached only once.
@@ -653,7 +657,7 @@ fn count_exactly(
     }
     for (driver, count) in new_count {
         if let Some(limit) = nv.limits.get(driver) {
-            let current = exact.counts.get(driver).copied().unwrap_or(0);
+            let current = current(driver);
             if current + count > *limit {
                 return Ok(Some(Exceeded {
                     driver: driver.to_string(),
