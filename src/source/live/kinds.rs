@@ -227,7 +227,7 @@ impl Watched for LeanPod {
                 if admitted && c.explicit_priority {
                     st.unadmitted.remove(&key);
                 } else {
-                    st.unadmitted.insert(key, *self.0);
+                    st.unadmitted.insert(key, self);
                 }
                 st.cluster.upsert_pod(c.pod);
             }

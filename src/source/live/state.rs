@@ -7,7 +7,6 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::watcher::{self};
 use tokio::sync::watch;
@@ -15,6 +14,7 @@ use tokio::sync::watch;
 use super::connection::LiveError;
 use super::kinds::{DRA_KINDS, Watched};
 use crate::model::Cluster;
+use crate::source::lean_pod::LeanPod;
 use crate::source::{SchedulingEvents, SourceStatus};
 
 // ---------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ pub struct LiveState {
     /// Pods without `spec.priority` (or naming a class not seen yet: watchers race),
     /// admitted again when classes change. The API server sets `spec.priority`, so
     /// this stays empty on real clusters.
-    pub(super) unadmitted: BTreeMap<String, core::Pod>,
+    pub(super) unadmitted: BTreeMap<String, LeanPod>,
     /// Every kind was done once: a failure now is a reconnection.
     pub(super) was_ready: bool,
     /// When the model stopped being known current: the first failure (or relist)
@@ -361,7 +361,7 @@ impl LiveState {
 
     pub(super) fn readmit(&mut self) {
         for (_, p) in std::mem::take(&mut self.unadmitted) {
-            crate::source::lean_pod::LeanPod(Box::new(p)).upsert(self);
+            p.upsert(self);
         }
     }
 
