@@ -190,7 +190,9 @@ impl WireContainer {
 
 /// A volume, or `None` when its only source is one the kubelet alone reads
 /// (projected service-account tokens, configMap, secret, downwardAPI, emptyDir):
-/// nearly every pod has one, and no scheduler plugin looks at them.
+/// nearly every pod has one, and no scheduler plugin looks at them. These are the
+/// sources the model drops from a decoded volume (`scheduler_volume` in
+/// `model/pod.rs`); skipping them here only saves building them.
 struct WireVolume(Option<core::Volume>);
 
 const KUBELET_ONLY_SOURCES: [&str; 5] = [

@@ -630,8 +630,7 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
         // The continue token is the last key listed: each page starts where the
         // last ended, as the API server's is a position in its store, so that
         // paging through N objects costs N, not N x pages.
-        let after = q.get("continue").cloned();
-        let from = match &after {
+        let from = match q.get("continue") {
             Some(key) => std::ops::Bound::Excluded(key.clone()),
             None => std::ops::Bound::Unbounded,
         };
