@@ -14,8 +14,10 @@
 //! SCHEDSCOPE_BENCH_PARALLELISM sets the engine's workers (0 = all cores, 1 =
 //! sequential) for every measure.
 //! SCHEDSCOPE_BENCH_EXPLAIN_RUNS sets how many times each pod is explained (20; the
-//! median is reported); SCHEDSCOPE_BENCH_ONLY=TEXT runs only the explains whose label
-//! (`plain all_filters=true`, ...) contains TEXT, to profile one.
+//! median is reported). Normal and all-filters mode run in alternation, and the
+//! median ratio of the pairs is reported too. SCHEDSCOPE_BENCH_ONLY=TEXT runs only
+//! the explains whose label (`plain all_filters=true`, ...) contains TEXT, to
+//! profile one.
 
 mod support;
 
@@ -29,7 +31,7 @@ use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
-use support::{SimRun, env_usize, median, run_simulation, time_explain};
+use support::{SimRun, env_usize, median, run_simulation, time_explain, time_explain_pair};
 
 /// `VmRSS` and `VmHWM` of this process from /proc/self/status, in MB (Linux only).
 fn rss_mb() -> Option<(f64, f64)> {
@@ -122,34 +124,46 @@ fn main() {
     let config = SchedulerConfig::defaults();
     let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
     let only = std::env::var("SCHEDSCOPE_BENCH_ONLY").unwrap_or_default();
+    let runs = env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 20);
+    let line = |label: &str, all_filters: bool, r: &support::ExplainRuns| {
+        println!(
+            "explain {label:<14} all_filters={all_filters:<5}: median {:>7.2} ms, cpu mean {:>7.2} ms ({outcome})",
+            r.median.as_secs_f64() * 1e3,
+            r.cpu_mean.as_secs_f64() * 1e3,
+            outcome = r.outcome
+        );
+    };
     for (label, pod) in ["plain", "anti-affinity", "spread"]
         .into_iter()
         .zip(subjects)
     {
-        for all_filters in [false, true] {
-            let what = format!("{label} all_filters={all_filters}");
-            if !what.contains(&only) {
-                continue;
+        let wanted =
+            |all_filters: bool| format!("{label} all_filters={all_filters}").contains(&only);
+        let opts = |all_filters| CycleOptions {
+            all_filters,
+            now: "2026-01-03T00:00:00Z".parse().unwrap(),
+            parallelism,
+            ..Default::default()
+        };
+        match (wanted(false), wanted(true)) {
+            (true, true) => {
+                let (normal, all, ratio) =
+                    time_explain_pair(&snapshot.cluster, &config, pod, &opts(false), runs);
+                line(label, false, &normal);
+                line(label, true, &all);
+                println!(
+                    "explain {label:<14} all-filters / normal: {ratio:.2}x (median of {runs} alternated pairs)"
+                );
             }
-            let opts = CycleOptions {
-                all_filters,
-                now: "2026-01-03T00:00:00Z".parse().unwrap(),
-                parallelism,
-                ..Default::default()
-            };
-            let r = time_explain(
-                &snapshot.cluster,
-                &config,
-                pod,
-                &opts,
-                env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 20),
-            );
-            println!(
-                "explain {label:<14} all_filters={all_filters:<5}: median {:>7.2} ms, cpu mean {:>7.2} ms ({outcome})",
-                r.median.as_secs_f64() * 1e3,
-                r.cpu_mean.as_secs_f64() * 1e3,
-                outcome = r.outcome
-            );
+            (normal, all) => {
+                for all_filters in [false, true]
+                    .into_iter()
+                    .filter(|&a| if a { all } else { normal })
+                {
+                    let r = time_explain(&snapshot.cluster, &config, pod, &opts(all_filters), runs);
+                    line(label, all_filters, &r);
+                }
+            }
         }
     }
     simulate_unbound(

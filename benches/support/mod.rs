@@ -82,6 +82,42 @@ pub struct ExplainRuns {
     pub outcome: String,
 }
 
+/// One timed explain: wall time, CPU time and how it ended. The CPU is read outside
+/// the wall time (reading it walks `/proc`, which is not the explain's work).
+fn time_one(
+    cluster: &Cluster,
+    config: &SchedulerConfig,
+    pod: &str,
+    opts: &CycleOptions,
+) -> (Duration, Duration, String) {
+    let c = process_cpu();
+    let t = Instant::now();
+    let trace = explain(cluster, config, pod, opts).expect("explain");
+    let wall = t.elapsed();
+    let cpu = process_cpu().saturating_sub(c);
+    let outcome = match &trace.fit_error {
+        Some(e) => e.clone(),
+        None => format!(
+            "{} feasible, selected {:?}",
+            trace.feasible.len(),
+            trace.selected_node
+        ),
+    };
+    (wall, cpu, outcome)
+}
+
+fn summary(runs: Vec<(Duration, Duration, String)>) -> ExplainRuns {
+    let n = runs.len().max(1) as u32;
+    let outcome = runs.last().map(|r| r.2.clone()).unwrap_or_default();
+    ExplainRuns {
+        // The kernel accounts CPU time at scheduler ticks: single runs are
+        // quantised, their mean is not biased.
+        cpu_mean: runs.iter().map(|r| r.1).sum::<Duration>() / n,
+        median: median(runs.into_iter().map(|r| r.0).collect()),
+        outcome,
+    }
+}
+
 pub fn time_explain(
     cluster: &Cluster,
     config: &SchedulerConfig,
@@ -89,31 +125,43 @@ pub fn time_explain(
     opts: &CycleOptions,
     runs: usize,
 ) -> ExplainRuns {
-    let mut wall = Vec::new();
-    let mut cpu = Vec::new();
-    let mut outcome = String::new();
+    summary(
+        (0..runs)
+            .map(|_| time_one(cluster, config, pod, opts))
+            .collect(),
+    )
+}
+
+/// Normal and all-filters mode timed in alternation, so both see the same machine
+/// (a shared machine's speed drifts by up to 2× between seconds): each mode's
+/// figures, and the median of the all-filters / normal ratio of each pair.
+pub fn time_explain_pair(
+    cluster: &Cluster,
+    config: &SchedulerConfig,
+    pod: &str,
+    opts: &CycleOptions,
+    runs: usize,
+) -> (ExplainRuns, ExplainRuns, f64) {
+    let modes = |all_filters| CycleOptions {
+        all_filters,
+        ..opts.clone()
+    };
+    let (normal, all) = (modes(false), modes(true));
+    let mut pairs = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let t = Instant::now();
-        let c = process_cpu();
-        let trace = explain(cluster, config, pod, opts).expect("explain");
-        wall.push(t.elapsed());
-        cpu.push(process_cpu().saturating_sub(c));
-        outcome = match &trace.fit_error {
-            Some(e) => e.clone(),
-            None => format!(
-                "{} feasible, selected {:?}",
-                trace.feasible.len(),
-                trace.selected_node
-            ),
-        };
+        pairs.push((
+            time_one(cluster, config, pod, &normal),
+            time_one(cluster, config, pod, &all),
+        ));
     }
-    ExplainRuns {
-        median: median(wall),
-        // The kernel accounts CPU time at scheduler ticks: single runs are
-        // quantised, their mean is not biased.
-        cpu_mean: cpu.iter().sum::<Duration>() / runs.max(1) as u32,
-        outcome,
-    }
+    let mut ratios: Vec<f64> = pairs
+        .iter()
+        .map(|(n, a)| a.0.as_secs_f64() / n.0.as_secs_f64().max(1e-9))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+    let (n, a): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    (summary(n), summary(a), ratio)
 }
 
 /// One timed `simulate` run to the end: the result, why it stopped, the seconds it

@@ -13,7 +13,7 @@ use crate::engine::trace::*;
 use crate::model::{Cluster, NodeInfo, Pod, Sym};
 
 mod options;
-pub use options::{CycleOptions, Phase, PhaseClock, PhaseTimer};
+pub use options::{CycleOptions, Phase, PhaseClock, PhaseTimer, in_workers};
 use options::{PhaseGuard, par_chunks, par_map};
 
 /// Everything a cycle produced besides the trace: the state and feasible set, for the
@@ -33,6 +33,13 @@ pub fn run_cycle_with_state(
     pod: &Pod,
     opts: &CycleOptions,
 ) -> CycleOutput {
+    in_workers(opts.workers(cluster.nodes().len()), || {
+        run_and_bind(fw, cluster, pod, opts)
+    })
+}
+
+/// [`run_cycle_with_state`] on the calling thread.
+fn run_and_bind(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> CycleOutput {
     let mut out = run_scheduling_cycle(fw, cluster, pod, opts, CycleState::default(), None);
     if let Outcome::Scheduled { node: host } = &out.trace.outcome {
         let host = host.clone();
@@ -324,7 +331,7 @@ fn find_nodes_that_fit_pod(
                     Some(first) => (k..k + batch)
                         .map(|j| std::mem::take(&mut first[candidates[(start + j) % n]]))
                         .collect(),
-                    None => par_map(workers, batch, |j| {
+                    None => par_map(workers, opts.min_chunk(), batch, |j| {
                         let idx = candidates[(start + k + j) % n];
                         fw.run_filters_with_nominated_pods(&filters, cx, shared, pod, &nodes[idx])
                     }),
@@ -748,53 +755,58 @@ fn all_filters_on(
     // verdicts. The workers return bare statuses; the trace is built on the calling
     // thread (memory one thread allocates and another frees is slow to reuse with
     // glibc's allocator, which the library's users may have).
-    let chunks = par_chunks(opts.workers(nodes.len()), nodes.len(), |r| {
-        let mut rows: Vec<(usize, Vec<Option<Status>>)> = Vec::new();
-        let mut firsts: Vec<Status> = Vec::with_capacity(if want_first { r.len() } else { 0 });
-        let mut own: Vec<Option<Status>> = Vec::with_capacity(plugins.len());
-        for (i, node) in nodes[r.clone()].iter().enumerate() {
-            // Nominated pods of higher or equal priority count, as in normal mode.
-            let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
-            let with_nominated = if nominated.is_empty() {
-                None
-            } else {
-                let mut n = node.clone();
-                let mut s = state.clone();
-                for np in &nominated {
-                    n.add_pod((*np).clone());
-                    fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
-                }
-                Some((n, s))
-            };
-            own.clear();
-            own.extend(plugins.iter().map(|(_, f, fixed)| {
-                // `None`: the status PreFilter fixed for every node.
-                fixed.is_none().then(|| {
-                    let first = with_nominated
-                        .as_ref()
-                        .map(|(n, s)| f.filter(cx, s, pod, n))
-                        .filter(|st| !st.is_success());
-                    first.unwrap_or_else(|| f.filter(cx, state, pod, node))
-                })
-            }));
-            if want_first {
-                firsts.push(if with_nominated.is_some() {
-                    // A plugin's answer above mixes the two passes; normal mode's
-                    // is the first rejection of the first pass that has one.
-                    fw.run_filters_with_nominated_pods(&active, cx, state, pod, node)
+    let chunks = par_chunks(
+        opts.workers(nodes.len()),
+        opts.min_chunk(),
+        nodes.len(),
+        |r| {
+            // A chunk's distinct rows, and which one each node has: the nodes one plugin
+            // rejects for one reason (most rejected nodes) share a row.
+            let mut distinct: Vec<Vec<Option<Status>>> = Vec::new();
+            let mut rows: Vec<(usize, usize)> = Vec::new();
+            let mut firsts: Vec<Status> = Vec::with_capacity(if want_first { r.len() } else { 0 });
+            let mut own: Vec<Option<Status>> = Vec::with_capacity(plugins.len());
+            for (i, node) in nodes[r.clone()].iter().enumerate() {
+                // Nominated pods of higher or equal priority count, as in normal mode.
+                let nominated = super::framework::nominated_pods_for(cx.cluster, pod, node.name());
+                let with_nominated = if nominated.is_empty() {
+                    None
                 } else {
-                    first_rejection(&plugins, &own)
-                });
+                    let mut n = node.clone();
+                    let mut s = state.clone();
+                    for np in &nominated {
+                        n.add_pod((*np).clone());
+                        fw.run_pre_filter_add_pod(cx, &mut s, pod, np, &n);
+                    }
+                    Some((n, s))
+                };
+                own.clear();
+                own.extend(plugins.iter().map(|(_, f, fixed)| {
+                    // `None`: the status PreFilter fixed for every node.
+                    fixed.is_none().then(|| {
+                        let first = with_nominated
+                            .as_ref()
+                            .map(|(n, s)| f.filter(cx, s, pod, n))
+                            .filter(|st| !st.is_success());
+                        first.unwrap_or_else(|| f.filter(cx, state, pod, node))
+                    })
+                }));
+                if own.iter().flatten().any(|st| !st.is_success()) {
+                    rows.push((r.start + i, row_id(&mut distinct, &own)));
+                }
+                if want_first {
+                    firsts.push(if with_nominated.is_some() {
+                        // A plugin's answer above mixes the two passes; normal mode's
+                        // is the first rejection of the first pass that has one.
+                        fw.run_filters_with_nominated_pods(&active, cx, state, pod, node)
+                    } else {
+                        first_rejection(&plugins, &mut own)
+                    });
+                }
             }
-            if own.iter().flatten().any(|st| !st.is_success()) {
-                let row = std::mem::replace(&mut own, Vec::with_capacity(plugins.len()));
-                rows.push((r.start + i, row));
-            }
-        }
-        (rows, firsts)
-    });
-    let (rows, firsts): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
-    let firsts = want_first.then(|| firsts.into_iter().flatten().collect());
+            (distinct, rows, firsts)
+        },
+    );
     // A node's answers, moved out of its statuses (the fixed ones are shared).
     let row = |own: Vec<Option<Status>>| -> Arc<[PluginResult]> {
         plugins
@@ -814,34 +826,71 @@ fn all_filters_on(
         .iter()
         .map(|(_, _, fixed)| fixed.is_none().then(Status::success))
         .collect());
-    let mut rows = rows.into_iter().flatten().peekable();
+    let mut rows = Vec::new();
+    let mut firsts = Vec::with_capacity(if want_first { nodes.len() } else { 0 });
+    // Rows are shared across chunks too: a chunk's row equal to a recent one of an
+    // earlier chunk takes that one.
+    let mut recent: Vec<Arc<[PluginResult]>> = Vec::new();
+    for (distinct, at, first) in chunks {
+        let shared: Vec<Arc<[PluginResult]>> = distinct
+            .into_iter()
+            .map(|own| {
+                let made = row(own);
+                let from = recent.len().saturating_sub(16);
+                match recent[from..].iter().find(|r| **r == made) {
+                    Some(r) => r.clone(),
+                    None => {
+                        recent.push(made.clone());
+                        made
+                    }
+                }
+            })
+            .collect();
+        rows.extend(at.into_iter().map(|(i, id)| (i, shared[id].clone())));
+        firsts.extend(first);
+    }
+    let mut rows = rows.into_iter().peekable();
     let all = nodes
         .iter()
         .enumerate()
         .map(|(i, node)| NodeAllVerdicts {
             node: node.node.name.clone(),
             results: match rows.next_if(|(at, _)| *at == i) {
-                Some((_, own)) => row(own),
+                Some((_, shared)) => shared,
                 None => passing.clone(),
             },
         })
         .collect();
-    (all, firsts)
+    (all, want_first.then_some(firsts))
+}
+
+/// The index of `own` among a chunk's `distinct` rows, added when it is new. Only
+/// the latest few are compared: rows repeat in runs, and a cluster where every node
+/// has its own row must not cost a search per node.
+fn row_id(distinct: &mut Vec<Vec<Option<Status>>>, own: &[Option<Status>]) -> usize {
+    const RECENT: usize = 8;
+    let from = distinct.len().saturating_sub(RECENT);
+    if let Some(k) = distinct[from..].iter().rposition(|d| d.as_slice() == own) {
+        return from + k;
+    }
+    distinct.push(own.to_vec());
+    distinct.len() - 1
 }
 
 /// Normal mode's verdict on a node from every plugin's own answer there (no nominated
 /// pods): `RunFilterPlugins` over the active filters (those PreFilter did not skip),
 /// read off rather than run again.
+/// The rejection is moved out of `own`, which the caller reads no more.
 fn first_rejection(
     plugins: &[(Sym, &dyn super::framework::FilterPlugin, Option<Status>)],
-    own: &[Option<Status>],
+    own: &mut [Option<Status>],
 ) -> Status {
     for ((name, _, _), st) in plugins.iter().zip(own) {
         // `None`: skipped by PreFilter, not an active filter.
         if let Some(st) = st
             && !st.is_success()
         {
-            return super::framework::filter_failure(name, st.clone());
+            return super::framework::filter_failure(name, std::mem::take(st));
         }
     }
     Status::success()
@@ -940,16 +989,21 @@ fn prioritize(
         .filter_map(|wp| Some((wp.plugin.name(), wp.weight, wp.plugin.as_score()?)))
         .collect();
     let shared: &CycleState = state;
-    let chunks = par_chunks(opts.workers(feasible.len()), feasible.len(), |r| {
-        scorers
-            .iter()
-            .map(|(_, _, sp)| {
-                r.clone()
-                    .map(|k| sp.score(cx, shared, pod, infos[k]))
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>()
-    });
+    let chunks = par_chunks(
+        opts.workers(feasible.len()),
+        opts.min_chunk(),
+        feasible.len(),
+        |r| {
+            scorers
+                .iter()
+                .map(|(_, _, sp)| {
+                    r.clone()
+                        .map(|k| sp.score(cx, shared, pod, infos[k]))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        },
+    );
     let mut chunks: Vec<std::vec::IntoIter<Vec<(i64, Status)>>> =
         chunks.into_iter().map(Vec::into_iter).collect();
     for &(name, weight, sp) in &scorers {
@@ -1149,5 +1203,97 @@ mod tests {
         assert_eq!(select_host(&[9, 5, 9]), Some(0));
         assert_eq!(select_host(&[1, 2, 3, 4, 5]), Some(4));
         assert_eq!(select_host(&[]), None);
+    }
+
+    fn rejected(reason: &str) -> Vec<Option<Status>> {
+        vec![
+            None,
+            Some(Status::success()),
+            Some(Status::unresolvable(reason)),
+        ]
+    }
+
+    #[test]
+    fn equal_rows_get_one_id_and_new_ones_their_own() {
+        let mut distinct = Vec::new();
+        assert_eq!(row_id(&mut distinct, &rejected("a")), 0);
+        assert_eq!(row_id(&mut distinct, &rejected("b")), 1);
+        assert_eq!(row_id(&mut distinct, &rejected("a")), 0);
+        assert_eq!(row_id(&mut distinct, &rejected("b")), 1);
+        assert_eq!(distinct, vec![rejected("a"), rejected("b")]);
+        // Past the recent few, an old row is stored again: the answer is the same,
+        // only not shared.
+        for k in 0..8 {
+            row_id(&mut distinct, &rejected(&k.to_string()));
+        }
+        assert_eq!(row_id(&mut distinct, &rejected("a")), 10);
+        assert_eq!(distinct[10], rejected("a"));
+    }
+
+    /// Nodes rejected alike share one row of answers; every node still reads its own
+    /// plugins' answers, in parallel as in sequence.
+    #[test]
+    fn all_filters_rows_are_shared_by_nodes_rejected_alike() {
+        use crate::model::testing::{cluster, pod};
+        use serde_json::json;
+        let node = |name: &str, cordoned: bool, cpu: &str| {
+            json!({"metadata": {"name": name}, "spec": {"unschedulable": cordoned},
+                   "status": {"allocatable": {"cpu": cpu, "memory": "1Gi", "pods": "10"}}})
+        };
+        let nodes = vec![
+            node("a-cordoned", true, "4"),
+            node("b-open", false, "4"),
+            node("c-cordoned", true, "4"),
+            node("d-small", false, "1"),
+            node("e-cordoned", true, "4"),
+            node("f-small", false, "1"),
+        ];
+        let c = cluster(nodes, vec![]);
+        let p = pod(json!({"metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}));
+        let config = crate::engine::SchedulerConfig::defaults();
+        for parallelism in [1, 2] {
+            let opts = CycleOptions {
+                all_filters: true,
+                parallelism,
+                min_nodes_per_worker: 1,
+                ..Default::default()
+            };
+            let trace = run_cycle(&config.profiles[0], &c, &p, &opts);
+            let all = trace.filter_all.expect("all-filters rows");
+            let answer = |i: usize, plugin: &str| {
+                let r = all[i].results.iter().find(|r| r.plugin.as_str() == plugin);
+                r.map(|r| (r.code, r.reasons.clone()))
+                    .expect("plugin answered")
+            };
+            for (i, cordoned, small) in [
+                (0, true, false),
+                (1, false, false),
+                (2, true, false),
+                (3, false, true),
+                (4, true, false),
+                (5, false, true),
+            ] {
+                let unsched = answer(i, "NodeUnschedulable");
+                assert_eq!(unsched.0 != Code::Success, cordoned, "node {i}");
+                let fit = answer(i, "NodeResourcesFit");
+                assert_eq!(fit.0 != Code::Success, small, "node {i}");
+            }
+            assert_eq!(
+                answer(0, "NodeUnschedulable").1,
+                vec!["node(s) were unschedulable"]
+            );
+            assert_eq!(answer(3, "NodeResourcesFit").1, vec!["Insufficient cpu"]);
+            let shared = |a: usize, b: usize| Arc::ptr_eq(&all[a].results, &all[b].results);
+            assert!(shared(0, 4), "cordoned nodes share a row ({parallelism})");
+            assert!(shared(3, 5), "small nodes share a row ({parallelism})");
+            assert!(!shared(0, 3) && !shared(0, 1) && !shared(1, 3));
+            // Normal mode's verdicts come from the same pass.
+            let plugin = |i: usize| trace.filter[i].plugin.clone();
+            assert_eq!(plugin(0).as_deref(), Some("NodeUnschedulable"));
+            assert_eq!(plugin(1), None);
+            assert_eq!(plugin(3).as_deref(), Some("NodeResourcesFit"));
+            assert_eq!(trace.filter[3].reasons, vec!["Insufficient cpu"]);
+        }
     }
 }

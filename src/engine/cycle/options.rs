@@ -108,7 +108,7 @@ impl CycleOptions {
     }
 
     /// How many workers share `n` node evaluations.
-    pub(super) fn workers(&self, n: usize) -> usize {
+    pub fn workers(&self, n: usize) -> usize {
         // Asked once per process: the standard library reads cgroup files for it,
         // which would cost more than a small cycle.
         static AVAILABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -118,6 +118,12 @@ impl CycleOptions {
             p => p,
         };
         p.min(n / self.min_nodes_per_worker.max(1)).max(1)
+    }
+
+    /// The fewest nodes of one chunk that a worker takes at a time: 8, below which a
+    /// split costs more than it spreads, or fewer when tests ask for tiny splits.
+    pub(super) fn min_chunk(&self) -> usize {
+        self.min_nodes_per_worker.clamp(1, 8)
     }
 }
 
@@ -142,43 +148,68 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(built)
 }
 
-/// `f` over `0..n` in order: `workers` contiguous chunks, the calling thread taking
-/// the first and the persistent pool's `workers - 1` threads the others; each
-/// chunk's results in order, then the chunks in order, so the result is what a
-/// sequential map gives. Without a pool (threads could not be started) the chunks
-/// run one after the other on the calling thread.
+/// Runs `f` on a thread of the `workers`-thread pool (on the calling thread when
+/// `workers` is 1, or it is already one of them, or no pool could be started).
+///
+/// Why enter the pool at all: a phase split from outside it must hand every chunk
+/// over and then wait for the slowest hand-over, and waking a parked thread costs
+/// tens of microseconds on a virtual machine, more than a chunk of a small phase.
+/// From inside, the chunks nobody has taken yet are run by the thread that split
+/// them, so a worker that wakes late costs nothing. One entry per cycle (or per
+/// simulation) pays the hand-over once.
+pub fn in_workers<R: Send>(workers: usize, f: impl FnOnce() -> R + Send) -> R {
+    if workers <= 1 {
+        return f();
+    }
+    match pool(workers) {
+        Some(p) if p.current_thread_index().is_none() => p.install(f),
+        _ => f(),
+    }
+}
+
+/// `f` over `0..n` in order, in contiguous chunks spread over `workers` threads:
+/// each chunk's results in order, then the chunks in order, so the result is what a
+/// sequential map gives. Several chunks per worker, taken as workers come free, so
+/// one that starts late or runs slow nodes does not hold the others up. Without a
+/// pool (threads could not be started) the chunks run one after the other on the
+/// calling thread.
 pub(super) fn par_chunks<T: Send>(
     workers: usize,
+    min_chunk: usize,
     n: usize,
     f: impl Fn(std::ops::Range<usize>) -> T + Sync,
 ) -> Vec<T> {
     if workers <= 1 || n <= 1 {
         return vec![f(0..n)];
     }
-    let per = n.div_ceil(workers);
-    let ranges: Vec<std::ops::Range<usize>> =
-        (0..n).step_by(per).map(|s| s..(s + per).min(n)).collect();
-    let Some(pool) = pool(ranges.len() - 1) else {
-        return ranges.into_iter().map(f).collect();
+    let per = n.div_ceil(workers * 4).max(min_chunk);
+    let chunks = n.div_ceil(per);
+    let range = |c: usize| c * per..((c + 1) * per).min(n);
+    let Some(pool) = pool(workers) else {
+        return (0..chunks).map(|c| f(range(c))).collect();
     };
-    let f = &f;
-    let mut out: Vec<Option<T>> = ranges.iter().map(|_| None).collect();
-    let (first, rest) = out.split_at_mut(1);
-    // The scope returns once every spawned chunk has run (a panic in one is
-    // raised here after the others finished).
-    pool.in_place_scope(|scope| {
-        for (slot, r) in rest.iter_mut().zip(&ranges[1..]) {
-            let r = r.clone();
-            scope.spawn(move |_| *slot = Some(f(r)));
-        }
-        first[0] = Some(f(ranges[0].clone()));
-    });
-    out.into_iter().flatten().collect()
+    let split = || {
+        use rayon::prelude::*;
+        (0..chunks)
+            .into_par_iter()
+            .map(|c| f(range(c)))
+            .collect::<Vec<T>>()
+    };
+    if pool.current_thread_index().is_some() {
+        split()
+    } else {
+        pool.install(split)
+    }
 }
 
 /// `f` over `0..n` on `workers` threads, results in index order.
-pub(super) fn par_map<T: Send>(workers: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let chunks = par_chunks(workers, n, |r| r.map(&f).collect::<Vec<T>>());
+pub(super) fn par_map<T: Send>(
+    workers: usize,
+    min_chunk: usize,
+    n: usize,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let chunks = par_chunks(workers, min_chunk, n, |r| r.map(&f).collect::<Vec<T>>());
     if chunks.len() == 1 {
         return chunks.into_iter().next().unwrap_or_default();
     }
@@ -187,4 +218,58 @@ pub(super) fn par_map<T: Send>(workers: usize, n: usize, f: impl Fn(usize) -> T 
         out.extend(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_give_what_a_sequential_map_gives() {
+        for workers in [1, 2, 3, 8] {
+            for min_chunk in [1, 8] {
+                for n in [0, 1, 2, 7, 8, 9, 63, 64, 65, 1000] {
+                    let want: Vec<usize> = (0..n).map(|i| i * 3).collect();
+                    assert_eq!(par_map(workers, min_chunk, n, |i| i * 3), want);
+                    let ranges = par_chunks(workers, min_chunk, n, |r| r);
+                    let covered: Vec<usize> = ranges.iter().cloned().flatten().collect();
+                    assert_eq!(covered, (0..n).collect::<Vec<_>>());
+                    // Every chunk but the last has at least `min_chunk` items.
+                    let (_, full) = ranges.split_last().unwrap_or((&(0..0), &[]));
+                    assert!(full.iter().all(|r| r.len() >= min_chunk), "{ranges:?}");
+                    assert!(ranges.len() <= workers * 4 || ranges.len() == 1);
+                    // From inside the pool, as a cycle entered with `in_workers` splits.
+                    let inside = in_workers(workers, || par_map(workers, min_chunk, n, |i| i * 3));
+                    assert_eq!(inside, want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn in_workers_runs_on_a_pool_thread_only_when_there_are_workers() {
+        let name = || std::thread::current().name().map(String::from);
+        let here = name();
+        assert_eq!(in_workers(1, name), here);
+        let pooled = in_workers(2, name).unwrap_or_default();
+        assert!(pooled.starts_with("schedscope-cycle-"), "{pooled}");
+        // Entered again from inside, it stays on the same thread.
+        let nested = in_workers(2, || (name(), in_workers(2, name)));
+        assert_eq!(nested.0, nested.1);
+    }
+
+    #[test]
+    fn workers_follow_parallelism_and_the_node_floor() {
+        let opts = |parallelism, min_nodes_per_worker| CycleOptions {
+            parallelism,
+            min_nodes_per_worker,
+            ..Default::default()
+        };
+        assert_eq!(opts(1, 1).workers(5000), 1);
+        assert_eq!(opts(4, 64).workers(5000), 4);
+        assert_eq!(opts(4, 64).workers(130), 2);
+        assert_eq!(opts(4, 64).workers(10), 1);
+        assert_eq!(opts(4, 64).min_chunk(), 8);
+        assert_eq!(opts(4, 1).min_chunk(), 1);
+    }
 }

@@ -43,6 +43,18 @@ impl Scheduler {
     /// Run to the end: cycles, then time jumps to the next deadline, until settled or
     /// a limit.
     pub fn run(&mut self) -> StopReason {
+        // The whole run on one of the cycle pool's threads: each cycle's node chunks
+        // are then split from inside the pool, without a hand-over per phase.
+        let workers = CycleOptions {
+            parallelism: self.opts.parallelism,
+            min_nodes_per_worker: self.opts.min_nodes_per_worker,
+            ..Default::default()
+        }
+        .workers(self.cluster.nodes().len());
+        crate::engine::cycle::in_workers(workers, || self.run_on_this_thread())
+    }
+
+    fn run_on_this_thread(&mut self) -> StopReason {
         loop {
             if let Some(s) = &self.stop {
                 return s.clone();
