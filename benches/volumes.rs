@@ -10,7 +10,8 @@
 //! kubectl-shaped snapshot (`../shared/scale/gen_scale.py`) instead of the synthetic
 //! cluster; SCHEDSCOPE_BENCH_PARALLELISM, SCHEDSCOPE_BENCH_EXPLAIN_RUNS (default 7 here)
 //! and SCHEDSCOPE_BENCH_ONLY (`bound claim all_filters=false`, ...; the plain pod, the
-//! ratios' base, always runs) as in `scale`.
+//! ratios' base, always runs) as in `scale`. Each claim pod's normal mode runs in
+//! alternation with the plain pod's, and the ratio is the median of those pairs.
 
 mod support;
 
@@ -24,7 +25,7 @@ use schedscope::model::{Cluster, Pod};
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{PLAIN_POD, SyntheticSpec, synthetic_cluster_json};
 use serde_json::json;
-use support::{env_usize, time_explain};
+use support::{env_usize, time_alternated, time_explain};
 
 const DRIVER: &str = "pd.csi.storage.gke.io";
 const CLASS: &str = "standard-rwo";
@@ -185,37 +186,51 @@ fn main() {
     let config = SchedulerConfig::defaults();
     let parallelism = env_usize("SCHEDSCOPE_BENCH_PARALLELISM", 0);
     let only = std::env::var("SCHEDSCOPE_BENCH_ONLY").unwrap_or_default();
-    let mut base = None;
+    let runs = env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 7);
+    let opts = |all_filters| CycleOptions {
+        all_filters,
+        now: "2026-01-03T00:00:00Z".parse().unwrap(),
+        parallelism,
+        ..Default::default()
+    };
+    let line = |label: &str, all_filters: bool, r: &support::ExplainRuns, ratio: &str| {
+        println!(
+            "explain {label:<12} all_filters={all_filters:<5}: median {:>8.2} ms{ratio} ({})",
+            r.median.as_secs_f64() * 1e3,
+            r.outcome
+        );
+    };
+    let normal = opts(false);
+    // The plain pod is the ratios' base: timed alone first, then in alternation
+    // with each claim pod, so a ratio compares runs on the same machine state.
+    line(
+        "plain",
+        false,
+        &time_explain(&cluster, &config, &plain, &normal, runs),
+        "",
+    );
+    line(
+        "plain",
+        true,
+        &time_explain(&cluster, &config, &plain, &opts(true), runs),
+        "",
+    );
     for (label, pod) in [
-        ("plain", plain.as_str()),
         ("bound claim", with_pvc.as_str()),
         ("WFFC claim", with_wffc.as_str()),
     ] {
-        for all_filters in [false, true] {
-            // The plain pod is the ratios' base: always timed.
-            if label != "plain" && !format!("{label} all_filters={all_filters}").contains(&only) {
-                continue;
-            }
-            let opts = CycleOptions {
-                all_filters,
-                now: "2026-01-03T00:00:00Z".parse().unwrap(),
-                parallelism,
-                ..Default::default()
-            };
-            let runs = env_usize("SCHEDSCOPE_BENCH_EXPLAIN_RUNS", 7);
-            let r = time_explain(&cluster, &config, pod, &opts, runs);
-            let ms = r.median.as_secs_f64() * 1e3;
-            let ratio = match (all_filters, base) {
-                (false, None) => {
-                    base = Some(ms);
-                    String::new()
-                }
-                (false, Some(b)) => format!(" = {:.2}x plain", ms / b),
-                _ => String::new(),
-            };
-            println!(
-                "explain {label:<12} all_filters={all_filters:<5}: median {ms:>8.2} ms{ratio} ({})",
-                r.outcome
+        if format!("{label} all_filters=false").contains(&only) {
+            let (_, claim, ratio) =
+                time_alternated(&cluster, &config, (&plain, &normal), (pod, &normal), runs);
+            let ratio = format!(" = {ratio:.2}x plain (median of {runs} alternated pairs)");
+            line(label, false, &claim, &ratio);
+        }
+        if format!("{label} all_filters=true").contains(&only) {
+            line(
+                label,
+                true,
+                &time_explain(&cluster, &config, pod, &opts(true), runs),
+                "",
             );
         }
     }

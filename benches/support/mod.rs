@@ -132,9 +132,34 @@ pub fn time_explain(
     )
 }
 
-/// Normal and all-filters mode timed in alternation, so both see the same machine
-/// (a shared machine's speed drifts by up to 2× between seconds): each mode's
-/// figures, and the median of the all-filters / normal ratio of each pair.
+/// Two explains timed in alternation, so both see the same machine (a shared
+/// machine's speed drifts by up to 2× between seconds): each one's figures, and the
+/// median of the second / first ratio of each pair.
+pub fn time_alternated(
+    cluster: &Cluster,
+    config: &SchedulerConfig,
+    first: (&str, &CycleOptions),
+    second: (&str, &CycleOptions),
+    runs: usize,
+) -> (ExplainRuns, ExplainRuns, f64) {
+    let mut pairs = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        pairs.push((
+            time_one(cluster, config, first.0, first.1),
+            time_one(cluster, config, second.0, second.1),
+        ));
+    }
+    let mut ratios: Vec<f64> = pairs
+        .iter()
+        .map(|(a, b)| b.0.as_secs_f64() / a.0.as_secs_f64().max(1e-9))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+    let (a, b): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    (summary(a), summary(b), ratio)
+}
+
+/// Normal and all-filters mode of one pod, [`time_alternated`].
 pub fn time_explain_pair(
     cluster: &Cluster,
     config: &SchedulerConfig,
@@ -147,21 +172,7 @@ pub fn time_explain_pair(
         ..opts.clone()
     };
     let (normal, all) = (modes(false), modes(true));
-    let mut pairs = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        pairs.push((
-            time_one(cluster, config, pod, &normal),
-            time_one(cluster, config, pod, &all),
-        ));
-    }
-    let mut ratios: Vec<f64> = pairs
-        .iter()
-        .map(|(n, a)| a.0.as_secs_f64() / n.0.as_secs_f64().max(1e-9))
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
-    let (n, a): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
-    (summary(n), summary(a), ratio)
+    time_alternated(cluster, config, (pod, &normal), (pod, &all), runs)
 }
 
 /// One timed `simulate` run to the end: the result, why it stopped, the seconds it
