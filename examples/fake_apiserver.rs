@@ -6,8 +6,6 @@
 #[path = "../tests/support/fake_api.rs"]
 mod fake_api;
 
-use serde_json::json;
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 1)]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -15,42 +13,7 @@ async fn main() {
     let pods: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(150_000);
     let out = args.get(3).cloned().unwrap_or_else(|| "kubeconfig".into());
     let api = fake_api::FakeApi::start().await;
-    for ns in ["default", "kube-system", "team-a", "team-b"] {
-        api.apply("namespaces", json!({"metadata": {"name": ns}}));
-    }
-    for i in 0..nodes {
-        let zone = format!("zone-{}", i % 3);
-        api.apply(
-            "nodes",
-            json!({"metadata": {"name": format!("node-{i:05}"), "labels": {
-                "kubernetes.io/hostname": format!("node-{i:05}"),
-                "topology.kubernetes.io/zone": zone}},
-              "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
-                         "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"},
-                         "conditions": [{"type": "Ready", "status": "True"}],
-                         "images": [{"names": ["registry.example.com/app:1.0"], "sizeBytes": 180000000}]}}),
-        );
-    }
-    for i in 0..pods {
-        let ns = ["default", "team-a", "team-b"][i % 3];
-        let mut p = json!({"metadata": {"name": format!("pod-{i:06}"), "namespace": ns,
-                "uid": format!("uid-{i}"), "labels": {"app": format!("app-{}", i % 500), "tier": "web"},
-                "creationTimestamp": "2026-01-01T00:00:00Z"},
-            "spec": {"schedulerName": "default-scheduler", "priority": 0,
-                "containers": [{"name": "main", "image": "registry.example.com/app:1.0",
-                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                    "ports": [{"containerPort": 8080}]}],
-                "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
-                                 "effect": "NoExecute", "tolerationSeconds": 300}]},
-            "status": {"phase": "Running"}});
-        // Every 1000th pod pending.
-        if i % 1000 == 0 {
-            p["status"] = json!({"phase": "Pending"});
-        } else {
-            p["spec"]["nodeName"] = json!(format!("node-{:05}", i % nodes.max(1)));
-        }
-        api.apply("pods", p);
-    }
+    api.populate(nodes, pods);
     api.compact();
     std::fs::write(
         &out,

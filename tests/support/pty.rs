@@ -85,6 +85,11 @@ impl Session {
         }
     }
 
+    /// The program's process id (to read its memory from `/proc`).
+    pub fn process_id(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
     /// What the program wrote so far, byte for byte.
     pub fn raw_output(&self) -> Vec<u8> {
         self.raw.lock().unwrap().clone()
