@@ -9,7 +9,6 @@
 //! read again.
 
 #[path = "../tests/support/fake_api.rs"]
-#[allow(dead_code)]
 mod fake_api;
 #[path = "../tests/support/pty.rs"]
 mod pty;
