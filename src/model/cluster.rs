@@ -48,7 +48,9 @@ pub struct Cluster {
     pods: BTreeMap<PodKey, Arc<Pod>>,
     /// Pending pods by `status.nominatedNodeName`, in key order.
     nominated: BTreeMap<String, BTreeMap<PodKey, Arc<Pod>>>,
-    image_states: HashMap<String, ImageState>,
+    /// Keyed by the nodes' own shared names (no copy per node); a fast hash, as
+    /// every image name of every node passes through it at load.
+    image_states: HashMap<Arc<str>, ImageState, foldhash::fast::FixedState>,
     /// Kinds a live source could not read (403), each with why: the plugins that
     /// read them report it as not modelled.
     pub unreadable_kinds: BTreeMap<String, String>,
@@ -259,7 +261,7 @@ impl Cluster {
             for name in &img.names {
                 let st = self
                     .image_states
-                    .entry(name.to_string())
+                    .entry(name.clone())
                     .or_insert_with(|| ImageState {
                         size_bytes: img.size_bytes,
                         num_nodes: 0,

@@ -120,13 +120,18 @@ fn image_nodes(cluster: &Cluster) -> Arc<ImageNodes> {
         };
         for (pos, info) in c.nodes().iter().enumerate() {
             for name in info.node.images.iter().flat_map(|img| img.names.iter()) {
-                let Some(state) = c.image_state(name) else {
-                    continue;
+                // The cluster's summary is looked up once per name, not per node.
+                let slot = match out.by_name.get(name) {
+                    Some(&slot) => slot,
+                    None => {
+                        let Some(state) = c.image_state(name) else {
+                            continue;
+                        };
+                        out.images.push((state.clone(), vec![0; words]));
+                        out.by_name.insert(name.clone(), out.images.len() - 1);
+                        out.images.len() - 1
+                    }
                 };
-                let slot = *out.by_name.entry(name.clone()).or_insert_with(|| {
-                    out.images.push((state.clone(), vec![0; words]));
-                    out.images.len() - 1
-                });
                 out.images[slot].1[pos / 64] |= 1 << (pos % 64);
             }
         }
