@@ -826,30 +826,24 @@ fn all_filters_on(
         .iter()
         .map(|(_, _, fixed)| fixed.is_none().then(Status::success))
         .collect());
+    // Rows are shared across chunks too: each chunk's distinct rows are matched
+    // against the recent ones of the chunks before it, as nodes are within a chunk.
+    let mut distinct = Vec::new();
     let mut rows = Vec::new();
     let mut firsts = Vec::with_capacity(if want_first { nodes.len() } else { 0 });
-    // Rows are shared across chunks too: a chunk's row equal to a recent one of an
-    // earlier chunk takes that one.
-    let mut recent: Vec<Arc<[PluginResult]>> = Vec::new();
-    for (distinct, at, first) in chunks {
-        let shared: Vec<Arc<[PluginResult]>> = distinct
-            .into_iter()
-            .map(|own| {
-                let made = row(own);
-                let from = recent.len().saturating_sub(16);
-                match recent[from..].iter().find(|r| **r == made) {
-                    Some(r) => r.clone(),
-                    None => {
-                        recent.push(made.clone());
-                        made
-                    }
-                }
-            })
+    for (chunk_rows, at, first) in chunks {
+        let ids: Vec<usize> = chunk_rows
+            .iter()
+            .map(|own| row_id(&mut distinct, own))
             .collect();
-        rows.extend(at.into_iter().map(|(i, id)| (i, shared[id].clone())));
+        rows.extend(at.into_iter().map(|(i, id)| (i, ids[id])));
         firsts.extend(first);
     }
-    let mut rows = rows.into_iter().peekable();
+    let shared: Vec<Arc<[PluginResult]>> = distinct.into_iter().map(row).collect();
+    let mut rows = rows
+        .into_iter()
+        .map(|(i, id)| (i, shared[id].clone()))
+        .peekable();
     let all = nodes
         .iter()
         .enumerate()
@@ -864,9 +858,9 @@ fn all_filters_on(
     (all, want_first.then_some(firsts))
 }
 
-/// The index of `own` among a chunk's `distinct` rows, added when it is new. Only
-/// the latest few are compared: rows repeat in runs, and a cluster where every node
-/// has its own row must not cost a search per node.
+/// The index of `own` among `distinct` rows (a chunk's, then all chunks'), added
+/// when it is new. Only the latest few are compared: rows repeat in runs, and a
+/// cluster where every node has its own row must not cost a search per node.
 fn row_id(distinct: &mut Vec<Vec<Option<Status>>>, own: &[Option<Status>]) -> usize {
     const RECENT: usize = 8;
     let from = distinct.len().saturating_sub(RECENT);

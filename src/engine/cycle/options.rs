@@ -162,8 +162,17 @@ pub fn in_workers<R: Send>(workers: usize, f: impl FnOnce() -> R + Send) -> R {
         return f();
     }
     match pool(workers) {
-        Some(p) if p.current_thread_index().is_none() => p.install(f),
-        _ => f(),
+        Some(p) => run_in(&p, f),
+        None => f(),
+    }
+}
+
+/// `f` on a thread of `pool`: the calling one when it is already one of them.
+fn run_in<R: Send>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R + Send) -> R {
+    if pool.current_thread_index().is_some() {
+        f()
+    } else {
+        pool.install(f)
     }
 }
 
@@ -188,18 +197,13 @@ pub(super) fn par_chunks<T: Send>(
     let Some(pool) = pool(workers) else {
         return (0..chunks).map(|c| f(range(c))).collect();
     };
-    let split = || {
+    run_in(&pool, || {
         use rayon::prelude::*;
         (0..chunks)
             .into_par_iter()
             .map(|c| f(range(c)))
             .collect::<Vec<T>>()
-    };
-    if pool.current_thread_index().is_some() {
-        split()
-    } else {
-        pool.install(split)
-    }
+    })
 }
 
 /// `f` over `0..n` on `workers` threads, results in index order.

@@ -45,13 +45,19 @@ impl Scheduler {
     pub fn run(&mut self) -> StopReason {
         // The whole run on one of the cycle pool's threads: each cycle's node chunks
         // are then split from inside the pool, without a hand-over per phase.
-        let workers = CycleOptions {
+        let workers = self.cycle_options().workers(self.cluster.nodes().len());
+        crate::engine::cycle::in_workers(workers, || self.run_on_this_thread())
+    }
+
+    /// How this run's cycles run: at the simulated time, on its workers.
+    fn cycle_options(&self) -> CycleOptions {
+        CycleOptions {
+            all_filters: false,
+            now: self.now,
             parallelism: self.opts.parallelism,
             min_nodes_per_worker: self.opts.min_nodes_per_worker,
             ..Default::default()
         }
-        .workers(self.cluster.nodes().len());
-        crate::engine::cycle::in_workers(workers, || self.run_on_this_thread())
     }
 
     fn run_on_this_thread(&mut self) -> StopReason {
@@ -122,13 +128,7 @@ impl Scheduler {
 
         let mut state = CycleState::default();
         self.handle.attach(&mut state);
-        let opts = CycleOptions {
-            all_filters: false,
-            now: self.now,
-            parallelism: self.opts.parallelism,
-            min_nodes_per_worker: self.opts.min_nodes_per_worker,
-            ..Default::default()
-        };
+        let opts = self.cycle_options();
         let out = run_scheduling_cycle(
             &self.config.profiles[pi],
             &self.cluster,
