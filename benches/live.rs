@@ -13,24 +13,11 @@ mod fake_api;
 #[path = "../tests/support/pty.rs"]
 mod pty;
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// VmRSS and VmHWM of process `pid`, in MB.
-fn memory_mb(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = |key: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(key))?;
-        line.split_whitespace().nth(1)?.parse().ok()
-    };
-    Some((kb("VmRSS:")? / 1024, kb("VmHWM:")? / 1024))
-}
+use support::{env_usize, memory_mb};
 
 fn main() {
     let nodes = env_usize("SCHEDSCOPE_BENCH_NODES", 5_000);
@@ -70,12 +57,13 @@ fn main() {
             );
             std::thread::sleep(Duration::from_millis(10));
         };
-        let (rss, hwm) = memory_mb(pid).unwrap_or_default();
+        let pid = pid.to_string();
+        let (rss, hwm) = memory_mb(&pid).unwrap_or_default();
         std::thread::sleep(idle);
-        let (idle_rss, idle_hwm) = memory_mb(pid).unwrap_or_default();
+        let (idle_rss, idle_hwm) = memory_mb(&pid).unwrap_or_default();
         println!(
-            "run {run}: connected after {:.2} s, {rss} MB resident then (peak {hwm} MB); \
-             after {} s idle {idle_rss} MB (peak {idle_hwm} MB)",
+            "run {run}: connected after {:.2} s, {rss:.0} MB resident then (peak {hwm:.0} MB); \
+             after {} s idle {idle_rss:.0} MB (peak {idle_hwm:.0} MB)",
             connected.as_secs_f64(),
             idle.as_secs()
         );

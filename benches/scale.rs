@@ -31,23 +31,14 @@ use schedscope::source::{load_snapshot, load_snapshot_str};
 use schedscope::testing::synthetic::{
     ANTI_AFFINITY_POD, PLAIN_POD, SPREAD_POD, SyntheticSpec, synthetic_cluster_json,
 };
-use support::{SimRun, env_usize, median, run_simulation, time_explain, time_explain_pair};
-
-/// `VmRSS` and `VmHWM` of this process from /proc/self/status, in MB (Linux only).
-fn rss_mb() -> Option<(f64, f64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb / 1024.0)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
-}
+use support::{
+    SimRun, env_usize, median, memory_mb, run_simulation, time_explain, time_explain_pair,
+};
 
 /// The load as `--snapshot PATH` does it (streaming for a JSON List), first in the
 /// process so that the peak resident memory is this load's.
 fn path_load(path: &str) {
-    let before = rss_mb();
+    let before = memory_mb("self");
     let t = Instant::now();
     let s = load_snapshot(std::path::Path::new(path)).expect("the snapshot loads");
     let took = t.elapsed();
@@ -63,7 +54,7 @@ fn path_load(path: &str) {
         s.stats.objects,
         s.stats.streamed,
     );
-    if let (Some((rss0, _)), Some((rss, hwm))) = (before, rss_mb()) {
+    if let (Some((rss0, _)), Some((rss, hwm))) = (before, memory_mb("self")) {
         println!(
             "resident memory: {rss0:.0} MB before, {rss:.0} MB with the snapshot loaded \
              (VmRSS), peak {hwm:.0} MB (VmHWM)"
@@ -108,7 +99,7 @@ fn main() {
     }
     let load = median(loads);
     let snapshot = snapshot.unwrap();
-    if let Some((rss, hwm)) = rss_mb() {
+    if let Some((rss, hwm)) = memory_mb("self") {
         println!(
             "resident memory after load_snapshot_str, text still held: {rss:.0} MB (VmRSS), \
              peak so far {hwm:.0} MB (VmHWM)"

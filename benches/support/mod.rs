@@ -54,6 +54,18 @@ pub fn load_synthetic(text: &str, adjust: impl Fn(&mut Pod)) -> Cluster {
     c
 }
 
+/// `VmRSS` and `VmHWM` of a process (`"self"` or a pid) from /proc/PROCESS/status,
+/// in MB (Linux only).
+pub fn memory_mb(process: &str) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).ok()?;
+    let field = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
 /// CPU time this process has used so far, all threads together, from each thread's
 /// `/proc/self/task/*/schedstat` (Linux only; zero elsewhere). On a shared machine the
 /// wall time mostly measures the wait for a core; the CPU time is the work done.
