@@ -600,7 +600,7 @@ pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) 
 pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
     match path {
         None => Ok(SchedulerConfig::defaults()),
-        Some(p) => SchedulerConfig::from_file(p)
+        Some(p) => crate::source::read_scheduler_config(p)
             .with_context(|| format!("invalid scheduler configuration {}", p.display())),
     }
 }

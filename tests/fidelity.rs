@@ -25,7 +25,7 @@ pub fn answer(dir: &Path) -> Value {
 fn scenario_config(dir: &Path) -> SchedulerConfig {
     let cfg_path = dir.join("config.yaml");
     if cfg_path.exists() {
-        SchedulerConfig::from_file(&cfg_path).expect("config loads")
+        schedscope::source::read_scheduler_config(&cfg_path).expect("config loads")
     } else {
         SchedulerConfig::defaults()
     }

@@ -65,7 +65,7 @@ fn redacted_fidelity_snapshots_explain_the_same() {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let snapshot = dir.join("snapshot.yaml");
         let config = match dir.join("config.yaml") {
-            p if p.exists() => SchedulerConfig::from_file(&p).unwrap(),
+            p if p.exists() => schedscope::source::read_scheduler_config(&p).unwrap(),
             _ => SchedulerConfig::defaults(),
         };
         let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap_or_default();
@@ -531,7 +531,7 @@ fn name_hashed_fidelity_snapshots_explain_the_same() {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let snapshot = dir.join("snapshot.yaml");
         let config = match dir.join("config.yaml") {
-            p if p.exists() => SchedulerConfig::from_file(&p).unwrap(),
+            p if p.exists() => schedscope::source::read_scheduler_config(&p).unwrap(),
             _ => SchedulerConfig::defaults(),
         };
         let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap_or_default();

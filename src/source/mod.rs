@@ -3,6 +3,7 @@
 //! defaulting and admission the API server would have applied first.
 
 mod config_file;
+pub use config_file::read_scheduler_config;
 pub mod convert;
 pub mod kinds;
 pub mod lean_pod;

@@ -523,7 +523,7 @@ mod tests {
         let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
             .expect("gang demo")
             .cluster;
-        let config = crate::engine::SchedulerConfig::from_file(std::path::Path::new(
+        let config = crate::source::read_scheduler_config(std::path::Path::new(
             "examples/coscheduling-config.yaml",
         ))
         .expect("config");

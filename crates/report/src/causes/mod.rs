@@ -1,0 +1,424 @@
+//! The exact cause of each node rejection: which label, taint, port or resource made
+//! a Filter plugin say no on one node. Upstream reasons ("node(s) had untolerated
+//! taint(s)") name none of it; these lines are computed from the model the way the
+//! plugin decides (through the plugin's own helpers), one file per plugin, and are
+//! shown *beside* the upstream reasons, never instead of them.
+//!
+//! Pure and UI-free: the `explain` table, its JSON (`details` of each rejection
+//! group) and the inspector's Filters summary all draw from [`Causes`].
+
+mod dynamic_resources;
+mod inter_pod_affinity;
+mod node_affinity;
+mod node_ports;
+mod node_resources_fit;
+mod node_unschedulable;
+mod pod_topology_spread;
+mod taint_toleration;
+mod volume;
+
+use std::collections::BTreeMap;
+
+use schedscope_engine::engine::Framework;
+use schedscope_engine::engine::framework::nominated_pods_for;
+use schedscope_engine::engine::plugins;
+use schedscope_engine::engine::status::Code;
+use schedscope_engine::engine::trace::Trace;
+use schedscope_engine::model::{Cluster, NodeInfo, Pod};
+
+use super::trace::{Group, TraceView};
+
+/// Cause lines per rejected node: of its first rejecting plugin (by node name), and,
+/// with all-filters data, of every plugin that rejected it (by node and plugin).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Causes {
+    by_node: BTreeMap<String, Vec<String>>,
+    by_node_plugin: BTreeMap<(String, String), Vec<String>>,
+}
+
+/// One distinct cause within a rejection group, with the nodes it applies to (in
+/// the group's order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CauseLine {
+    pub cause: String,
+    pub nodes: Vec<String>,
+}
+
+/// The causes of every node the trace's Filter phase rejected (and of every other
+/// rejection its all-filters data records). `pod` is the pod the trace is about;
+/// when it is bound (a replay of a bound pod), it is taken off its node first, as
+/// the replay did. `profile` is the profile the cycle ran with: its plugin
+/// arguments (default spread constraints, `addedAffinity`) are causes too.
+pub fn for_trace(
+    trace: &Trace,
+    cluster: &Cluster,
+    pod: &Pod,
+    profile: Option<&Framework>,
+) -> Causes {
+    let mut ex = Explainer {
+        trace,
+        cluster,
+        pod,
+        profile,
+        spread: None,
+        affinity: None,
+        attachments: None,
+    };
+    let mut by_node = BTreeMap::new();
+    for v in trace.filter.iter().filter(|v| !v.feasible) {
+        let Some(plugin) = &v.plugin else { continue };
+        let lines = ex.explain(plugin, &v.node, &v.reasons);
+        if !lines.is_empty() {
+            by_node.insert(v.node.to_string(), lines);
+        }
+    }
+    let mut by_node_plugin = BTreeMap::new();
+    for n in trace.filter_all.iter().flatten() {
+        let first = trace.verdict(&n.node).and_then(|v| v.plugin.as_deref());
+        for r in n
+            .results
+            .iter()
+            .filter(|r| !matches!(r.code, Code::Success | Code::Skip))
+        {
+            let lines = if first == Some(r.plugin.as_str()) {
+                by_node.get(&*n.node).cloned().unwrap_or_default()
+            } else {
+                ex.explain(&r.plugin, &n.node, &r.reasons)
+            };
+            if !lines.is_empty() {
+                by_node_plugin.insert((n.node.to_string(), r.plugin.to_string()), lines);
+            }
+        }
+    }
+    Causes {
+        by_node,
+        by_node_plugin,
+    }
+}
+
+/// Computes causes one (plugin, node) at a time, building the cluster-wide states
+/// (spread counts, affinity counts) once per trace.
+struct Explainer<'a> {
+    trace: &'a Trace,
+    cluster: &'a Cluster,
+    pod: &'a Pod,
+    profile: Option<&'a Framework>,
+    spread: Option<Option<pod_topology_spread::State>>,
+    affinity: Option<Option<inter_pod_affinity::State>>,
+    /// NodeVolumeLimits' VolumeAttachments by node.
+    attachments: Option<volume::Attachments>,
+}
+
+impl Explainer<'_> {
+    fn explain(&mut self, plugin: &str, node: &str, reasons: &[String]) -> Vec<String> {
+        let (cluster, pod) = (self.cluster, self.pod);
+        let Some(info) = cluster.node(node) else {
+            return Vec::new();
+        };
+        if plugin == plugins::dynamic_resources::NAME {
+            return dynamic_resources::causes(self.trace, node);
+        }
+        // Filter ran with the pending pods nominated to the node (priority at least the
+        // pod's) added, and its verdict is that run's when it failed.
+        let nominated = nominated_pods_for(cluster, pod, node);
+        let replayed_bound = self.trace.bound_to.is_some();
+        if plugin == plugins::pod_topology_spread::NAME
+            || plugin == plugins::inter_pod_affinity::NAME
+        {
+            // Their counts would need the bound pod taken off and the nominated pods
+            // added through the plugin's AddPod: not explained then.
+            if replayed_bound || !nominated.is_empty() {
+                return Vec::new();
+            }
+            if plugin == plugins::pod_topology_spread::NAME {
+                let profile = self.profile;
+                return match self
+                    .spread
+                    .get_or_insert_with(|| pod_topology_spread::state(cluster, pod, profile))
+                {
+                    Some(s) => pod_topology_spread::causes(s, info),
+                    None => Vec::new(),
+                };
+            }
+            return match self
+                .affinity
+                .get_or_insert_with(|| inter_pod_affinity::state(cluster, pod))
+            {
+                Some(s) => inter_pod_affinity::causes(s, info),
+                None => Vec::new(),
+            };
+        }
+        if self.trace.bound_to.as_deref() == Some(node) || !nominated.is_empty() {
+            let mut info = info.clone();
+            info.remove_pod(&pod.uid);
+            for p in &nominated {
+                info.add_pod((*p).clone());
+            }
+            let mut lines = self.of_node(plugin, &info, reasons);
+            if !lines.is_empty()
+                && !nominated.is_empty()
+                && plugin == plugins::node_resources_fit::NAME
+            {
+                let names: Vec<String> = nominated.iter().map(|p| p.key().to_string()).collect();
+                lines.push(format!(
+                    "counting pods nominated to the node: {}",
+                    names.join(", ")
+                ));
+            }
+            lines
+        } else {
+            self.of_node(plugin, info, reasons)
+        }
+    }
+
+    fn of_node(&mut self, plugin: &str, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
+        match plugin {
+            plugins::node_affinity::NAME => {
+                node_affinity::causes(self.pod, node, reasons, self.profile)
+            }
+            plugins::volume_binding::NAME => volume::binding(self.cluster, self.pod, node),
+            plugins::volume_zone::NAME => volume::zone(self.cluster, self.pod, node),
+            plugins::volume_restrictions::NAME => {
+                volume::restrictions(self.cluster, self.pod, node)
+            }
+            plugins::node_volume_limits::NAME => {
+                let cluster = self.cluster;
+                let attachments = self
+                    .attachments
+                    .get_or_insert_with(|| volume::attachments(cluster));
+                volume::limits(cluster, self.pod, node, Some(attachments))
+            }
+            _ => of_node(plugin, self.pod, node, reasons),
+        }
+    }
+}
+
+/// Why `plugin` rejected `pod` on `node`, given the plugin's reasons: the plugins
+/// that need only the pod and the node (the others need the cluster or the profile:
+/// see [`for_trace`]). Empty for plugins not explained this way (their upstream
+/// reasons stand alone).
+pub fn of_node(plugin: &str, pod: &Pod, node: &NodeInfo, reasons: &[String]) -> Vec<String> {
+    match plugin {
+        plugins::node_affinity::NAME => node_affinity::causes(pod, node, reasons, None),
+        plugins::taint_toleration::NAME => taint_toleration::causes(pod, node),
+        plugins::node_unschedulable::NAME => node_unschedulable::causes(pod, node),
+        plugins::node_ports::NAME => node_ports::causes(pod, node),
+        plugins::node_resources_fit::NAME => node_resources_fit::causes(pod, node, reasons),
+        _ => Vec::new(),
+    }
+}
+
+impl Causes {
+    /// The cause lines of one node (empty when none is known).
+    pub fn of(&self, node: &str) -> &[String] {
+        self.by_node
+            .get(node)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_node.is_empty()
+    }
+
+    /// The cause lines of one plugin's rejection of one node (all-filters data).
+    pub fn of_plugin(&self, node: &str, plugin: &str) -> &[String] {
+        self.by_node_plugin
+            .get(&(node.to_string(), plugin.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// A group's distinct causes, the most shared first (then by text); a node with
+    /// several causes counts under each.
+    pub fn group(&self, view: &TraceView, g: &Group) -> Vec<CauseLine> {
+        group_lines(view, g, |node| self.of(node))
+    }
+
+    /// An all-filters group's distinct causes (its plugin's causes on each node), as
+    /// [`Causes::group`].
+    pub fn all_group(&self, view: &TraceView, g: &Group) -> Vec<CauseLine> {
+        let plugin = g.plugin.as_deref().unwrap_or_default();
+        group_lines(view, g, |node| self.of_plugin(node, plugin))
+    }
+
+    /// The lines drawn under a group in the table and the inspector: at most `max`
+    /// causes, each with its node count, then `(+N more)` for the rest.
+    pub fn summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
+        shown_lines(self.group(view, g), max)
+    }
+
+    /// [`Causes::summary_lines`] of an all-filters group.
+    pub fn all_summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
+        shown_lines(self.all_group(view, g), max)
+    }
+}
+
+fn group_lines<'c>(
+    view: &TraceView,
+    g: &Group,
+    of: impl Fn(&str) -> &'c [String],
+) -> Vec<CauseLine> {
+    let mut lines: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for &r in &g.rows {
+        let node = &view.rows[r as usize].node;
+        for c in of(node) {
+            lines.entry(c).or_default().push(node.clone());
+        }
+    }
+    let mut out: Vec<CauseLine> = lines
+        .into_iter()
+        .map(|(cause, nodes)| CauseLine {
+            cause: cause.to_string(),
+            nodes,
+        })
+        .collect();
+    // BTreeMap order is the text order; a stable sort keeps it among equals.
+    out.sort_by_key(|l| std::cmp::Reverse(l.nodes.len()));
+    out
+}
+
+fn shown_lines(all: Vec<CauseLine>, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = all
+        .iter()
+        .take(max)
+        .map(|l| {
+            format!(
+                "{}  ({} node{})",
+                l.cause,
+                l.nodes.len(),
+                super::plural(l.nodes.len())
+            )
+        })
+        .collect();
+    if all.len() > max {
+        out.push(format!("(+{} more)", all.len() - max));
+    }
+    out
+}
+
+/// How many cause lines the table and the inspector show per group.
+pub const SHOWN: usize = 3;
+
+/// A label selector as kubectl writes one: `app=db, tier in (a, b), !legacy`;
+/// `<none>` for a nil selector (matches nothing), `all pods` for an empty one.
+fn selector_text(s: &schedscope_engine::model::labels::Selector) -> String {
+    use schedscope_engine::model::labels::Op;
+    let Some(reqs) = &s.requirements else {
+        return "<none>".into();
+    };
+    if reqs.is_empty() {
+        return "all pods".into();
+    }
+    reqs.iter()
+        .map(|r| {
+            let k = &r.key;
+            match (&r.op, r.values.as_slice()) {
+                (Op::In, [v]) => format!("{k}={v}"),
+                (Op::NotIn, [v]) => format!("{k}!={v}"),
+                (Op::In, vs) => format!("{k} in ({})", vs.join(", ")),
+                (Op::NotIn, vs) => format!("{k} notin ({})", vs.join(", ")),
+                (Op::Exists, _) => k.clone(),
+                (Op::DoesNotExist, _) => format!("!{k}"),
+                (Op::Gt, vs) => format!("{k}>{}", vs.join(",")),
+                (Op::Lt, vs) => format!("{k}<{}", vs.join(",")),
+            }
+        })
+        // A merged selector can repeat a requirement (a Service's and a ReplicaSet's).
+        .fold(Vec::<String>::new(), |mut acc, r| {
+            if !acc.contains(&r) {
+                acc.push(r);
+            }
+            acc
+        })
+        .join(", ")
+}
+
+/// `key=value` or `key` (no value), as taints and labels are written by kubectl.
+fn key_value(key: &str, value: Option<&str>) -> String {
+    match value {
+        Some(v) if !v.is_empty() => format!("{key}={v}"),
+        _ => key.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod testing {
+    use schedscope_engine::model::testing::cluster;
+    use schedscope_engine::model::{NodeInfo, Pod};
+    use serde_json::Value;
+
+    /// The pod and the one node of a small cluster, ready for `of_node`.
+    pub fn on_node(node: Value, others: Vec<Value>, pod: Value) -> (Pod, NodeInfo) {
+        let c = cluster(vec![node], others);
+        (
+            schedscope_engine::model::testing::pod(pod),
+            c.nodes()[0].clone(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedscope_engine::engine::trace::{NodeVerdict, Outcome};
+    use schedscope_engine::model::testing::{cluster, simple_node, simple_pod};
+
+    fn rejected(node: &str, reason: &str) -> NodeVerdict {
+        NodeVerdict {
+            node: node.into(),
+            feasible: false,
+            plugin: Some(plugins::node_resources_fit::NAME.into()),
+            code: Code::Unschedulable,
+            reasons: vec![reason.into()],
+        }
+    }
+
+    /// The numbers are those Filter saw: with the higher-priority pods nominated to
+    /// the node, and without the replayed bound pod itself.
+    #[test]
+    fn nominated_pods_count_and_a_bound_pod_does_not() {
+        let mut nominated = simple_pod("nom", "2", "1Gi", None);
+        nominated["spec"]["priority"] = serde_json::json!(10);
+        nominated["status"] = serde_json::json!({"nominatedNodeName": "n1"});
+        let c = cluster(
+            vec![simple_node("n1", "4", "8Gi"), simple_node("n2", "4", "8Gi")],
+            vec![
+                nominated,
+                simple_pod("new", "3", "1Gi", None),
+                simple_pod("bound", "3", "1Gi", Some("n2")),
+            ],
+        );
+        let mut t = Trace::empty(
+            "default/new".into(),
+            0,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        );
+        t.filter = vec![rejected("n1", "Insufficient cpu")];
+        let pod = c.pod("default/new").unwrap();
+        assert_eq!(
+            for_trace(&t, &c, pod, None).of("n1"),
+            [
+                "cpu: needs 3, free 2 of 4",
+                "counting pods nominated to the node: default/nom"
+            ]
+        );
+
+        let mut t = Trace::empty(
+            "default/bound".into(),
+            0,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        );
+        t.bound_to = Some("n2".into());
+        t.filter = vec![rejected("n2", "Insufficient cpu")];
+        let pod = c.pod("default/bound").unwrap();
+        assert_eq!(
+            for_trace(&t, &c, pod, None).of("n2"),
+            ["cpu: needs 3, free 4 of 4"]
+        );
+    }
+}
