@@ -10,6 +10,9 @@
 //! Pure by construction: no terminal, network, async runtime, clock or file access;
 //! times come in as arguments. The layers inside point one way: `text` and `model` at
 //! the bottom, `config` above them, `engine` above those.
+//!
+//! The crate's README follows, with an example that runs as a doc test.
+#![doc = include_str!("../README.md")]
 
 pub mod config;
 pub mod engine;

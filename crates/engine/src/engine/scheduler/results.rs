@@ -21,7 +21,7 @@ pub struct SimOptions {
     /// Stop when simulated time would pass this far beyond the start.
     pub max_duration: Duration,
     /// Preemption victims stay on their node as terminating pods (deletionTimestamp
-    /// and DisruptionTarget set) until [`Scheduler::remove_bound_pod`] says their
+    /// and DisruptionTarget set) until [`super::Scheduler::remove_bound_pod`] says their
     /// deletion landed, as on a real cluster (the acting scheduler). Off: they
     /// vanish at once.
     pub victims_terminate: bool,
