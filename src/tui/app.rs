@@ -15,7 +15,7 @@ use crate::source::live::LiveControl;
 use super::action::{Action, DataUpdate, Focus, Tab};
 use super::command::{self, Command};
 use super::components::{
-    Component, ConnectionPane, Ctx, Effect, Handled, HelpPane, Hits, Panes, Prompt, PromptKind,
+    Component, ConnectionPane, Effect, Handled, HelpPane, Hits, PaneCtx, Panes, Prompt, PromptKind,
 };
 use super::keymap;
 use super::playback::Simulation;
@@ -144,7 +144,7 @@ impl App {
     }
 
     /// What the panes see now.
-    pub fn ctx(&self) -> Ctx<'_> {
+    pub fn ctx(&self) -> PaneCtx<'_> {
         self.shared.ctx(self.panes.pods.pending_count)
     }
 

@@ -13,7 +13,7 @@ use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::node::resources;
 use super::{
-    Component, Ctx, Effect, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod,
+    Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod,
 };
 use crate::model::NodeInfo;
 use crate::theme::Theme;
@@ -48,7 +48,7 @@ impl ComparePane {
 }
 
 impl Component for ComparePane {
-    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, _ctx: &PaneCtx, action: &Action) -> Handled {
         if matches!(action, Action::SwapCompare) {
             std::mem::swap(&mut self.a, &mut self.b);
             return Handled::Yes;
@@ -58,12 +58,12 @@ impl Component for ComparePane {
 
     scroll_keys!(page_and_wheel);
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ComparePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut ComparePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let Some(cur) = ctx.current.cloned() else {
         return;
@@ -201,7 +201,7 @@ fn why(cur: &Current, a: &str, b: &str) -> String {
 
 fn compare_lines(
     t: &Theme,
-    ctx: &Ctx,
+    ctx: &PaneCtx,
     cur: &Current,
     pod: Option<&crate::model::Pod>,
     a: &str,

@@ -13,7 +13,7 @@ use super::super::view::{GroupKind, Mark};
 use super::super::widgets::{Cursor, virtual_table, wrap};
 use super::table::SortTable;
 use super::{
-    Component, Ctx, Effect, Handled, Hit, Hits, legend, mark_span, mark_style, move_cursor, nav,
+    Component, Effect, Handled, Hit, Hits, PaneCtx, legend, mark_span, mark_style, move_cursor, nav,
 };
 use crate::theme::Theme;
 
@@ -47,7 +47,7 @@ impl FiltersPane {
     }
 
     /// The matrix rows: the group's (or all), filtered, sorted.
-    pub fn refresh_order(&mut self, ctx: &Ctx) {
+    pub fn refresh_order(&mut self, ctx: &PaneCtx) {
         let Some(c) = ctx.current else {
             self.table.order.clear();
             return;
@@ -87,7 +87,7 @@ impl FiltersPane {
     }
 
     /// A new trace: start over on another pod; on the same pod keep the node.
-    pub fn trace_changed(&mut self, ctx: &Ctx, old: Option<&Current>, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, old: Option<&Current>, same_pod: bool) {
         let keep = self.selected_node(old);
         if !same_pod {
             self.table.cursor.reset();
@@ -101,13 +101,13 @@ impl FiltersPane {
     }
 
     /// Lines of the summary: each group, then its cause lines.
-    fn groups(ctx: &Ctx) -> usize {
+    fn groups(ctx: &PaneCtx) -> usize {
         ctx.current.map_or(0, |c| summary_lines(&c.view).len())
     }
 }
 
 impl Component for FiltersPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             if self.summary {
                 move_cursor(&mut self.group_cursor, d, Self::groups(ctx));
@@ -180,7 +180,7 @@ impl Component for FiltersPane {
         }
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         if self.summary {
             self.group_cursor.scroll(delta, Self::groups(ctx));
         } else {
@@ -198,7 +198,7 @@ impl Component for FiltersPane {
         })
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         if self.summary {
             super::click_cursor(&mut self.group_cursor, i, Self::groups(ctx))
         } else {
@@ -212,18 +212,18 @@ impl Component for FiltersPane {
         Some(self.table.filter.clone())
     }
 
-    fn set_filter(&mut self, ctx: &Ctx, text: String) {
+    fn set_filter(&mut self, ctx: &PaneCtx, text: String) {
         self.table.set_filter(text);
         self.refresh_order(ctx);
     }
 
-    fn node(&self, ctx: &Ctx) -> Option<String> {
+    fn node(&self, ctx: &PaneCtx) -> Option<String> {
         (!self.summary)
             .then(|| self.selected_node(ctx.current))
             .flatten()
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
@@ -239,7 +239,7 @@ fn summary_lines(view: &TraceView) -> Vec<(usize, Option<usize>)> {
     out
 }
 
-fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut FiltersPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };
@@ -290,7 +290,7 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
 /// The summary: each group of nodes (count, share, plugin, reason), its causes under it.
 fn draw_summary(
     pane: &mut FiltersPane,
-    ctx: &Ctx,
+    ctx: &PaneCtx,
     view: &TraceView,
     f: &mut Frame,
     area: Rect,
@@ -371,7 +371,7 @@ fn summary_row(t: &Theme, view: &TraceView, (gi, cause): (usize, Option<usize>))
 /// The matrix: node | plugin columns (windowed to fit) | first rejection.
 fn draw_matrix(
     pane: &mut FiltersPane,
-    ctx: &Ctx,
+    ctx: &PaneCtx,
     view: &TraceView,
     f: &mut Frame,
     area: Rect,
@@ -528,7 +528,7 @@ fn matrix_row(
     Row::new(cells)
 }
 
-fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
+fn mode_line(pane: &FiltersPane, ctx: &PaneCtx, view: &TraceView) -> Line<'static> {
     let t = ctx.theme;
     let mut spans = Vec::new();
     let (m, s) = if pane.summary {
@@ -593,7 +593,7 @@ fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
 }
 
 /// The current column's full name and the selected node's answer in it.
-fn column_info(pane: &FiltersPane, ctx: &Ctx, cur: &Current) -> Line<'static> {
+fn column_info(pane: &FiltersPane, ctx: &PaneCtx, cur: &Current) -> Line<'static> {
     let t = ctx.theme;
     let view = &cur.view;
     let np = view.plugins.len();

@@ -10,7 +10,7 @@ use super::super::format;
 use super::super::traces::{Current, TraceStatus};
 use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
-use super::{Component, Ctx, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod};
+use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::theme::Theme;
@@ -30,7 +30,7 @@ impl NodePane {
 
     /// A new trace: keep the node on the same pod if the trace has it, else show the
     /// bound pod's own node, the chosen one, or the first.
-    pub fn trace_changed(&mut self, ctx: &Ctx, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, same_pod: bool) {
         let c = ctx.current;
         let node_ok = self
             .node
@@ -51,16 +51,16 @@ impl NodePane {
 impl Component for NodePane {
     scroll_keys!();
 
-    fn node(&self, _ctx: &Ctx) -> Option<String> {
+    fn node(&self, _ctx: &PaneCtx) -> Option<String> {
         self.node.clone()
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut NodePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut NodePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let Some(name) = pane.node.clone() else {
         centered_note(

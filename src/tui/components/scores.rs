@@ -11,7 +11,7 @@ use super::super::format;
 use super::super::traces::Current;
 use super::super::widgets::centered_note;
 use super::table::SortTable;
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, nav};
 use crate::engine::framework::MAX_NODE_SCORE;
 use crate::theme::Theme;
 
@@ -23,7 +23,7 @@ pub struct ScoresPane {
 }
 
 impl ScoresPane {
-    pub fn selected_node(&self, ctx: &Ctx) -> Option<String> {
+    pub fn selected_node(&self, ctx: &PaneCtx) -> Option<String> {
         ctx.current?
             .trace
             .feasible
@@ -32,7 +32,7 @@ impl ScoresPane {
     }
 
     /// The feasible nodes in rank order, filtered, sorted.
-    pub fn refresh_order(&mut self, ctx: &Ctx) {
+    pub fn refresh_order(&mut self, ctx: &PaneCtx) {
         let Some(c) = ctx.current else {
             self.table.order.clear();
             return;
@@ -58,7 +58,7 @@ impl ScoresPane {
         self.table.set_order(order, t.scores.len() + 1);
     }
 
-    pub fn trace_changed(&mut self, ctx: &Ctx, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, same_pod: bool) {
         if !same_pod {
             self.table.cursor.reset();
         }
@@ -67,7 +67,7 @@ impl ScoresPane {
 }
 
 impl Component for ScoresPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             self.table.move_by(d);
             return Handled::Yes;
@@ -100,7 +100,7 @@ impl Component for ScoresPane {
         self.table.cursor.page()
     }
 
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, _ctx: &PaneCtx, delta: isize) -> Handled {
         let n = self.table.order.len();
         self.table.cursor.scroll(delta, n);
         Handled::Yes
@@ -110,7 +110,7 @@ impl Component for ScoresPane {
         Some(self.table.cursor.selected)
     }
 
-    fn click_row(&mut self, _ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, _ctx: &PaneCtx, i: usize) -> Option<Handled> {
         let n = self.table.order.len();
         super::click_cursor(&mut self.table.cursor, i, n)
     }
@@ -119,21 +119,21 @@ impl Component for ScoresPane {
         Some(self.table.filter.clone())
     }
 
-    fn set_filter(&mut self, ctx: &Ctx, text: String) {
+    fn set_filter(&mut self, ctx: &PaneCtx, text: String) {
         self.table.set_filter(text);
         self.refresh_order(ctx);
     }
 
-    fn node(&self, ctx: &Ctx) -> Option<String> {
+    fn node(&self, ctx: &PaneCtx) -> Option<String> {
         self.selected_node(ctx)
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut ScoresPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };
@@ -298,7 +298,7 @@ impl Columns {
 /// The feasible nodes: mark, rank, node, total, bar and the plugins that fit.
 fn draw_table(
     pane: &mut ScoresPane,
-    ctx: &Ctx,
+    ctx: &PaneCtx,
     cur: &Current,
     f: &mut Frame,
     area: Rect,
