@@ -1035,7 +1035,7 @@ async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
             .any(|r| matches!(r, act::Report::Data(u) if u.cluster.pod("default/p").is_some()))
     })
     .await;
-    assert!(handle.send(act::Command::Allow {
+    assert!(handle.send(act::PermitDecision::Allow {
         pod: "default/p".into(),
         plugin: None,
     }));

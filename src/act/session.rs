@@ -2,7 +2,8 @@
 //! with it, send the writes it calls for, apply the operator's Allow / Reject, renew
 //! the Lease, and give it back on a clean stop. Its owner (the inspector, or the
 //! headless log) hears [`Report`]s; the inspector reaches the loop through an
-//! [`ActHandle`] (the waiting pods as of the last tick, and a command channel).
+//! [`ActHandle`] (the waiting pods as of the last tick, and a channel for the
+//! operator's [`PermitDecision`]s).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +29,7 @@ pub const TICK: Duration = Duration::from_millis(200);
 
 /// An operator's decision on a waiting pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub enum PermitDecision {
     /// Allow at `plugin`, or at every plugin the pod waits on.
     Allow {
         pod: String,
@@ -58,7 +59,7 @@ pub enum Report {
 #[derive(Clone)]
 pub struct ActHandle {
     waiting: Arc<Mutex<Vec<WaitingPodView>>>,
-    commands: UnboundedSender<Command>,
+    commands: UnboundedSender<PermitDecision>,
 }
 
 impl ActHandle {
@@ -67,7 +68,7 @@ impl ActHandle {
         self.waiting.lock().map(|w| w.clone()).unwrap_or_default()
     }
     /// False once the loop has stopped.
-    pub fn send(&self, c: Command) -> bool {
+    pub fn send(&self, c: PermitDecision) -> bool {
         self.commands.send(c).is_ok()
     }
 }
@@ -75,7 +76,7 @@ impl ActHandle {
 /// The loop's side of an [`ActHandle`].
 pub struct Inputs {
     waiting: Arc<Mutex<Vec<WaitingPodView>>>,
-    commands: UnboundedReceiver<Command>,
+    commands: UnboundedReceiver<PermitDecision>,
 }
 
 impl Inputs {
@@ -86,7 +87,7 @@ impl Inputs {
         }
     }
     /// A command sent by a handle, if one is queued.
-    pub fn try_command(&mut self) -> Option<Command> {
+    pub fn try_command(&mut self) -> Option<PermitDecision> {
         self.commands.try_recv().ok()
     }
 }
@@ -173,7 +174,7 @@ impl Loop {
         any
     }
 
-    fn command(&mut self, c: Command, report: &mut impl FnMut(Report)) -> Vec<Write> {
+    fn command(&mut self, c: PermitDecision, report: &mut impl FnMut(Report)) -> Vec<Write> {
         let Some(a) = &mut self.actor else {
             let why = match &self.stopped {
                 Some(why) => format!("not acting: {why}"),
@@ -183,11 +184,11 @@ impl Loop {
             return Vec::new();
         };
         let (pod, found, writes, what) = match c {
-            Command::Allow { pod, plugin } => {
+            PermitDecision::Allow { pod, plugin } => {
                 let (found, w) = a.allow(&pod, plugin.as_deref());
                 (pod, found, w, "allowed")
             }
-            Command::Reject { pod, message } => {
+            PermitDecision::Reject { pod, message } => {
                 let (found, w) = a.reject(&pod, &message);
                 (pod, found, w, "rejected")
             }
@@ -378,7 +379,7 @@ pub async fn run_session(
         stopped: None,
     };
     let mut lease = Renewal::new(crate::clock::wall_clock());
-    let mut queued: Vec<Command> = Vec::new();
+    let mut queued: Vec<PermitDecision> = Vec::new();
     let result = loop {
         if stop() {
             break Ok(());
