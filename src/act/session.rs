@@ -1,7 +1,7 @@
 //! The acting loop: take the Lease, watch the cluster, keep the [`Actor`] in step
 //! with it, send the writes it calls for, apply the operator's Allow / Reject, renew
 //! the Lease, and give it back on a clean stop. Its owner (the inspector, or the
-//! headless log) hears [`Report`]s; the inspector reaches the loop through an
+//! headless log) hears [`ActEvent`]s; the inspector reaches the loop through an
 //! [`ActHandle`] (the waiting pods as of the last tick, and a channel for the
 //! operator's [`PermitDecision`]s).
 
@@ -43,7 +43,7 @@ pub enum PermitDecision {
 
 /// What the loop tells its owner.
 #[derive(Clone, Debug)]
-pub enum Report {
+pub enum ActEvent {
     /// One line for the log; `true` when it is bad news.
     Line(String, bool),
     /// The model to show (the live model with the engine's assumed pods and
@@ -127,7 +127,7 @@ pub async fn run(
         opts,
         inputs,
         |r| {
-            if let Report::Line(l, _) = r {
+            if let ActEvent::Line(l, _) = r {
                 log(l)
             }
         },
@@ -153,15 +153,15 @@ struct Loop {
 }
 
 impl Loop {
-    async fn send_all(&mut self, writes: Vec<Write>, report: &mut impl FnMut(Report)) -> bool {
+    async fn send_all(&mut self, writes: Vec<Write>, report: &mut impl FnMut(ActEvent)) -> bool {
         let any = !writes.is_empty();
         for w in writes {
             let now = crate::clock::wall_clock();
             match self.writer.perform(&w, now).await {
-                Ok(()) => report(Report::Line(describe(&w), false)),
+                Ok(()) => report(ActEvent::Line(describe(&w), false)),
                 Err(e) => {
                     let msg = api_error_text(&e);
-                    report(Report::Line(
+                    report(ActEvent::Line(
                         format!("{} failed: {msg}", describe(&w)),
                         true,
                     ));
@@ -174,13 +174,13 @@ impl Loop {
         any
     }
 
-    fn command(&mut self, c: PermitDecision, report: &mut impl FnMut(Report)) -> Vec<Write> {
+    fn command(&mut self, c: PermitDecision, report: &mut impl FnMut(ActEvent)) -> Vec<Write> {
         let Some(a) = &mut self.actor else {
             let why = match &self.stopped {
                 Some(why) => format!("not acting: {why}"),
                 None => "not acting yet: the cluster is still listing".into(),
             };
-            report(Report::Line(why, true));
+            report(ActEvent::Line(why, true));
             return Vec::new();
         };
         let (pod, found, writes, what) = match c {
@@ -194,12 +194,12 @@ impl Loop {
             }
         };
         if found {
-            report(Report::Line(
+            report(ActEvent::Line(
                 format!("{pod}: {what} by the operator"),
                 false,
             ));
         } else {
-            report(Report::Line(
+            report(ActEvent::Line(
                 format!("{pod} is not waiting at Permit"),
                 true,
             ));
@@ -213,11 +213,11 @@ impl Loop {
         inputs: &Inputs,
         changed: bool,
         events: Option<Arc<crate::source::SchedulingEvents>>,
-        report: &mut impl FnMut(Report),
+        report: &mut impl FnMut(ActEvent),
     ) {
         let Some(a) = &self.actor else {
             if changed {
-                report(Report::Data(DataUpdate {
+                report(ActEvent::Data(DataUpdate {
                     cluster: self.live.clone(),
                     source: None,
                     status: self.status.clone(),
@@ -236,7 +236,7 @@ impl Loop {
                         .remaining(crate::clock::wall_clock())
                         .map(|d| format!(" ({}s left)", d.as_secs()))
                         .unwrap_or_default();
-                    report(Report::Line(
+                    report(ActEvent::Line(
                         format!("{} waiting at Permit on {}{left}", w.pod, w.node),
                         false,
                     ));
@@ -251,7 +251,7 @@ impl Loop {
                 .map(Arc::new)
                 .unwrap_or_else(|| self.live.clone());
             self.shown = Some(shown.clone());
-            report(Report::Data(DataUpdate {
+            report(ActEvent::Data(DataUpdate {
                 cluster: shown,
                 source: None,
                 status: self.status.clone(),
@@ -347,12 +347,12 @@ pub async fn run_session(
     config: SchedulerConfig,
     mut opts: ActOptions,
     mut inputs: Inputs,
-    mut report: impl FnMut(Report),
+    mut report: impl FnMut(ActEvent),
     stop: impl Fn() -> bool,
 ) -> Result<(), ActError> {
     super::check_profile(&config, &opts)?;
     acquire_lease_retrying(&client, &opts).await?;
-    report(Report::Line(
+    report(ActEvent::Line(
         format!(
             "acting as scheduler {:?} (Lease {}/{}, identity {})",
             opts.scheduler_name, opts.lease_namespace, opts.scheduler_name, opts.identity
@@ -393,9 +393,9 @@ pub async fn run_session(
             match lease.record(outcome, now, &opts) {
                 Renewed::Ok => {}
                 Renewed::Recovered => {
-                    report(Report::Line("the Lease is renewed again".into(), false))
+                    report(ActEvent::Line("the Lease is renewed again".into(), false))
                 }
-                Renewed::Failing(line) => report(Report::Line(line, true)),
+                Renewed::Failing(line) => report(ActEvent::Line(line, true)),
                 Renewed::Failed => {}
                 Renewed::Lost(e) => {
                     // Headless, the error itself is the last word (printed once).
@@ -403,7 +403,7 @@ pub async fn run_session(
                         break Err(e);
                     }
                     let why = e.to_string();
-                    report(Report::StoppedActing(why.clone()));
+                    report(ActEvent::StoppedActing(why.clone()));
                     // The engine's assumed pods and waits are void: show the cluster as
                     // it is, and keep showing it.
                     lp.actor = None;
@@ -411,7 +411,7 @@ pub async fn run_session(
                     lp.shown = None;
                     lp.waiting.clear();
                     inputs.publish_waiting(Vec::new());
-                    report(Report::Data(DataUpdate {
+                    report(ActEvent::Data(DataUpdate {
                         cluster: lp.live.clone(),
                         source: None,
                         status: lp.status.clone(),
@@ -458,11 +458,11 @@ pub async fn run_session(
         if lp.actor.is_some() {
             for e in lp.writer.flush(now).await {
                 let line = format!("writing an Event series failed: {}", api_error_text(&e));
-                report(Report::Line(line, true));
+                report(ActEvent::Line(line, true));
             }
         }
         for line in lp.writer.take_failed_events() {
-            report(Report::Line(line, true));
+            report(ActEvent::Line(line, true));
         }
         lp.publish(&inputs, received || wrote, events, &mut report);
         tokio::select! {
@@ -477,7 +477,7 @@ pub async fn run_session(
     watch.abort();
     // A lost Lease may be someone else's by now; release_lease leaves such a one alone.
     if let Err(e) = release_lease(&client, &opts, crate::clock::wall_clock()).await {
-        report(Report::Line(format!("releasing the Lease: {e}"), true));
+        report(ActEvent::Line(format!("releasing the Lease: {e}"), true));
     }
     result
 }
