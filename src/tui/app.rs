@@ -19,7 +19,7 @@ use super::components::{
 };
 use super::keymap;
 use super::playback::Simulation;
-use super::session::Report;
+use super::session::SessionChange;
 use super::view::TraceView;
 use super::worker::{TraceJob, TraceKey, VerdictBatch, VerdictKey};
 use crate::report::PodVerdict;
@@ -373,7 +373,7 @@ impl App {
 
     /// An operator signal or a tick through the session, then what it did: the
     /// model, the pod, the message.
-    fn report(&mut self, f: impl FnOnce(&mut super::session::Session) -> Report) {
+    fn report(&mut self, f: impl FnOnce(&mut super::session::Session) -> SessionChange) {
         let r = f(&mut self.shared.session);
         let n = self.shared.session.waiting.len();
         self.panes.waiting.cursor.clamp(n);
