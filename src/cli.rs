@@ -1119,15 +1119,15 @@ fn run_act(ins: &Inspector) -> Result<()> {
                 opts,
                 inputs,
                 |r| match r {
-                    act::Report::Data(u) => {
+                    act::ActEvent::Data(u) => {
                         last = u.cluster.clone();
                         let _ = tx.send(u);
                     }
-                    act::Report::Line(text, error) => {
+                    act::ActEvent::Line(text, error) => {
                         let _ =
                             tx.send(crate::source::DataUpdate::notice(last.clone(), text, error));
                     }
-                    act::Report::StoppedActing(why) => {
+                    act::ActEvent::StoppedActing(why) => {
                         let text = format!("{why}; no more writes");
                         let mut u = crate::source::DataUpdate::notice(last.clone(), text, true);
                         u.source = Some(stopped_label.clone());

@@ -430,7 +430,7 @@ async fn inspector_allow_binds_a_waiting_gang_through_the_session() {
     // server still has them pending.
     until("a model with the assumed pods", || {
         reports.lock().expect("reports").iter().any(|r| {
-            matches!(r, act::Report::Data(u)
+            matches!(r, act::ActEvent::Data(u)
                 if u.cluster.pod("default/w0").is_some_and(|p| p.is_bound()))
         })
     })
@@ -461,7 +461,7 @@ async fn inspector_allow_binds_a_waiting_gang_through_the_session() {
         .expect("reports")
         .iter()
         .filter_map(|r| match r {
-            act::Report::Line(l, _) => Some(l.clone()),
+            act::ActEvent::Line(l, _) => Some(l.clone()),
             _ => None,
         })
         .collect();
@@ -866,13 +866,13 @@ async fn one_node() -> Arc<FakeApi> {
     api
 }
 
-fn lines_of(reports: &std::sync::Mutex<Vec<act::Report>>) -> Vec<String> {
+fn lines_of(reports: &std::sync::Mutex<Vec<act::ActEvent>>) -> Vec<String> {
     reports
         .lock()
         .expect("reports")
         .iter()
         .filter_map(|r| match r {
-            act::Report::Line(l, _) => Some(l.clone()),
+            act::ActEvent::Line(l, _) => Some(l.clone()),
             _ => None,
         })
         .collect()
@@ -940,7 +940,7 @@ async fn lease_renewal_failures_within_the_deadline_keep_acting() {
             .lock()
             .expect("reports")
             .iter()
-            .any(|r| matches!(r, act::Report::StoppedActing(_))),
+            .any(|r| matches!(r, act::ActEvent::StoppedActing(_))),
         "{lines:?}"
     );
     drop(handle);
@@ -1021,7 +1021,7 @@ async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
             .lock()
             .expect("reports")
             .iter()
-            .any(|r| matches!(r, act::Report::StoppedActing(_)))
+            .any(|r| matches!(r, act::ActEvent::StoppedActing(_)))
     })
     .await;
     // The API server answers again, but the session does not take the Lease back.
@@ -1032,10 +1032,10 @@ async fn inspector_lease_lost_stops_writing_but_keeps_watching() {
             .lock()
             .expect("reports")
             .iter()
-            .any(|r| matches!(r, act::Report::Data(u) if u.cluster.pod("default/p").is_some()))
+            .any(|r| matches!(r, act::ActEvent::Data(u) if u.cluster.pod("default/p").is_some()))
     })
     .await;
-    assert!(handle.send(act::Command::Allow {
+    assert!(handle.send(act::PermitDecision::Allow {
         pod: "default/p".into(),
         plugin: None,
     }));

@@ -28,7 +28,7 @@ pub mod session;
 mod writes;
 
 pub use actor::Actor;
-pub use session::{ActHandle, Command, Report, run, run_session};
+pub use session::{ActEvent, ActHandle, PermitDecision, run, run_session};
 pub use writes::{CLAIM_FINALIZER, ClaimWrite, PodRef, Write, Writer, describe};
 
 use std::time::Duration;

@@ -1,8 +1,9 @@
 //! The acting loop: take the Lease, watch the cluster, keep the [`Actor`] in step
 //! with it, send the writes it calls for, apply the operator's Allow / Reject, renew
 //! the Lease, and give it back on a clean stop. Its owner (the inspector, or the
-//! headless log) hears [`Report`]s; the inspector reaches the loop through an
-//! [`ActHandle`] (the waiting pods as of the last tick, and a command channel).
+//! headless log) hears [`ActEvent`]s; the inspector reaches the loop through an
+//! [`ActHandle`] (the waiting pods as of the last tick, and a channel for the
+//! operator's [`PermitDecision`]s).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +29,7 @@ pub const TICK: Duration = Duration::from_millis(200);
 
 /// An operator's decision on a waiting pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub enum PermitDecision {
     /// Allow at `plugin`, or at every plugin the pod waits on.
     Allow {
         pod: String,
@@ -42,7 +43,7 @@ pub enum Command {
 
 /// What the loop tells its owner.
 #[derive(Clone, Debug)]
-pub enum Report {
+pub enum ActEvent {
     /// One line for the log; `true` when it is bad news.
     Line(String, bool),
     /// The model to show (the live model with the engine's assumed pods and
@@ -58,7 +59,7 @@ pub enum Report {
 #[derive(Clone)]
 pub struct ActHandle {
     waiting: Arc<Mutex<Vec<WaitingPodView>>>,
-    commands: UnboundedSender<Command>,
+    commands: UnboundedSender<PermitDecision>,
 }
 
 impl ActHandle {
@@ -67,7 +68,7 @@ impl ActHandle {
         self.waiting.lock().map(|w| w.clone()).unwrap_or_default()
     }
     /// False once the loop has stopped.
-    pub fn send(&self, c: Command) -> bool {
+    pub fn send(&self, c: PermitDecision) -> bool {
         self.commands.send(c).is_ok()
     }
 }
@@ -75,7 +76,7 @@ impl ActHandle {
 /// The loop's side of an [`ActHandle`].
 pub struct Inputs {
     waiting: Arc<Mutex<Vec<WaitingPodView>>>,
-    commands: UnboundedReceiver<Command>,
+    commands: UnboundedReceiver<PermitDecision>,
 }
 
 impl Inputs {
@@ -86,7 +87,7 @@ impl Inputs {
         }
     }
     /// A command sent by a handle, if one is queued.
-    pub fn try_command(&mut self) -> Option<Command> {
+    pub fn try_command(&mut self) -> Option<PermitDecision> {
         self.commands.try_recv().ok()
     }
 }
@@ -126,7 +127,7 @@ pub async fn run(
         opts,
         inputs,
         |r| {
-            if let Report::Line(l, _) = r {
+            if let ActEvent::Line(l, _) = r {
                 log(l)
             }
         },
@@ -152,15 +153,15 @@ struct Loop {
 }
 
 impl Loop {
-    async fn send_all(&mut self, writes: Vec<Write>, report: &mut impl FnMut(Report)) -> bool {
+    async fn send_all(&mut self, writes: Vec<Write>, report: &mut impl FnMut(ActEvent)) -> bool {
         let any = !writes.is_empty();
         for w in writes {
             let now = crate::clock::wall_clock();
             match self.writer.perform(&w, now).await {
-                Ok(()) => report(Report::Line(describe(&w), false)),
+                Ok(()) => report(ActEvent::Line(describe(&w), false)),
                 Err(e) => {
                     let msg = api_error_text(&e);
-                    report(Report::Line(
+                    report(ActEvent::Line(
                         format!("{} failed: {msg}", describe(&w)),
                         true,
                     ));
@@ -173,32 +174,32 @@ impl Loop {
         any
     }
 
-    fn command(&mut self, c: Command, report: &mut impl FnMut(Report)) -> Vec<Write> {
+    fn command(&mut self, c: PermitDecision, report: &mut impl FnMut(ActEvent)) -> Vec<Write> {
         let Some(a) = &mut self.actor else {
             let why = match &self.stopped {
                 Some(why) => format!("not acting: {why}"),
                 None => "not acting yet: the cluster is still listing".into(),
             };
-            report(Report::Line(why, true));
+            report(ActEvent::Line(why, true));
             return Vec::new();
         };
         let (pod, found, writes, what) = match c {
-            Command::Allow { pod, plugin } => {
+            PermitDecision::Allow { pod, plugin } => {
                 let (found, w) = a.allow(&pod, plugin.as_deref());
                 (pod, found, w, "allowed")
             }
-            Command::Reject { pod, message } => {
+            PermitDecision::Reject { pod, message } => {
                 let (found, w) = a.reject(&pod, &message);
                 (pod, found, w, "rejected")
             }
         };
         if found {
-            report(Report::Line(
+            report(ActEvent::Line(
                 format!("{pod}: {what} by the operator"),
                 false,
             ));
         } else {
-            report(Report::Line(
+            report(ActEvent::Line(
                 format!("{pod} is not waiting at Permit"),
                 true,
             ));
@@ -212,11 +213,11 @@ impl Loop {
         inputs: &Inputs,
         changed: bool,
         events: Option<Arc<crate::source::SchedulingEvents>>,
-        report: &mut impl FnMut(Report),
+        report: &mut impl FnMut(ActEvent),
     ) {
         let Some(a) = &self.actor else {
             if changed {
-                report(Report::Data(DataUpdate {
+                report(ActEvent::Data(DataUpdate {
                     cluster: self.live.clone(),
                     source: None,
                     status: self.status.clone(),
@@ -235,7 +236,7 @@ impl Loop {
                         .remaining(crate::clock::wall_clock())
                         .map(|d| format!(" ({}s left)", d.as_secs()))
                         .unwrap_or_default();
-                    report(Report::Line(
+                    report(ActEvent::Line(
                         format!("{} waiting at Permit on {}{left}", w.pod, w.node),
                         false,
                     ));
@@ -250,7 +251,7 @@ impl Loop {
                 .map(Arc::new)
                 .unwrap_or_else(|| self.live.clone());
             self.shown = Some(shown.clone());
-            report(Report::Data(DataUpdate {
+            report(ActEvent::Data(DataUpdate {
                 cluster: shown,
                 source: None,
                 status: self.status.clone(),
@@ -346,12 +347,12 @@ pub async fn run_session(
     config: SchedulerConfig,
     mut opts: ActOptions,
     mut inputs: Inputs,
-    mut report: impl FnMut(Report),
+    mut report: impl FnMut(ActEvent),
     stop: impl Fn() -> bool,
 ) -> Result<(), ActError> {
     super::check_profile(&config, &opts)?;
     acquire_lease_retrying(&client, &opts).await?;
-    report(Report::Line(
+    report(ActEvent::Line(
         format!(
             "acting as scheduler {:?} (Lease {}/{}, identity {})",
             opts.scheduler_name, opts.lease_namespace, opts.scheduler_name, opts.identity
@@ -378,7 +379,7 @@ pub async fn run_session(
         stopped: None,
     };
     let mut lease = Renewal::new(crate::clock::wall_clock());
-    let mut queued: Vec<Command> = Vec::new();
+    let mut queued: Vec<PermitDecision> = Vec::new();
     let result = loop {
         if stop() {
             break Ok(());
@@ -392,9 +393,9 @@ pub async fn run_session(
             match lease.record(outcome, now, &opts) {
                 Renewed::Ok => {}
                 Renewed::Recovered => {
-                    report(Report::Line("the Lease is renewed again".into(), false))
+                    report(ActEvent::Line("the Lease is renewed again".into(), false))
                 }
-                Renewed::Failing(line) => report(Report::Line(line, true)),
+                Renewed::Failing(line) => report(ActEvent::Line(line, true)),
                 Renewed::Failed => {}
                 Renewed::Lost(e) => {
                     // Headless, the error itself is the last word (printed once).
@@ -402,7 +403,7 @@ pub async fn run_session(
                         break Err(e);
                     }
                     let why = e.to_string();
-                    report(Report::StoppedActing(why.clone()));
+                    report(ActEvent::StoppedActing(why.clone()));
                     // The engine's assumed pods and waits are void: show the cluster as
                     // it is, and keep showing it.
                     lp.actor = None;
@@ -410,7 +411,7 @@ pub async fn run_session(
                     lp.shown = None;
                     lp.waiting.clear();
                     inputs.publish_waiting(Vec::new());
-                    report(Report::Data(DataUpdate {
+                    report(ActEvent::Data(DataUpdate {
                         cluster: lp.live.clone(),
                         source: None,
                         status: lp.status.clone(),
@@ -457,11 +458,11 @@ pub async fn run_session(
         if lp.actor.is_some() {
             for e in lp.writer.flush(now).await {
                 let line = format!("writing an Event series failed: {}", api_error_text(&e));
-                report(Report::Line(line, true));
+                report(ActEvent::Line(line, true));
             }
         }
         for line in lp.writer.take_failed_events() {
-            report(Report::Line(line, true));
+            report(ActEvent::Line(line, true));
         }
         lp.publish(&inputs, received || wrote, events, &mut report);
         tokio::select! {
@@ -476,7 +477,7 @@ pub async fn run_session(
     watch.abort();
     // A lost Lease may be someone else's by now; release_lease leaves such a one alone.
     if let Err(e) = release_lease(&client, &opts, crate::clock::wall_clock()).await {
-        report(Report::Line(format!("releasing the Lease: {e}"), true));
+        report(ActEvent::Line(format!("releasing the Lease: {e}"), true));
     }
     result
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::act::{ActHandle, Command};
+use crate::act::{ActHandle, PermitDecision};
 
 use super::waiting::{PermitGate, WaitingEvent, WaitingPod};
 
@@ -41,7 +41,7 @@ impl PermitGate for ActWaiting {
         self.allowed
             .retain(|k, _| current.iter().any(|w| &w.pod == k));
         let w = current.iter().find(|w| w.pod == pod)?;
-        if !self.handle.send(Command::Allow {
+        if !self.handle.send(PermitDecision::Allow {
             pod: pod.to_string(),
             plugin: Some(plugin.to_string()),
         }) {
@@ -60,7 +60,7 @@ impl PermitGate for ActWaiting {
 
     fn reject(&mut self, pod: &str, plugin: &str, message: &str) -> Option<WaitingEvent> {
         self.handle
-            .send(Command::Reject {
+            .send(PermitDecision::Reject {
                 pod: pod.to_string(),
                 message: message.to_string(),
             })

@@ -13,13 +13,13 @@ use crate::engine::trace::Trace;
 use crate::source::live::LiveControl;
 
 use super::action::{Action, DataUpdate, Focus, Tab};
-use super::command::{self, Command};
+use super::command::{self, PromptCommand};
 use super::components::{
-    Component, ConnectionPane, Ctx, Effect, Handled, HelpPane, Hits, Panes, Prompt, PromptKind,
+    Component, ConnectionPane, Effect, Handled, HelpPane, Hits, PaneCtx, Panes, Prompt, PromptKind,
 };
 use super::keymap;
 use super::playback::Simulation;
-use super::session::Report;
+use super::session::SessionChange;
 use super::view::TraceView;
 use super::worker::{TraceJob, TraceKey, VerdictBatch, VerdictKey};
 use crate::report::PodVerdict;
@@ -144,7 +144,7 @@ impl App {
     }
 
     /// What the panes see now.
-    pub fn ctx(&self) -> Ctx<'_> {
+    pub fn ctx(&self) -> PaneCtx<'_> {
         self.shared.ctx(self.panes.pods.pending_count)
     }
 
@@ -373,7 +373,7 @@ impl App {
 
     /// An operator signal or a tick through the session, then what it did: the
     /// model, the pod, the message.
-    fn report(&mut self, f: impl FnOnce(&mut super::session::Session) -> Report) {
+    fn report(&mut self, f: impl FnOnce(&mut super::session::Session) -> SessionChange) {
         let r = f(&mut self.shared.session);
         let n = self.shared.session.waiting.len();
         self.panes.waiting.cursor.clamp(n);
@@ -473,12 +473,12 @@ impl App {
         }
     }
 
-    fn command(&mut self, c: Command) {
+    fn command(&mut self, c: PromptCommand) {
         let (sh, pods) = (&mut self.shared, &mut self.panes.pods);
         match c {
-            Command::Quit => self.quit = true,
-            Command::Help => self.panes.help = Some(HelpPane::default()),
-            Command::Namespace(ns) => {
+            PromptCommand::Quit => self.quit = true,
+            PromptCommand::Help => self.panes.help = Some(HelpPane::default()),
+            PromptCommand::Namespace(ns) => {
                 let known = ns.as_deref().is_none_or(|ns| {
                     let c = &sh.cluster;
                     c.namespaces.contains_key(ns) || c.pods().any(|p| p.namespace == ns)
@@ -501,7 +501,7 @@ impl App {
                 };
                 self.shared.flash(&flash.0, flash.1);
             }
-            Command::Pod(p) => {
+            PromptCommand::Pod(p) => {
                 let key = match p.contains('/') {
                     true => p,
                     false => format!("{}/{p}", pods.namespace.as_deref().unwrap_or("default")),
@@ -511,21 +511,21 @@ impl App {
                     false => self.shared.flash(&format!("no pod {key}"), true),
                 }
             }
-            Command::Node(n) if sh.cluster.node(&n).is_some() => {
+            PromptCommand::Node(n) if sh.cluster.node(&n).is_some() => {
                 self.effect(Handled::Then(Effect::OpenNode(n)))
             }
-            Command::Node(n) => sh.flash(&format!("no node {n}"), true),
-            Command::Theme(t) => sh.load_theme(&t),
-            Command::Profile(name) => {
+            PromptCommand::Node(n) => sh.flash(&format!("no node {n}"), true),
+            PromptCommand::Theme(t) => sh.load_theme(&t),
+            PromptCommand::Profile(name) => {
                 if sh.set_profile(name.as_deref()) {
                     self.sync_trace();
                 }
             }
-            Command::All | Command::Pending => {
-                pods.show_all = c == Command::All;
+            PromptCommand::All | PromptCommand::Pending => {
+                pods.show_all = c == PromptCommand::All;
                 self.rebuild_pods();
             }
-            Command::Tab(t) => sh.set_tab(t),
+            PromptCommand::Tab(t) => sh.set_tab(t),
         }
     }
 

@@ -3,7 +3,7 @@
 use super::action::Tab;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub enum PromptCommand {
     Quit,
     Help,
     /// `ns NAME`; `None` (`ns`, `ns all`): every namespace.
@@ -20,23 +20,25 @@ pub enum Command {
 }
 
 /// `None` for an empty command; an error says what the commands are.
-pub fn parse(cmd: &str, tabs: &[Tab]) -> Option<Result<Command, String>> {
+pub fn parse(cmd: &str, tabs: &[Tab]) -> Option<Result<PromptCommand, String>> {
     let mut parts = cmd.split_whitespace();
     let verb = parts.next()?;
     let arg = parts.next().map(str::to_string);
     Some(Ok(match (verb, arg) {
-        ("q" | "q!" | "quit", _) => Command::Quit,
-        ("help", _) => Command::Help,
-        ("ns" | "namespace", Some(ns)) if ns != "all" && ns != "*" => Command::Namespace(Some(ns)),
-        ("ns" | "namespace", _) => Command::Namespace(None),
-        ("pod" | "po", Some(p)) => Command::Pod(p),
-        ("node" | "no", Some(n)) => Command::Node(n),
-        ("theme", Some(t)) => Command::Theme(t),
-        ("profile", p) => Command::Profile(p),
-        ("all", _) => Command::All,
-        ("pending", _) => Command::Pending,
+        ("q" | "q!" | "quit", _) => PromptCommand::Quit,
+        ("help", _) => PromptCommand::Help,
+        ("ns" | "namespace", Some(ns)) if ns != "all" && ns != "*" => {
+            PromptCommand::Namespace(Some(ns))
+        }
+        ("ns" | "namespace", _) => PromptCommand::Namespace(None),
+        ("pod" | "po", Some(p)) => PromptCommand::Pod(p),
+        ("node" | "no", Some(n)) => PromptCommand::Node(n),
+        ("theme", Some(t)) => PromptCommand::Theme(t),
+        ("profile", p) => PromptCommand::Profile(p),
+        ("all", _) => PromptCommand::All,
+        ("pending", _) => PromptCommand::Pending,
         (v, _) => match tabs.iter().find(|t| t.title().eq_ignore_ascii_case(v)) {
-            Some(t) => Command::Tab(*t),
+            Some(t) => PromptCommand::Tab(*t),
             None => {
                 return Some(Err(format!(
                     "unknown command {cmd:?}; try ns NAME, pod NS/NAME, node NAME, theme NAME, profile NAME, all, pending, q"
@@ -54,15 +56,27 @@ mod tests {
     fn commands_parse() {
         let tabs = Tab::INSPECT;
         assert_eq!(parse("  ", &tabs), None);
-        assert_eq!(parse("ns all", &tabs), Some(Ok(Command::Namespace(None))));
+        assert_eq!(
+            parse("ns all", &tabs),
+            Some(Ok(PromptCommand::Namespace(None)))
+        );
         assert_eq!(
             parse("ns team-a", &tabs),
-            Some(Ok(Command::Namespace(Some("team-a".into()))))
+            Some(Ok(PromptCommand::Namespace(Some("team-a".into()))))
         );
-        assert_eq!(parse("profile", &tabs), Some(Ok(Command::Profile(None))));
-        assert_eq!(parse("scores", &tabs), Some(Ok(Command::Tab(Tab::Scores))));
+        assert_eq!(
+            parse("profile", &tabs),
+            Some(Ok(PromptCommand::Profile(None)))
+        );
+        assert_eq!(
+            parse("scores", &tabs),
+            Some(Ok(PromptCommand::Tab(Tab::Scores)))
+        );
         assert_eq!(parse("history", &tabs).map(|r| r.is_err()), Some(true));
-        assert_eq!(parse("node", &tabs), Some(Ok(Command::Tab(Tab::Node))));
+        assert_eq!(
+            parse("node", &tabs),
+            Some(Ok(PromptCommand::Tab(Tab::Node)))
+        );
         assert_eq!(parse("pod", &tabs).map(|r| r.is_err()), Some(true));
     }
 }

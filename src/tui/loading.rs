@@ -200,7 +200,7 @@ pub fn draw(f: &mut Frame, view: &LoadView, theme: &Theme) {
 
 /// How the loading screen ended.
 #[derive(Debug)]
-pub enum Outcome<T> {
+pub enum LoadingEnd<T> {
     /// The load's result.
     Loaded(T),
     /// `q` or Ctrl-C before the load ended.
@@ -228,7 +228,7 @@ pub fn show<B, T>(
     clock: &dyn Clock,
     start: Timestamp,
     theme: &Theme,
-) -> anyhow::Result<Outcome<T>>
+) -> anyhow::Result<LoadingEnd<T>>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
@@ -253,9 +253,9 @@ where
                 let r = done
                     .recv()
                     .map_err(|_| anyhow::anyhow!("the snapshot load ended without a result"))?;
-                return Ok(Outcome::Loaded(r));
+                return Ok(LoadingEnd::Loaded(r));
             }
-            Event::Key(k) if is_cancel(&k) => return Ok(Outcome::Cancelled),
+            Event::Key(k) if is_cancel(&k) => return Ok(LoadingEnd::Cancelled),
             Event::Action(Action::Resize(..)) => shown = None,
             Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
             Event::Stop(stopped) => return Err(stopped.into()),
@@ -344,9 +344,9 @@ pub fn run(
         &theme,
     );
     let loaded = match outcome {
-        Ok(Outcome::Loaded(Ok(loaded))) => loaded,
-        Ok(Outcome::Cancelled) => return Ok(()),
-        Ok(Outcome::Loaded(Err(e))) | Err(e) => {
+        Ok(LoadingEnd::Loaded(Ok(loaded))) => loaded,
+        Ok(LoadingEnd::Cancelled) => return Ok(()),
+        Ok(LoadingEnd::Loaded(Err(e))) | Err(e) => {
             drop(tui);
             return Err(e);
         }
@@ -554,7 +554,7 @@ mod tests {
             "{first}"
         );
         assert!(first.contains("q / Ctrl-C: cancel"), "{first}");
-        let Outcome::Loaded(Ok(snapshot)) = shown else {
+        let LoadingEnd::Loaded(Ok(snapshot)) = shown else {
             panic!("the demo loads: {shown:?}")
         };
         let config = crate::engine::SchedulerConfig::defaults();
@@ -575,7 +575,7 @@ mod tests {
     fn show_until_stopped(
         rx: &Receiver<Event>,
         done: &Receiver<()>,
-    ) -> anyhow::Result<Outcome<()>> {
+    ) -> anyhow::Result<LoadingEnd<()>> {
         let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
         show_on(&mut terminal, rx, done)
     }
@@ -584,7 +584,7 @@ mod tests {
         terminal: &mut Terminal<TestBackend>,
         rx: &Receiver<Event>,
         done: &Receiver<()>,
-    ) -> anyhow::Result<Outcome<()>> {
+    ) -> anyhow::Result<LoadingEnd<()>> {
         let progress = LoadProgress::default();
         show(
             terminal,
@@ -612,7 +612,7 @@ mod tests {
             tx.send(Event::Action(Action::Resize(100, 30))).unwrap();
             tx.send(Event::Key(cancel)).unwrap();
             let r = show_until_stopped(&rx, &done).expect("no error");
-            assert!(matches!(r, Outcome::Cancelled), "{cancel:?}: {r:?}");
+            assert!(matches!(r, LoadingEnd::Cancelled), "{cancel:?}: {r:?}");
         }
     }
 
@@ -632,7 +632,7 @@ mod tests {
         }
         let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
         let r = show_on(&mut terminal, &rx, &done).expect("no error");
-        assert!(matches!(r, Outcome::Cancelled), "{r:?}");
+        assert!(matches!(r, LoadingEnd::Cancelled), "{r:?}");
         assert_eq!(
             terminal.get_frame().count(),
             2,
@@ -675,7 +675,7 @@ mod tests {
             &theme(),
         )
         .expect("the screen itself did not fail");
-        let Outcome::Loaded(Err(e)) = r else {
+        let LoadingEnd::Loaded(Err(e)) = r else {
             panic!("{r:?}")
         };
         assert!(e.to_string().contains("/nonexistent/x.json"), "{e}");

@@ -1,7 +1,7 @@
 //! The pods waiting at Permit and, in simulation mode, the simulation that keeps
 //! them: the app owns one [`Session`], and every operator signal (allow, reject, a
-//! tick, a simulation step) goes through it and comes back as a [`Report`] of what
-//! to show and what changed.
+//! tick, a simulation step) goes through it and comes back as a [`SessionChange`]:
+//! what to show and what changed.
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ pub enum WaitingSource {
 
 /// What an operator signal or a tick did.
 #[derive(Default)]
-pub struct Report {
+pub struct SessionChange {
     /// The status-bar message, and whether it is bad news.
     pub flash: Option<(String, bool)>,
     /// The simulation's new model.
@@ -106,7 +106,7 @@ impl Session {
 
     /// After the waiting pods (or the simulation) changed: the list, then the model
     /// the simulation sends (or, without one, a rebuild).
-    fn changed(&mut self, mut r: Report) -> Report {
+    fn changed(&mut self, mut r: SessionChange) -> SessionChange {
         self.waiting = self.gate().list();
         match &mut self.src {
             // Nothing happened in the simulation: nothing to rebuild.
@@ -116,8 +116,8 @@ impl Session {
         r
     }
 
-    fn events(&mut self, events: Vec<WaitingEvent>, seq: Option<usize>) -> Report {
-        let mut r = Report::default();
+    fn events(&mut self, events: Vec<WaitingEvent>, seq: Option<usize>) -> SessionChange {
+        let mut r = SessionChange::default();
         if let Some(ev) = events.last() {
             let error = matches!(ev, WaitingEvent::Rejected { .. });
             let text = events
@@ -143,7 +143,7 @@ impl Session {
     }
 
     /// `a`: allow every plugin the pod waits for.
-    pub fn allow(&mut self, w: &WaitingPod) -> Report {
+    pub fn allow(&mut self, w: &WaitingPod) -> SessionChange {
         let seq = self.seq();
         let mut events = Vec::new();
         for p in &w.pending {
@@ -154,20 +154,20 @@ impl Session {
         self.events(events, seq)
     }
 
-    pub fn reject(&mut self, pod: &str, message: &str) -> Report {
+    pub fn reject(&mut self, pod: &str, message: &str) -> SessionChange {
         let seq = self.seq();
         let events = self.gate().reject(pod, "", message).into_iter().collect();
         self.events(events, seq)
     }
 
     /// The 1 Hz tick: timeouts, or the playing simulation's next cycles.
-    pub fn tick(&mut self) -> Report {
+    pub fn tick(&mut self) -> SessionChange {
         let wall = self.clock.now();
         let Some(sim) = self.sim_mut() else {
             let events = self.gate().expire(wall);
             // Otherwise the countdowns moved: a redraw is all it takes.
             return if events.is_empty() {
-                Report::default()
+                SessionChange::default()
             } else {
                 self.events(events, None)
             };
@@ -187,24 +187,24 @@ impl Session {
             (None, Some(end)) => Some((end, false)),
             (None, None) => None,
         };
-        self.changed(Report {
+        self.changed(SessionChange {
             flash,
-            ..Report::default()
+            ..SessionChange::default()
         })
     }
 
-    fn no_sim() -> Report {
-        Report {
+    fn no_sim() -> SessionChange {
+        SessionChange {
             flash: Some((
                 "no simulation: start with --simulate (schedscope tui --simulate)".into(),
                 true,
             )),
-            ..Report::default()
+            ..SessionChange::default()
         }
     }
 
     /// `space`.
-    pub fn play_pause(&mut self) -> Report {
+    pub fn play_pause(&mut self) -> SessionChange {
         let wall = self.clock.now();
         let Some(sim) = self.sim_mut() else {
             return Self::no_sim();
@@ -217,14 +217,14 @@ impl Session {
         } else {
             format!("paused at {} (n: one cycle, space: play)", sim.elapsed())
         };
-        Report {
+        SessionChange {
             flash: Some((text, false)),
-            ..Report::default()
+            ..SessionChange::default()
         }
     }
 
     /// `n`: one cycle (or a jump in time).
-    pub fn step(&mut self) -> Report {
+    pub fn step(&mut self) -> SessionChange {
         let wall = self.clock.now();
         let Some(sim) = self.sim_mut() else {
             return Self::no_sim();
@@ -233,7 +233,7 @@ impl Session {
         let step = sim.step(wall);
         let summary = sim.summary_since(seq);
         let elapsed = sim.elapsed();
-        let mut r = Report::default();
+        let mut r = SessionChange::default();
         match step {
             Step::Cycle { pod } => {
                 // Show what the cycle did: its pod, at its latest attempt.
@@ -258,7 +258,7 @@ impl Session {
     }
 
     /// `N`: run until nothing is left to do now.
-    pub fn run_idle(&mut self) -> Report {
+    pub fn run_idle(&mut self) -> SessionChange {
         let Some(sim) = self.sim_mut() else {
             return Self::no_sim();
         };
@@ -269,9 +269,9 @@ impl Session {
             sim.elapsed(),
             sim.list().len()
         );
-        self.changed(Report {
+        self.changed(SessionChange {
             flash: Some((text, false)),
-            ..Report::default()
+            ..SessionChange::default()
         })
     }
 }

@@ -1,4 +1,4 @@
-//! What the app shares with every pane (read through [`Ctx`]) and changes itself:
+//! What the app shares with every pane (read through [`PaneCtx`]) and changes itself:
 //! the cluster and its version, the profiles, the theme, the data source, focus and
 //! tab, the prompt and the message, the selected pod, its trace, and the waiting
 //! pods (or the simulation keeping them).
@@ -14,7 +14,7 @@ use crate::source::live::LiveControl;
 use crate::theme::{BUILTIN, Theme, ThemeError};
 
 use super::action::{DataUpdate, Focus, Tab};
-use super::components::{Ctx, Message, Prompt, SourceInfo};
+use super::components::{Message, PaneCtx, Prompt, SourceInfo};
 use super::playback::Simulation;
 use super::session::{Session, WaitingSource};
 use super::traces::{Traces, Want};
@@ -95,8 +95,8 @@ impl Shared {
     }
 
     /// The panes' view (`pending_count` is the pods list's).
-    pub fn ctx(&self, pending_count: usize) -> Ctx<'_> {
-        Ctx {
+    pub fn ctx(&self, pending_count: usize) -> PaneCtx<'_> {
+        PaneCtx {
             cluster: &self.cluster,
             profiles: &self.profiles,
             current: self.traces.current.as_ref(),

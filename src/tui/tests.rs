@@ -1412,7 +1412,7 @@ fn live_status_and_the_real_schedulers_word() {
 /// become commands to the session (the engine owns the timers).
 #[test]
 fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
-    use crate::act::{Command, session};
+    use crate::act::{PermitDecision, session};
     use crate::engine::waiting::{PendingPlugin, WaitingPodView};
     let (handle, mut inputs) = session::channel();
     let clock = Arc::new(super::waiting::ManualClock::new(t0()));
@@ -1477,11 +1477,11 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     assert_eq!(
         got,
         [
-            Command::Allow {
+            PermitDecision::Allow {
                 pod: "team-a/job-1".into(),
                 plugin: Some("Coscheduling".into())
             },
-            Command::Allow {
+            PermitDecision::Allow {
                 pod: "team-a/job-1".into(),
                 plugin: Some("Quota".into())
             },
@@ -1500,7 +1500,7 @@ fn act_waiting_pods_come_from_the_session_and_keys_become_commands() {
     app.handle_key(&KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(
         inputs.try_command(),
-        Some(Command::Reject {
+        Some(PermitDecision::Reject {
             pod: "team-a/job-1".into(),
             message: "no quota".into()
         })

@@ -13,8 +13,9 @@ use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::node::resources;
 use super::{
-    Component, Ctx, Effect, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod,
+    Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod,
 };
+use crate::model::NodeInfo;
 use crate::theme::Theme;
 
 /// Two nodes, A and B, side by side.
@@ -47,7 +48,7 @@ impl ComparePane {
 }
 
 impl Component for ComparePane {
-    fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, _ctx: &PaneCtx, action: &Action) -> Handled {
         if matches!(action, Action::SwapCompare) {
             std::mem::swap(&mut self.a, &mut self.b);
             return Handled::Yes;
@@ -57,12 +58,12 @@ impl Component for ComparePane {
 
     scroll_keys!(page_and_wheel);
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ComparePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut ComparePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let Some(cur) = ctx.current.cloned() else {
         return;
@@ -200,7 +201,7 @@ fn why(cur: &Current, a: &str, b: &str) -> String {
 
 fn compare_lines(
     t: &Theme,
-    ctx: &Ctx,
+    ctx: &PaneCtx,
     cur: &Current,
     pod: Option<&crate::model::Pod>,
     a: &str,
@@ -245,118 +246,9 @@ fn compare_lines(
             t,
         ));
     }
-
-    let fa = cur.view.feasible_of.get(a).copied();
-    let fb = cur.view.feasible_of.get(b).copied();
-    if fa.is_some() || fb.is_some() {
-        out.push(Line::default());
-        out.push(Line::from(Span::styled(
-            "Score (weighted; raw in brackets)",
-            t.header,
-        )));
-        let cell = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| -> (String, i64) {
-            match fi {
-                Some(i) => {
-                    let n = s.normalized.get(i).copied().unwrap_or(0);
-                    let r = s.raw.get(i).copied().unwrap_or(0);
-                    (format!("{} [{r}]", n * s.weight), n * s.weight)
-                }
-                None => ("-".into(), 0),
-            }
-        };
-        for s in &cur.trace.scores {
-            let (ta, va) = cell(fa, s);
-            let (tb, vb) = cell(fb, s);
-            let d = va - vb;
-            let ds = if d > 0 {
-                t.pass
-            } else if d < 0 {
-                t.reject
-            } else {
-                t.dim
-            };
-            out.push(row(
-                &c,
-                &format!("{} ×{}", s.plugin, s.weight),
-                (ta, t.text),
-                (tb, t.text),
-                Some((format::signed(d), ds)),
-                t,
-            ));
-        }
-        let total = |fi: Option<usize>| fi.and_then(|i| cur.trace.totals.get(i).copied());
-        let rank = |fi: Option<usize>| {
-            fi.map(|i| format!(" (rank {})", cur.view.ranks[i]))
-                .unwrap_or_default()
-        };
-        let (ta, tb) = (total(fa), total(fb));
-        out.push(row(
-            &c,
-            "total",
-            (
-                ta.map(|x| format!("{x}{}", rank(fa))).unwrap_or("-".into()),
-                t.title,
-            ),
-            (
-                tb.map(|x| format!("{x}{}", rank(fb))).unwrap_or("-".into()),
-                t.title,
-            ),
-            Some((format::signed(ta.unwrap_or(0) - tb.unwrap_or(0)), t.title)),
-            t,
-        ));
-    }
-
-    let (na, nb) = (ctx.cluster.node(a), ctx.cluster.node(b));
-    if let (Some(na), Some(nb)) = (na, nb) {
-        out.push(Line::default());
-        out.push(Line::from(Span::styled(
-            "Resources (requested + pod / allocatable)",
-            t.header,
-        )));
-        let ra = resources(na, pod);
-        let rb = resources(nb, pod);
-        let mut names: Vec<&String> = ra.iter().chain(&rb).map(|r| &r.0).collect();
-        names.sort();
-        names.dedup();
-        let fmt = |list: &[(String, i64, i64, i64)], n: &str| -> (String, Style) {
-            match list.iter().find(|r| r.0 == n) {
-                Some((r, q, p, a)) => {
-                    let pct = if *a > 0 { (q + p) * 100 / a } else { 0 };
-                    let style = if q + p > *a { t.gauge_over } else { t.text };
-                    (
-                        format!(
-                            "{}/{} {pct}%",
-                            format::amount(r, q + p),
-                            format::amount(r, *a)
-                        ),
-                        style,
-                    )
-                }
-                None => ("-".into(), t.dim),
-            }
-        };
-        for &n in &names {
-            out.push(row(&c, n, fmt(&ra, n), fmt(&rb, n), None, t));
-        }
-        out.push(row(
-            &c,
-            "taints",
-            (na.node.taints.len().to_string(), t.text),
-            (nb.node.taints.len().to_string(), t.text),
-            None,
-            t,
-        ));
-        // The pods resource row already counts them (with the node's limit).
-        if !names.iter().any(|n| n.as_str() == "pods") {
-            out.push(row(
-                &c,
-                "pods",
-                (na.pods.len().to_string(), t.text),
-                (nb.pods.len().to_string(), t.text),
-                None,
-                t,
-            ));
-        }
+    score_rows(&mut out, t, &c, cur, a, b);
+    if let (Some(na), Some(nb)) = (ctx.cluster.node(a), ctx.cluster.node(b)) {
+        resource_rows(&mut out, t, &c, pod, na, nb);
     }
     out.push(Line::default());
     out.push(Line::from(vec![
@@ -370,4 +262,129 @@ fn compare_lines(
         Span::styled(" not run", t.dim),
     ]));
     out
+}
+
+/// Each score plugin's weighted (and raw) score on A and B with the difference, then
+/// the totals and ranks; nothing when neither node is feasible.
+fn score_rows(out: &mut Vec<Line<'static>>, t: &Theme, c: &Cols, cur: &Current, a: &str, b: &str) {
+    let fa = cur.view.feasible_of.get(a).copied();
+    let fb = cur.view.feasible_of.get(b).copied();
+    if fa.is_none() && fb.is_none() {
+        return;
+    }
+    out.push(Line::default());
+    out.push(Line::from(Span::styled(
+        "Score (weighted; raw in brackets)",
+        t.header,
+    )));
+    let cell = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| -> (String, i64) {
+        match fi {
+            Some(i) => {
+                let n = s.normalized.get(i).copied().unwrap_or(0);
+                let r = s.raw.get(i).copied().unwrap_or(0);
+                (format!("{} [{r}]", n * s.weight), n * s.weight)
+            }
+            None => ("-".into(), 0),
+        }
+    };
+    for s in &cur.trace.scores {
+        let (ta, va) = cell(fa, s);
+        let (tb, vb) = cell(fb, s);
+        let d = va - vb;
+        let ds = if d > 0 {
+            t.pass
+        } else if d < 0 {
+            t.reject
+        } else {
+            t.dim
+        };
+        out.push(row(
+            c,
+            &format!("{} ×{}", s.plugin, s.weight),
+            (ta, t.text),
+            (tb, t.text),
+            Some((format::signed(d), ds)),
+            t,
+        ));
+    }
+    let total = |fi: Option<usize>| fi.and_then(|i| cur.trace.totals.get(i).copied());
+    let rank = |fi: Option<usize>| {
+        fi.map(|i| format!(" (rank {})", cur.view.ranks[i]))
+            .unwrap_or_default()
+    };
+    let (ta, tb) = (total(fa), total(fb));
+    out.push(row(
+        c,
+        "total",
+        (
+            ta.map(|x| format!("{x}{}", rank(fa))).unwrap_or("-".into()),
+            t.title,
+        ),
+        (
+            tb.map(|x| format!("{x}{}", rank(fb))).unwrap_or("-".into()),
+            t.title,
+        ),
+        Some((format::signed(ta.unwrap_or(0) - tb.unwrap_or(0)), t.title)),
+        t,
+    ));
+}
+
+/// Each resource's requested (+ the pod's) / allocatable on A and B, then taints and pods.
+fn resource_rows(
+    out: &mut Vec<Line<'static>>,
+    t: &Theme,
+    c: &Cols,
+    pod: Option<&crate::model::Pod>,
+    na: &NodeInfo,
+    nb: &NodeInfo,
+) {
+    out.push(Line::default());
+    out.push(Line::from(Span::styled(
+        "Resources (requested + pod / allocatable)",
+        t.header,
+    )));
+    let ra = resources(na, pod);
+    let rb = resources(nb, pod);
+    let mut names: Vec<&String> = ra.iter().chain(&rb).map(|r| &r.0).collect();
+    names.sort();
+    names.dedup();
+    let fmt = |list: &[(String, i64, i64, i64)], n: &str| -> (String, Style) {
+        match list.iter().find(|r| r.0 == n) {
+            Some((r, q, p, a)) => {
+                let pct = if *a > 0 { (q + p) * 100 / a } else { 0 };
+                let style = if q + p > *a { t.gauge_over } else { t.text };
+                (
+                    format!(
+                        "{}/{} {pct}%",
+                        format::amount(r, q + p),
+                        format::amount(r, *a)
+                    ),
+                    style,
+                )
+            }
+            None => ("-".into(), t.dim),
+        }
+    };
+    for &n in &names {
+        out.push(row(c, n, fmt(&ra, n), fmt(&rb, n), None, t));
+    }
+    out.push(row(
+        c,
+        "taints",
+        (na.node.taints.len().to_string(), t.text),
+        (nb.node.taints.len().to_string(), t.text),
+        None,
+        t,
+    ));
+    // The pods resource row already counts them (with the node's limit).
+    if !names.iter().any(|n| n.as_str() == "pods") {
+        out.push(row(
+            c,
+            "pods",
+            (na.pods.len().to_string(), t.text),
+            (nb.pods.len().to_string(), t.text),
+            None,
+            t,
+        ));
+    }
 }

@@ -12,7 +12,7 @@ use ratatui::widgets::Clear;
 use super::super::action::Action;
 use super::super::format;
 use super::super::widgets::{Scroll, block, scroll_text, wrap};
-use super::{Component, Ctx, Handled, Hits, scroll_by};
+use super::{Component, Handled, Hits, PaneCtx, scroll_by};
 use crate::source::SourceStatus;
 use crate::source::live::{KindHealth, KindPhase};
 use crate::theme::Theme;
@@ -81,7 +81,7 @@ fn kind_style(t: &Theme, k: &KindHealth) -> Style {
     }
 }
 
-fn lines(ctx: &Ctx, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'static>> {
+fn lines(ctx: &PaneCtx, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let kinds = &ctx.source.live_kinds;
     let (head, error) = summary(ctx.source.live_status.as_ref(), kinds);
@@ -122,7 +122,7 @@ fn lines(ctx: &Ctx, width: usize, keys: &str, now: Timestamp) -> Vec<Line<'stati
 }
 
 /// In place of the panes while a live source has listed nothing yet.
-pub fn draw_screen(ctx: &Ctx, f: &mut Frame, area: Rect) {
+pub fn draw_screen(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
     let now = ctx.now;
     let b = block(ctx.theme, " Connection ", true);
     let inner = b.inner(area);
@@ -151,12 +151,12 @@ pub struct ConnectionPane {
 impl Component for ConnectionPane {
     scroll_keys!();
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ConnectionPane, ctx: &Ctx, f: &mut Frame, area: Rect, _hits: &mut Hits) {
+fn draw(pane: &mut ConnectionPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, _hits: &mut Hits) {
     let now = ctx.now;
     let t = ctx.theme.clone();
     let w = area.width.saturating_sub(4).clamp(20, 110);

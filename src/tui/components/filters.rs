@@ -13,8 +13,9 @@ use super::super::view::{GroupKind, Mark};
 use super::super::widgets::{Cursor, virtual_table, wrap};
 use super::table::SortTable;
 use super::{
-    Component, Ctx, Effect, Handled, Hit, Hits, legend, mark_span, mark_style, move_cursor, nav,
+    Component, Effect, Handled, Hit, Hits, PaneCtx, legend, mark_span, mark_style, move_cursor, nav,
 };
+use crate::theme::Theme;
 
 /// Width of the "first rejection" column at least.
 const REASON_MIN: u16 = 14;
@@ -46,7 +47,7 @@ impl FiltersPane {
     }
 
     /// The matrix rows: the group's (or all), filtered, sorted.
-    pub fn refresh_order(&mut self, ctx: &Ctx) {
+    pub fn refresh_order(&mut self, ctx: &PaneCtx) {
         let Some(c) = ctx.current else {
             self.table.order.clear();
             return;
@@ -86,7 +87,7 @@ impl FiltersPane {
     }
 
     /// A new trace: start over on another pod; on the same pod keep the node.
-    pub fn trace_changed(&mut self, ctx: &Ctx, old: Option<&Current>, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, old: Option<&Current>, same_pod: bool) {
         let keep = self.selected_node(old);
         if !same_pod {
             self.table.cursor.reset();
@@ -100,13 +101,13 @@ impl FiltersPane {
     }
 
     /// Lines of the summary: each group, then its cause lines.
-    fn groups(ctx: &Ctx) -> usize {
+    fn groups(ctx: &PaneCtx) -> usize {
         ctx.current.map_or(0, |c| summary_lines(&c.view).len())
     }
 }
 
 impl Component for FiltersPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             if self.summary {
                 move_cursor(&mut self.group_cursor, d, Self::groups(ctx));
@@ -179,7 +180,7 @@ impl Component for FiltersPane {
         }
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         if self.summary {
             self.group_cursor.scroll(delta, Self::groups(ctx));
         } else {
@@ -197,7 +198,7 @@ impl Component for FiltersPane {
         })
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         if self.summary {
             super::click_cursor(&mut self.group_cursor, i, Self::groups(ctx))
         } else {
@@ -211,18 +212,18 @@ impl Component for FiltersPane {
         Some(self.table.filter.clone())
     }
 
-    fn set_filter(&mut self, ctx: &Ctx, text: String) {
+    fn set_filter(&mut self, ctx: &PaneCtx, text: String) {
         self.table.set_filter(text);
         self.refresh_order(ctx);
     }
 
-    fn node(&self, ctx: &Ctx) -> Option<String> {
+    fn node(&self, ctx: &PaneCtx) -> Option<String> {
         (!self.summary)
             .then(|| self.selected_node(ctx.current))
             .flatten()
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
@@ -238,11 +239,11 @@ fn summary_lines(view: &TraceView) -> Vec<(usize, Option<usize>)> {
     out
 }
 
-fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut FiltersPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };
-    let t = ctx.theme.clone();
+    let t = ctx.theme;
     let view = &cur.view;
     let trace = &cur.trace;
 
@@ -267,139 +268,199 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
     ])
     .areas(area);
     f.render_widget(Paragraph::new(head), head_area);
-    let focused = ctx.focus == Focus::Detail;
 
     if pane.summary {
-        let lines = summary_lines(view);
-        let total = view.rows.len().max(1) as i64;
-        let count_w = format::thousands(view.rows.len()).len().max(5) as u16;
-        let plugin_w = view
-            .summary
-            .iter()
-            .filter_map(|g| g.plugin.as_ref().map(|p| p.len()))
-            .max()
-            .unwrap_or(6)
-            .clamp(6, 28) as u16;
-        let widths = [
-            Constraint::Length(count_w),
-            Constraint::Length(12),
-            Constraint::Length(plugin_w),
-            Constraint::Fill(1),
-        ];
-        let rows_area = virtual_table(
-            f,
-            table_area,
-            &t,
-            Some(Row::new(["nodes", "share", "plugin", "reason"])),
-            &widths,
-            lines.len(),
-            &mut pane.group_cursor,
-            focused,
-            |i| {
-                let (gi, cause) = lines[i];
-                if let Some(k) = cause {
-                    return Row::new(vec![
-                        Cell::from(""),
-                        Cell::from(""),
-                        Cell::from(""),
-                        Cell::from(Span::styled(
-                            format!("  {}", view.cause_lines(gi)[k]),
-                            t.dim,
-                        )),
-                    ]);
-                }
-                let g = &view.summary[gi];
-                let n = g.rows.len();
-                let (mark, rstyle) = match g.kind {
-                    GroupKind::Feasible => (Mark::Pass, t.pass),
-                    GroupKind::Rejected => (Mark::Reject, t.reject),
-                    GroupKind::Excluded => (Mark::NotRun, t.not_run),
-                };
-                Row::new(vec![
-                    Cell::from(Line::from(format::thousands(n)).right_aligned()),
-                    Cell::from(Span::styled(
-                        format::bar(n as i64, total, 12),
-                        if g.kind == GroupKind::Feasible {
-                            t.score_bar_best
-                        } else {
-                            t.score_bar
-                        },
-                    )),
-                    Cell::from(g.plugin.clone().unwrap_or_default()),
-                    Cell::from(Line::from(vec![
-                        mark_span(&t, mark),
-                        Span::raw(" "),
-                        Span::styled(g.reason.clone(), rstyle),
-                    ])),
-                ])
-            },
-        );
-        hits.rects.push((rows_area, Hit::DetailRows));
-        hits.offsets
-            .push((Hit::DetailRows, pane.group_cursor.offset));
-        if footer_h > 0 {
-            let hint = Line::from(Span::styled(
+        draw_summary(pane, ctx, view, f, table_area, hits);
+    } else {
+        draw_matrix(pane, ctx, view, f, table_area, hits);
+    }
+    if footer_h > 0 {
+        let info = if pane.summary {
+            Line::from(Span::styled(
                 "a node with several reasons counts once per reason, as in the FitError message · enter: these nodes · v: matrix",
                 t.dim,
-            ));
-            f.render_widget(Paragraph::new(vec![hint, legend(&t)]), foot_area);
-        }
-        return;
+            ))
+        } else {
+            column_info(pane, ctx, &cur)
+        };
+        f.render_widget(Paragraph::new(vec![info, legend(t)]), foot_area);
     }
+}
 
-    // Matrix: node | plugin columns (windowed to fit) | first rejection.
-    let np = view.plugins.len();
-    let col = pane.table.column;
+/// The summary: each group of nodes (count, share, plugin, reason), its causes under it.
+fn draw_summary(
+    pane: &mut FiltersPane,
+    ctx: &PaneCtx,
+    view: &TraceView,
+    f: &mut Frame,
+    area: Rect,
+    hits: &mut Hits,
+) {
+    let t = ctx.theme;
+    let lines = summary_lines(view);
+    let count_w = format::thousands(view.rows.len()).len().max(5) as u16;
+    let plugin_w = view
+        .summary
+        .iter()
+        .filter_map(|g| g.plugin.as_ref().map(|p| p.len()))
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 28) as u16;
+    let widths = [
+        Constraint::Length(count_w),
+        Constraint::Length(12),
+        Constraint::Length(plugin_w),
+        Constraint::Fill(1),
+    ];
+    let rows_area = virtual_table(
+        f,
+        area,
+        t,
+        Some(Row::new(["nodes", "share", "plugin", "reason"])),
+        &widths,
+        lines.len(),
+        &mut pane.group_cursor,
+        ctx.focus == Focus::Detail,
+        |i| summary_row(t, view, lines[i]),
+    );
+    hits.rects.push((rows_area, Hit::DetailRows));
+    hits.offsets
+        .push((Hit::DetailRows, pane.group_cursor.offset));
+}
+
+/// A summary line: a group, or (`cause` = `Some(k)`) its `k`th cause line.
+fn summary_row(t: &Theme, view: &TraceView, (gi, cause): (usize, Option<usize>)) -> Row<'static> {
+    if let Some(k) = cause {
+        return Row::new(vec![
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from(""),
+            Cell::from(Span::styled(
+                format!("  {}", view.cause_lines(gi)[k]),
+                t.dim,
+            )),
+        ]);
+    }
+    let total = view.rows.len().max(1) as i64;
+    let g = &view.summary[gi];
+    let n = g.rows.len();
+    let (mark, rstyle) = match g.kind {
+        GroupKind::Feasible => (Mark::Pass, t.pass),
+        GroupKind::Rejected => (Mark::Reject, t.reject),
+        GroupKind::Excluded => (Mark::NotRun, t.not_run),
+    };
+    Row::new(vec![
+        Cell::from(Line::from(format::thousands(n)).right_aligned()),
+        Cell::from(Span::styled(
+            format::bar(n as i64, total, 12),
+            if g.kind == GroupKind::Feasible {
+                t.score_bar_best
+            } else {
+                t.score_bar
+            },
+        )),
+        Cell::from(g.plugin.clone().unwrap_or_default()),
+        Cell::from(Line::from(vec![
+            mark_span(t, mark),
+            Span::raw(" "),
+            Span::styled(g.reason.clone(), rstyle),
+        ])),
+    ])
+}
+
+/// The matrix: node | plugin columns (windowed to fit) | first rejection.
+fn draw_matrix(
+    pane: &mut FiltersPane,
+    ctx: &PaneCtx,
+    view: &TraceView,
+    f: &mut Frame,
+    area: Rect,
+    hits: &mut Hits,
+) {
+    let t = ctx.theme;
     let node_w = pane
         .table
         .order
         .iter()
         .skip(pane.table.cursor.offset)
-        .take(table_area.height as usize)
+        .take(area.height as usize)
         .map(|&r| format::width(&view.rows[r as usize].node))
         .max()
         .unwrap_or(4)
         // Room for long generated names (cloud node names run to 40–60 cells), but
         // the plugin columns and the reason keep most of a narrow pane.
-        .clamp(4, (table_area.width as usize / 3).max(12)) as u16;
+        .clamp(4, (area.width as usize / 3).max(12)) as u16;
     // 2 cells of selection gutter, 1 scrollbar, 1 spacing per column.
-    let avail = table_area.width.saturating_sub(3 + node_w + 1 + REASON_MIN);
+    let avail = area.width.saturating_sub(3 + node_w + 1 + REASON_MIN);
     let col_w: Vec<u16> = view
         .abbrevs
         .iter()
         .map(|a| format::width(a).max(1) as u16)
         .collect();
-    // Horizontal window over plugin columns, keeping the current one visible.
-    let fits_from = |start: usize| -> usize {
-        let mut used = 0u16;
-        let mut n = 0;
-        for w in &col_w[start.min(np)..] {
-            if used + w + 1 > avail {
-                break;
-            }
-            used += w + 1;
-            n += 1;
-        }
-        n
-    };
-    let mut start = pane.col_offset.min(np.saturating_sub(1));
-    if col >= 1 && col <= np {
-        let p = col - 1;
-        if p < start {
-            start = p;
-        }
-        while start < p && start + fits_from(start) <= p {
-            start += 1;
-        }
-    }
-    let shown = fits_from(start);
-    pane.col_offset = start;
-    let plugins_shown = start..start + shown;
+    let plugins_shown = pane.plugin_window(&col_w, avail);
 
     let mut widths = vec![Constraint::Length(node_w)];
     widths.extend(plugins_shown.clone().map(|j| Constraint::Length(col_w[j])));
     widths.push(Constraint::Fill(1));
+    let header = matrix_header(pane, t, view, plugins_shown.clone());
 
+    pane.table.draw(
+        f,
+        area,
+        t,
+        Some(header),
+        &widths,
+        ctx.focus == Focus::Detail,
+        hits,
+        Hit::DetailRows,
+        |ri| matrix_row(t, view, ri, node_w, plugins_shown.clone()),
+    );
+}
+
+impl FiltersPane {
+    /// The plugin columns shown: a horizontal window over them that fits in `avail`
+    /// cells (each column `col_w` wide plus a space), keeping the current one visible.
+    fn plugin_window(&mut self, col_w: &[u16], avail: u16) -> std::ops::Range<usize> {
+        let np = col_w.len();
+        let col = self.table.column;
+        let fits_from = |start: usize| -> usize {
+            let mut used = 0u16;
+            let mut n = 0;
+            for w in &col_w[start.min(np)..] {
+                if used + w + 1 > avail {
+                    break;
+                }
+                used += w + 1;
+                n += 1;
+            }
+            n
+        };
+        let mut start = self.col_offset.min(np.saturating_sub(1));
+        if col >= 1 && col <= np {
+            let p = col - 1;
+            if p < start {
+                start = p;
+            }
+            while start < p && start + fits_from(start) <= p {
+                start += 1;
+            }
+        }
+        let shown = fits_from(start);
+        self.col_offset = start;
+        start..start + shown
+    }
+}
+
+/// The matrix's header: node, the plugins shown (‹ › when more lie either side), the
+/// first rejection; the current column highlighted, the sorted one marked.
+fn matrix_header(
+    pane: &FiltersPane,
+    t: &Theme,
+    view: &TraceView,
+    plugins_shown: std::ops::Range<usize>,
+) -> Row<'static> {
+    let np = view.plugins.len();
+    let col = pane.table.column;
     let hdr_style = |c: usize| {
         if c == col { t.tab_active } else { t.header }
     };
@@ -408,14 +469,14 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
         format!("node{}", sort_mark(0)),
         hdr_style(0),
     ))];
-    for j in plugins_shown.clone() {
+    let more_left = if plugins_shown.start > 0 { "‹ " } else { "" };
+    let more_right = if plugins_shown.end < np { " ›" } else { "" };
+    for j in plugins_shown {
         hcells.push(Cell::from(Span::styled(
             view.abbrevs[j].clone(),
             hdr_style(j + 1),
         )));
     }
-    let more_left = if start > 0 { "‹ " } else { "" };
-    let more_right = if start + shown < np { " ›" } else { "" };
     hcells.push(Cell::from(Span::styled(
         format!(
             "{more_left}first rejection{}{more_right}",
@@ -423,59 +484,51 @@ fn draw(pane: &mut FiltersPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut
         ),
         hdr_style(np + 1),
     )));
-    let header = Row::new(hcells);
-
-    pane.table.draw(
-        f,
-        table_area,
-        &t,
-        Some(header),
-        &widths,
-        focused,
-        hits,
-        Hit::DetailRows,
-        |ri| {
-            let r = &view.rows[ri];
-            // Cut in the middle: nodes of one pool differ only at the end.
-            let mut cells = vec![Cell::from(format::middle(&r.node, node_w as usize))];
-            for j in plugins_shown.clone() {
-                cells.push(Cell::from(mark_span(&t, view.cell(ri, j))));
-            }
-            let reason = if r.feasible {
-                Line::from(vec![
-                    mark_span(&t, Mark::Pass),
-                    Span::styled(" feasible", t.pass),
-                ])
-            } else if r.excluded {
-                Line::from(vec![
-                    mark_span(&t, Mark::NotRun),
-                    Span::styled(
-                        if r.reasons.is_empty() {
-                            " not evaluated (PreFilter node subset)".to_string()
-                        } else {
-                            format!(" {}", r.reasons)
-                        },
-                        t.not_run,
-                    ),
-                ])
-            } else {
-                Line::from(vec![
-                    Span::styled(format!("{}: ", r.plugin.as_deref().unwrap_or("?")), t.dim),
-                    Span::styled(r.reasons.clone(), t.reject),
-                ])
-            };
-            cells.push(Cell::from(reason));
-            Row::new(cells)
-        },
-    );
-
-    if footer_h > 0 {
-        let info = column_info(pane, ctx, &cur);
-        f.render_widget(Paragraph::new(vec![info, legend(&t)]), foot_area);
-    }
+    Row::new(hcells)
 }
 
-fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
+/// Row `ri` of the matrix: the node, its mark per plugin shown, its first rejection.
+fn matrix_row(
+    t: &Theme,
+    view: &TraceView,
+    ri: usize,
+    node_w: u16,
+    plugins_shown: std::ops::Range<usize>,
+) -> Row<'static> {
+    let r = &view.rows[ri];
+    // Cut in the middle: nodes of one pool differ only at the end.
+    let mut cells = vec![Cell::from(format::middle(&r.node, node_w as usize))];
+    for j in plugins_shown {
+        cells.push(Cell::from(mark_span(t, view.cell(ri, j))));
+    }
+    let reason = if r.feasible {
+        Line::from(vec![
+            mark_span(t, Mark::Pass),
+            Span::styled(" feasible", t.pass),
+        ])
+    } else if r.excluded {
+        Line::from(vec![
+            mark_span(t, Mark::NotRun),
+            Span::styled(
+                if r.reasons.is_empty() {
+                    " not evaluated (PreFilter node subset)".to_string()
+                } else {
+                    format!(" {}", r.reasons)
+                },
+                t.not_run,
+            ),
+        ])
+    } else {
+        Line::from(vec![
+            Span::styled(format!("{}: ", r.plugin.as_deref().unwrap_or("?")), t.dim),
+            Span::styled(r.reasons.clone(), t.reject),
+        ])
+    };
+    cells.push(Cell::from(reason));
+    Row::new(cells)
+}
+
+fn mode_line(pane: &FiltersPane, ctx: &PaneCtx, view: &TraceView) -> Line<'static> {
     let t = ctx.theme;
     let mut spans = Vec::new();
     let (m, s) = if pane.summary {
@@ -540,7 +593,7 @@ fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
 }
 
 /// The current column's full name and the selected node's answer in it.
-fn column_info(pane: &FiltersPane, ctx: &Ctx, cur: &Current) -> Line<'static> {
+fn column_info(pane: &FiltersPane, ctx: &PaneCtx, cur: &Current) -> Line<'static> {
     let t = ctx.theme;
     let view = &cur.view;
     let np = view.plugins.len();

@@ -11,7 +11,7 @@ use super::super::keymap::{BINDINGS, MOUSE_HELP, Scope};
 use super::super::view::Mark;
 use super::super::widgets::Scroll;
 use super::super::widgets::{block, scroll_text, wrap};
-use super::{Component, Ctx, Handled, Hit, Hits, mark_span, scroll_by};
+use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, scroll_by};
 
 /// `?`: every key, scrolled.
 #[derive(Clone, Debug, Default)]
@@ -22,12 +22,12 @@ pub struct HelpPane {
 impl Component for HelpPane {
     scroll_keys!();
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut HelpPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut HelpPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let w = (area.width.saturating_sub(4)).clamp(20, 100);
     let key_w = BINDINGS

@@ -10,7 +10,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use super::super::action::{Action, Focus, Tab};
 use super::super::playback::{AttemptOutcome, HistoryEntry, offset};
 use super::super::widgets::{Cursor, centered_note, virtual_table};
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, move_cursor, nav};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, move_cursor, nav};
 use crate::theme::Theme;
 
 fn outcome_style(t: &Theme, o: AttemptOutcome) -> Style {
@@ -31,14 +31,14 @@ pub struct HistoryPane {
 
 impl HistoryPane {
     /// The selected pod's attempts, newest first.
-    pub fn rows(ctx: &Ctx) -> Vec<HistoryEntry> {
+    pub fn rows(ctx: &PaneCtx) -> Vec<HistoryEntry> {
         let (Some(sim), Some(key)) = (ctx.sim, ctx.selected_pod) else {
             return Vec::new();
         };
         sim.history(key).iter().rev().cloned().collect()
     }
 
-    fn len(ctx: &Ctx) -> usize {
+    fn len(ctx: &PaneCtx) -> usize {
         match (ctx.sim, ctx.selected_pod) {
             (Some(sim), Some(key)) => sim.history(key).len(),
             _ => 0,
@@ -46,7 +46,7 @@ impl HistoryPane {
     }
 
     /// The cursor moved: show that attempt (the top row follows the latest).
-    fn pin(&self, ctx: &Ctx) -> Handled {
+    fn pin(&self, ctx: &PaneCtx) -> Handled {
         let pin = match self.cursor.selected {
             0 => None,
             i => Self::rows(ctx).get(i).map(|h| h.attempt),
@@ -56,7 +56,7 @@ impl HistoryPane {
 }
 
 impl Component for HistoryPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             move_cursor(&mut self.cursor, d, Self::len(ctx));
             return self.pin(ctx);
@@ -72,7 +72,7 @@ impl Component for HistoryPane {
         self.cursor.page()
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         self.cursor.scroll(delta, Self::len(ctx));
         self.pin(ctx)
     }
@@ -81,17 +81,17 @@ impl Component for HistoryPane {
         Some(self.cursor.selected)
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         super::click_cursor(&mut self.cursor, i, Self::len(ctx))?;
         Some(self.pin(ctx))
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut HistoryPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut HistoryPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     if ctx.sim.is_none() {
         centered_note(

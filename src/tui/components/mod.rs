@@ -1,5 +1,5 @@
 //! The panes. Each is a [`Component`]: a struct owning its cursor, scroll, sort and
-//! filter, drawn from a read-only [`Ctx`] (what the app shares: cluster, current
+//! filter, drawn from a read-only [`PaneCtx`] (what the app shares: cluster, current
 //! trace, theme, time, waiting pods, profiles) and handling the actions of the keys
 //! it has the focus for. A pane never reaches the app: what it cannot do itself
 //! (open a tab or a node, select a pod, flash a message) it returns as an [`Effect`]
@@ -10,7 +10,7 @@
 /// handles its own keys first.
 macro_rules! scroll_keys {
     () => {
-        fn handle(&mut self, _ctx: &Ctx, action: &Action) -> Handled {
+        fn handle(&mut self, _ctx: &PaneCtx, action: &Action) -> Handled {
             scroll_by(&mut self.scroll, action)
         }
         scroll_keys!(page_and_wheel);
@@ -20,7 +20,7 @@ macro_rules! scroll_keys {
             self.scroll.page.max(1)
         }
 
-        fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+        fn scroll(&mut self, _ctx: &PaneCtx, delta: isize) -> Handled {
             self.scroll.by(delta);
             Handled::Yes
         }
@@ -84,7 +84,7 @@ pub const MIN_HEIGHT: u16 = 8;
 pub const SPLIT_WIDTH: u16 = 110;
 
 /// What the panes read and never change: the app's shared state at one moment.
-pub struct Ctx<'a> {
+pub struct PaneCtx<'a> {
     pub cluster: &'a Cluster,
     pub profiles: &'a [Framework],
     /// The trace the detail panes show, and why there is none.
@@ -110,7 +110,11 @@ pub struct Ctx<'a> {
     pub verdicts: &'a Verdicts,
 }
 
-impl Ctx<'_> {
+/// The old name, kept only while `pods.rs` and `pipeline.rs` (changed on another
+/// branch) still use it: rename there, then delete this.
+pub type Ctx<'a> = PaneCtx<'a>;
+
+impl PaneCtx<'_> {
     /// The profile the Profile tab shows: the current trace's, else the selected pod's.
     pub fn active_profile(&self) -> Option<&Framework> {
         let i = match self.current {
@@ -180,19 +184,19 @@ pub enum Handled {
 
 /// A pane: draws itself from the context, handles the actions it has the focus for.
 pub trait Component {
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits);
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits);
 
     /// An action while this pane has the focus.
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled;
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled;
 
     /// Rows a page key moves.
     fn page(&self) -> usize;
 
     /// The mouse wheel over the pane.
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled;
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled;
 
     /// A click on row `i` of the pane's list: `None` when it has no such row.
-    fn click_row(&mut self, _ctx: &Ctx, _i: usize) -> Option<Handled> {
+    fn click_row(&mut self, _ctx: &PaneCtx, _i: usize) -> Option<Handled> {
         None
     }
 
@@ -206,10 +210,10 @@ pub trait Component {
         None
     }
 
-    fn set_filter(&mut self, _ctx: &Ctx, _text: String) {}
+    fn set_filter(&mut self, _ctx: &PaneCtx, _text: String) {}
 
     /// The node the pane points at (for `c`, compare).
-    fn node(&self, _ctx: &Ctx) -> Option<String> {
+    fn node(&self, _ctx: &PaneCtx) -> Option<String> {
         None
     }
 }
@@ -375,7 +379,7 @@ impl Panes {
     /// row, and a second click on the selected row is enter.
     pub fn mouse(
         &mut self,
-        ctx: &Ctx,
+        ctx: &PaneCtx,
         hits: &Hits,
         kind: MouseKind,
         column: u16,
@@ -417,7 +421,7 @@ impl Panes {
 
     /// The current trace changed (`old` was shown before): panes keep their place on
     /// the same pod and start over on another.
-    pub fn trace_changed(&mut self, ctx: &Ctx, old: Option<&Current>) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, old: Option<&Current>) {
         let same_pod = match (old, ctx.current) {
             (Some(o), Some(c)) => o.key.pod == c.key.pod,
             _ => false,
@@ -435,7 +439,7 @@ impl Panes {
 
     /// What the app draws: the pods list and the detail pane (side by side when
     /// wide), the prompt, the status bar, and the overlays.
-    pub fn draw(&mut self, ctx: &Ctx, f: &mut Frame, hits: &mut Hits) {
+    pub fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, hits: &mut Hits) {
         let area = f.area();
         hits.clear();
         f.render_widget(Block::default().style(ctx.theme.text), area);
@@ -486,7 +490,7 @@ impl Panes {
         }
     }
 
-    fn draw_detail(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw_detail(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         let focused = ctx.focus == Focus::Detail;
         let title = detail_title(ctx);
         let b = block(ctx.theme, title, focused);
@@ -513,7 +517,7 @@ impl Panes {
     }
 }
 
-fn status_note(ctx: &Ctx) -> String {
+fn status_note(ctx: &PaneCtx) -> String {
     match ctx.status {
         TraceStatus::NoPod => "no pod selected".into(),
         TraceStatus::NoProfile(s) => no_profile_note(ctx, s),
@@ -524,7 +528,7 @@ fn status_note(ctx: &Ctx) -> String {
 
 /// What `explain` says of a pod whose schedulerName no profile serves, what the
 /// TUI can do about it, and (live) what the real scheduler said of the pod.
-pub fn no_profile_note(ctx: &Ctx, scheduler: &str) -> String {
+pub fn no_profile_note(ctx: &PaneCtx, scheduler: &str) -> String {
     let key = ctx.selected_pod.unwrap_or_default().to_string();
     let profiles = ctx
         .profiles
@@ -550,7 +554,7 @@ pub fn no_profile_note(ctx: &Ctx, scheduler: &str) -> String {
     note
 }
 
-fn detail_title(ctx: &Ctx) -> Line<'static> {
+fn detail_title(ctx: &PaneCtx) -> Line<'static> {
     let t = ctx.theme;
     let mut spans = vec![Span::styled(" ", t.title)];
     match ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)) {
@@ -587,7 +591,7 @@ fn detail_title(ctx: &Ctx) -> Line<'static> {
     Line::from(spans)
 }
 
-fn draw_tabs(ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw_tabs(ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let width = area.width as usize;
     let tabs = ctx.tabs();
     let labels: Vec<String> = tabs
@@ -691,7 +695,7 @@ pub fn legend(t: &Theme) -> Line<'static> {
 }
 
 /// The pod whose trace is shown, if any.
-pub fn traced_pod(ctx: &Ctx) -> Option<std::sync::Arc<crate::model::Pod>> {
+pub fn traced_pod(ctx: &PaneCtx) -> Option<std::sync::Arc<crate::model::Pod>> {
     let c = ctx.current?;
     ctx.cluster.pod(&c.key.pod).cloned()
 }

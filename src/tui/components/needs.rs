@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use super::super::action::Action;
 use super::super::widgets::{Scroll, centered_note, scroll_text, wrap};
-use super::{Component, Ctx, Handled, Hit, Hits, scroll_by};
+use super::{Component, Handled, Hit, Hits, PaneCtx, scroll_by};
 use crate::report::needs::PodNeeds;
 use crate::theme::Theme;
 
@@ -23,7 +23,7 @@ pub struct NeedsPane {
 impl Component for NeedsPane {
     scroll_keys!();
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         let t = ctx.theme;
         let Some(pod) = ctx.selected_pod.and_then(|k| ctx.cluster.pod(k)) else {
             centered_note(f, area, t.dim, "no pod selected");

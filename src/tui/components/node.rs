@@ -10,7 +10,7 @@ use super::super::format;
 use super::super::traces::{Current, TraceStatus};
 use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
-use super::{Component, Ctx, Handled, Hit, Hits, mark_span, mark_style, scroll_by, traced_pod};
+use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::theme::Theme;
@@ -30,7 +30,7 @@ impl NodePane {
 
     /// A new trace: keep the node on the same pod if the trace has it, else show the
     /// bound pod's own node, the chosen one, or the first.
-    pub fn trace_changed(&mut self, ctx: &Ctx, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, same_pod: bool) {
         let c = ctx.current;
         let node_ok = self
             .node
@@ -51,16 +51,16 @@ impl NodePane {
 impl Component for NodePane {
     scroll_keys!();
 
-    fn node(&self, _ctx: &Ctx) -> Option<String> {
+    fn node(&self, _ctx: &PaneCtx) -> Option<String> {
         self.node.clone()
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut NodePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut NodePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let Some(name) = pane.node.clone() else {
         centered_note(
@@ -270,9 +270,34 @@ fn node_lines(
     left.push(Line::from(title));
     left.push(verdict_line(t, cur, &node.name, no_replay));
     left.push(Line::default());
+    resource_lines(&mut left, t, info, pod, width);
+    if let Some(c) = cur
+        && let Some(&row) = c.view.row_of.get(&*node.name)
+    {
+        filter_lines(&mut left, t, c, row);
+        claim_lines(&mut left, t, c, &node.name);
+        if let Some(&fi) = c.view.feasible_of.get(&*node.name) {
+            score_lines(&mut left, t, c, fi);
+        }
+    }
 
+    let mut right = Vec::new();
+    device_lines(&mut right, t, devices);
+    taint_and_label_lines(&mut right, t, info);
+    pod_lines(&mut right, t, info);
+    (left, right)
+}
+
+/// A gauge per resource: requested (+ the pending pod's request) / allocatable.
+fn resource_lines(
+    out: &mut Vec<Line<'static>>,
+    t: &Theme,
+    info: &NodeInfo,
+    pod: Option<&Pod>,
+    width: u16,
+) {
     let gauge_w = if width >= 100 { 20 } else { 16 };
-    left.push(header(
+    out.push(header(
         t,
         match pod {
             Some(p) => format!("Resources: requested ▒ +{} / allocatable", p.name),
@@ -296,120 +321,132 @@ fn node_lines(
             format!("{} / {}", format::amount(&r, q), format::amount(&r, a))
         };
         spans.push(Span::styled(amounts, t.dim));
-        left.push(Line::from(spans));
+        out.push(Line::from(spans));
     }
+}
 
-    if let Some(c) = cur
-        && let Some(&row) = c.view.row_of.get(&*node.name)
-    {
-        left.push(Line::default());
-        left.push(header(t, "Filter plugins".into()));
-        for (j, p) in c.view.plugins.iter().enumerate() {
-            let m = c.view.cell(row, j);
-            let reasons = c
-                .view
-                .cell_reasons(&c.trace, row, j)
-                .map(|r| r.reasons.join(", "))
-                .filter(|s| !s.is_empty())
-                .or_else(|| {
-                    (c.view.rows[row].plugin.as_deref() == Some(p.as_str()))
-                        .then(|| c.view.rows[row].reasons.clone())
-                })
-                .unwrap_or_default();
-            left.push(Line::from(vec![
-                Span::raw("  "),
-                mark_span(t, m),
-                Span::styled(format!(" {p:<28} "), t.text),
-                Span::styled(
-                    if reasons.is_empty() {
-                        m.label().to_string()
-                    } else {
-                        reasons
-                    },
-                    mark_style(t, m),
-                ),
+/// What each filter plugin said about the node (view row `row`).
+fn filter_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, row: usize) {
+    out.push(Line::default());
+    out.push(header(t, "Filter plugins".into()));
+    for (j, p) in c.view.plugins.iter().enumerate() {
+        let m = c.view.cell(row, j);
+        let reasons = c
+            .view
+            .cell_reasons(&c.trace, row, j)
+            .map(|r| r.reasons.join(", "))
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                (c.view.rows[row].plugin.as_deref() == Some(p.as_str()))
+                    .then(|| c.view.rows[row].reasons.clone())
+            })
+            .unwrap_or_default();
+        out.push(Line::from(vec![
+            Span::raw("  "),
+            mark_span(t, m),
+            Span::styled(format!(" {p:<28} "), t.text),
+            Span::styled(
+                if reasons.is_empty() {
+                    m.label().to_string()
+                } else {
+                    reasons
+                },
+                mark_style(t, m),
+            ),
+        ]));
+    }
+}
+
+/// Why the pod's claims cannot be allocated on `node`, when DynamicResources said so.
+fn claim_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, node: &str) {
+    let claims: Vec<(&str, &[String])> = c
+        .trace
+        .claims
+        .iter()
+        .flat_map(|cl| {
+            cl.nodes
+                .iter()
+                .filter(|n| n.node == node)
+                .map(move |n| (cl.name.as_str(), n.reasons.as_slice()))
+        })
+        .collect();
+    if claims.is_empty() {
+        return;
+    }
+    out.push(Line::default());
+    out.push(header(t, "Claims that do not fit here".into()));
+    for (claim, reasons) in claims {
+        for r in reasons {
+            out.push(Line::from(vec![
+                Span::styled(format!("  {claim}: "), t.text),
+                Span::styled(r.clone(), t.warning),
             ]));
         }
-        // Why the pod's claims cannot be allocated here, when DynamicResources said so.
-        let claims: Vec<(&str, &[String])> = c
-            .trace
-            .claims
-            .iter()
-            .flat_map(|cl| {
-                cl.nodes
-                    .iter()
-                    .filter(|n| n.node == node.name)
-                    .map(move |n| (cl.name.as_str(), n.reasons.as_slice()))
-            })
-            .collect();
-        if !claims.is_empty() {
-            left.push(Line::default());
-            left.push(header(t, "Claims that do not fit here".into()));
-            for (claim, reasons) in claims {
-                for r in reasons {
-                    left.push(Line::from(vec![
-                        Span::styled(format!("  {claim}: "), t.text),
-                        Span::styled(r.clone(), t.warning),
-                    ]));
-                }
-            }
-        }
-        if let Some(&fi) = c.view.feasible_of.get(&*node.name) {
-            left.push(Line::default());
-            left.push(header(t, "Score plugins: raw → normalized × weight".into()));
-            for s in &c.trace.scores {
-                let raw = s.raw.get(fi).copied().unwrap_or(0);
-                let norm = s.normalized.get(fi).copied().unwrap_or(0);
-                left.push(Line::from(vec![
-                    Span::styled(format!("  {:<30} ", s.plugin), t.text),
-                    Span::styled(
-                        format!(
-                            "{raw:>5} → {norm:>3} × {} = {:>4}",
-                            s.weight,
-                            norm * s.weight
-                        ),
-                        t.text,
-                    ),
-                ]));
-            }
-            left.push(Line::from(Span::styled(
-                format!(
-                    "  {:<30} {:>24}",
-                    "total",
-                    c.trace.totals.get(fi).copied().unwrap_or(0)
-                ),
-                t.title,
-            )));
-        }
     }
+}
 
-    let mut right = Vec::new();
-    if !devices.is_empty() {
-        let free = devices.iter().filter(|d| d.allocated_to.is_none()).count();
-        right.push(header(
-            t,
-            format!("Devices ({}, {free} free)", devices.len()),
-        ));
-        for d in devices {
-            let mut spans = vec![Span::styled(format!("  {}/{} ", d.pool, d.name), t.text)];
-            let props: Vec<&str> = d
-                .attributes
-                .iter()
-                .chain(&d.capacity)
-                .map(String::as_str)
-                .collect();
-            spans.push(Span::styled(props.join(" "), t.dim));
-            match &d.allocated_to {
-                Some(c) => spans.push(Span::styled(format!("  → {c}"), t.warning)),
-                None => spans.push(Span::styled("  free".to_string(), t.text)),
-            }
-            right.push(Line::from(spans));
-        }
-        right.push(Line::default());
+/// Each score plugin's raw → normalized × weight for the `fi`th feasible node, and the total.
+fn score_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, fi: usize) {
+    out.push(Line::default());
+    out.push(header(t, "Score plugins: raw → normalized × weight".into()));
+    for s in &c.trace.scores {
+        let raw = s.raw.get(fi).copied().unwrap_or(0);
+        let norm = s.normalized.get(fi).copied().unwrap_or(0);
+        out.push(Line::from(vec![
+            Span::styled(format!("  {:<30} ", s.plugin), t.text),
+            Span::styled(
+                format!(
+                    "{raw:>5} → {norm:>3} × {} = {:>4}",
+                    s.weight,
+                    norm * s.weight
+                ),
+                t.text,
+            ),
+        ]));
     }
-    right.push(header(t, format!("Taints ({})", node.taints.len())));
+    out.push(Line::from(Span::styled(
+        format!(
+            "  {:<30} {:>24}",
+            "total",
+            c.trace.totals.get(fi).copied().unwrap_or(0)
+        ),
+        t.title,
+    )));
+}
+
+/// The node's DRA devices: properties and who holds each.
+fn device_lines(out: &mut Vec<Line<'static>>, t: &Theme, devices: &[NodeDevice]) {
+    if devices.is_empty() {
+        return;
+    }
+    let free = devices.iter().filter(|d| d.allocated_to.is_none()).count();
+    out.push(header(
+        t,
+        format!("Devices ({}, {free} free)", devices.len()),
+    ));
+    for d in devices {
+        let mut spans = vec![Span::styled(format!("  {}/{} ", d.pool, d.name), t.text)];
+        let props: Vec<&str> = d
+            .attributes
+            .iter()
+            .chain(&d.capacity)
+            .map(String::as_str)
+            .collect();
+        spans.push(Span::styled(props.join(" "), t.dim));
+        match &d.allocated_to {
+            Some(c) => spans.push(Span::styled(format!("  → {c}"), t.warning)),
+            None => spans.push(Span::styled("  free".to_string(), t.text)),
+        }
+        out.push(Line::from(spans));
+    }
+    out.push(Line::default());
+}
+
+fn taint_and_label_lines(out: &mut Vec<Line<'static>>, t: &Theme, info: &NodeInfo) {
+    let node = &info.node;
+    out.push(header(t, format!("Taints ({})", node.taints.len())));
     if node.taints.is_empty() {
-        right.push(Line::from(Span::styled("  none", t.dim)));
+        out.push(Line::from(Span::styled("  none", t.dim)));
     }
     for taint in &node.taints {
         let v = taint
@@ -418,21 +455,25 @@ fn node_lines(
             .filter(|v| !v.is_empty())
             .map(|v| format!("={v}"))
             .unwrap_or_default();
-        right.push(Line::from(Span::styled(
+        out.push(Line::from(Span::styled(
             format!("  {}{v}:{}", taint.key, taint.effect),
             t.text,
         )));
     }
-    right.push(Line::default());
-    right.push(header(t, format!("Labels ({})", node.labels.len())));
+    out.push(Line::default());
+    out.push(header(t, format!("Labels ({})", node.labels.len())));
     for (k, v) in &node.labels {
-        right.push(Line::from(vec![
+        out.push(Line::from(vec![
             Span::styled(format!("  {k}"), t.dim),
             Span::styled(format!("={v}"), t.text),
         ]));
     }
-    right.push(Line::default());
-    right.push(header(t, format!("Pods ({})", info.pods.len())));
+    out.push(Line::default());
+}
+
+/// The pods on the node, highest priority first, with their requests.
+fn pod_lines(out: &mut Vec<Line<'static>>, t: &Theme, info: &NodeInfo) {
+    out.push(header(t, format!("Pods ({})", info.pods.len())));
     let mut pods: Vec<&std::sync::Arc<Pod>> = info.pods.iter().collect();
     pods.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.key().cmp(&b.key())));
     // As wide as the longest name (up to 48 cells), padded by display width so the
@@ -445,7 +486,7 @@ fn node_lines(
         .unwrap_or(0)
         .min(48);
     for p in pods {
-        right.push(Line::from(vec![
+        out.push(Line::from(vec![
             Span::styled(
                 format!(
                     "  {} ",
@@ -464,5 +505,4 @@ fn node_lines(
             ),
         ]));
     }
-    (left, right)
 }

@@ -8,7 +8,7 @@ use super::super::action::Action;
 use super::super::format;
 use super::super::view::{Mark, plural};
 use super::super::widgets::{Scroll, scroll_text, wrap};
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, mark_span, scroll_by};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, scroll_by};
 
 /// PostFilter's answer, scrolled.
 #[derive(Clone, Debug, Default)]
@@ -17,7 +17,7 @@ pub struct PreemptionPane {
 }
 
 impl Component for PreemptionPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if matches!(action, Action::Enter) {
             return match self.node(ctx) {
                 Some(n) => Handled::Then(Effect::OpenNode(n)),
@@ -30,7 +30,7 @@ impl Component for PreemptionPane {
     scroll_keys!(page_and_wheel);
 
     /// The nominated node.
-    fn node(&self, ctx: &Ctx) -> Option<String> {
+    fn node(&self, ctx: &PaneCtx) -> Option<String> {
         ctx.current?
             .trace
             .post_filter
@@ -39,12 +39,12 @@ impl Component for PreemptionPane {
             .clone()
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut PreemptionPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut PreemptionPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::super::action::Action;
 use super::super::widgets::{Scroll, centered_note, scroll_text, wrap};
-use super::{Component, Ctx, Handled, Hit, Hits, scroll_by};
+use super::{Component, Handled, Hit, Hits, PaneCtx, scroll_by};
 use crate::engine::Framework;
 use crate::theme::Theme;
 
@@ -19,12 +19,12 @@ pub struct ProfilePane {
 impl Component for ProfilePane {
     scroll_keys!();
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ProfilePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut ProfilePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let Some(fw) = ctx.active_profile().cloned() else {
         centered_note(f, area, t.dim, "no profiles configured");

@@ -8,10 +8,12 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
+use super::super::traces::Current;
 use super::super::widgets::centered_note;
 use super::table::SortTable;
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, nav};
 use crate::engine::framework::MAX_NODE_SCORE;
+use crate::theme::Theme;
 
 /// Scores of the feasible nodes: a [`SortTable`] over the feasible nodes (column 0 is
 /// rank/total, 1 the node, 2.. a score plugin).
@@ -21,7 +23,7 @@ pub struct ScoresPane {
 }
 
 impl ScoresPane {
-    pub fn selected_node(&self, ctx: &Ctx) -> Option<String> {
+    pub fn selected_node(&self, ctx: &PaneCtx) -> Option<String> {
         ctx.current?
             .trace
             .feasible
@@ -30,7 +32,7 @@ impl ScoresPane {
     }
 
     /// The feasible nodes in rank order, filtered, sorted.
-    pub fn refresh_order(&mut self, ctx: &Ctx) {
+    pub fn refresh_order(&mut self, ctx: &PaneCtx) {
         let Some(c) = ctx.current else {
             self.table.order.clear();
             return;
@@ -56,7 +58,7 @@ impl ScoresPane {
         self.table.set_order(order, t.scores.len() + 1);
     }
 
-    pub fn trace_changed(&mut self, ctx: &Ctx, same_pod: bool) {
+    pub fn trace_changed(&mut self, ctx: &PaneCtx, same_pod: bool) {
         if !same_pod {
             self.table.cursor.reset();
         }
@@ -65,7 +67,7 @@ impl ScoresPane {
 }
 
 impl Component for ScoresPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             self.table.move_by(d);
             return Handled::Yes;
@@ -98,7 +100,7 @@ impl Component for ScoresPane {
         self.table.cursor.page()
     }
 
-    fn scroll(&mut self, _ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, _ctx: &PaneCtx, delta: isize) -> Handled {
         let n = self.table.order.len();
         self.table.cursor.scroll(delta, n);
         Handled::Yes
@@ -108,7 +110,7 @@ impl Component for ScoresPane {
         Some(self.table.cursor.selected)
     }
 
-    fn click_row(&mut self, _ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, _ctx: &PaneCtx, i: usize) -> Option<Handled> {
         let n = self.table.order.len();
         super::click_cursor(&mut self.table.cursor, i, n)
     }
@@ -117,28 +119,66 @@ impl Component for ScoresPane {
         Some(self.table.filter.clone())
     }
 
-    fn set_filter(&mut self, ctx: &Ctx, text: String) {
+    fn set_filter(&mut self, ctx: &PaneCtx, text: String) {
         self.table.set_filter(text);
         self.refresh_order(ctx);
     }
 
-    fn node(&self, ctx: &Ctx) -> Option<String> {
+    fn node(&self, ctx: &PaneCtx) -> Option<String> {
         self.selected_node(ctx)
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut ScoresPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };
     let t = ctx.theme.clone();
     let trace = &cur.trace;
-    let view = &cur.view;
 
+    let head = headline(pane, &t, &cur);
+    if trace.feasible.is_empty() {
+        let [h, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+        f.render_widget(Paragraph::new(Line::from(head)), h);
+        centered_note(
+            f,
+            rest,
+            t.dim,
+            "no feasible node: nothing is scored (see Filters and Preemption)",
+        );
+        return;
+    }
+
+    let breakdown_h = if area.height >= 16 {
+        (trace.scores.len() as u16 + 3).min(area.height / 2)
+    } else {
+        0
+    };
+    let [head_area, table_area, detail_area] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(breakdown_h),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(Line::from(head)), head_area);
+    draw_table(pane, ctx, &cur, f, table_area, hits);
+
+    if breakdown_h == 0 {
+        return;
+    }
+    let Some(fi) = pane.table.selected() else {
+        return;
+    };
+    draw_breakdown(f, &t, &cur, fi, detail_area);
+}
+
+/// How many nodes are feasible, the chosen one, the ties, and the filter.
+fn headline(pane: &ScoresPane, t: &Theme, cur: &Current) -> Vec<Span<'static>> {
+    let trace = &cur.trace;
     let mut head = vec![Span::styled(
         format!(
             "{}/{} nodes feasible",
@@ -154,7 +194,7 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
     if let Some(sel) = &trace.selected_node {
         head.push(Span::styled("  ★ ", t.chosen));
         head.push(Span::styled(
-            format!("{sel} chosen with {}", view.max_total),
+            format!("{sel} chosen with {}", cur.view.max_total),
             t.chosen,
         ));
     }
@@ -180,60 +220,108 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
     if !pane.table.filter.is_empty() {
         head.push(Span::styled(format!("  /{}", pane.table.filter), t.prompt));
     }
-    if trace.feasible.is_empty() {
-        let [h, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-        f.render_widget(Paragraph::new(Line::from(head)), h);
-        centered_note(
-            f,
-            rest,
-            t.dim,
-            "no feasible node: nothing is scored (see Filters and Preemption)",
-        );
-        return;
-    }
+    head
+}
 
-    let names: Vec<String> = trace.scores.iter().map(|s| s.plugin.clone()).collect();
-    let abbrevs = &view.score_abbrevs;
-    let breakdown_h = if area.height >= 16 {
-        (trace.scores.len() as u16 + 3).min(area.height / 2)
-    } else {
-        0
-    };
-    let [head_area, table_area, detail_area] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(breakdown_h),
-    ])
-    .areas(area);
-    f.render_widget(Paragraph::new(Line::from(head)), head_area);
+/// The table's column widths: the node and total columns, each plugin's, how many
+/// plugins fit, and the bar's width.
+struct Columns {
+    node_w: u16,
+    total_w: u16,
+    plugin_w: Vec<u16>,
+    shown: usize,
+    bar_w: usize,
+}
 
-    let node_w = trace
-        .feasible
-        .iter()
-        .map(|n| format::width(n))
-        .max()
-        .unwrap_or(4)
-        .clamp(4, (table_area.width as usize / 3).max(12)) as u16;
-    let total_w = format::width(&view.max_total.to_string()).max(5) as u16;
-    let col_w: Vec<u16> = abbrevs
-        .iter()
-        .zip(&trace.scores)
-        .map(|(a, s)| {
-            let max = (MAX_NODE_SCORE * s.weight).to_string().len();
-            format::width(a).max(max) as u16
-        })
-        .collect();
-    // Plugin columns that fit after rank, node, total and a bar of at least 10.
-    let fixed = 3 + 2 + 5 + node_w + 1 + total_w + 1 + 11;
-    let mut room = table_area.width.saturating_sub(fixed);
-    let mut shown = 0;
-    for w in &col_w {
-        if w + 1 > room {
-            break;
+impl Columns {
+    fn fit(cur: &Current, width: u16) -> Columns {
+        let (trace, view) = (&cur.trace, &cur.view);
+        let node_w = trace
+            .feasible
+            .iter()
+            .map(|n| format::width(n))
+            .max()
+            .unwrap_or(4)
+            .clamp(4, (width as usize / 3).max(12)) as u16;
+        let total_w = format::width(&view.max_total.to_string()).max(5) as u16;
+        let plugin_w: Vec<u16> = view
+            .score_abbrevs
+            .iter()
+            .zip(&trace.scores)
+            .map(|(a, s)| {
+                let max = (MAX_NODE_SCORE * s.weight).to_string().len();
+                format::width(a).max(max) as u16
+            })
+            .collect();
+        // Plugin columns that fit after rank, node, total and a bar of at least 10.
+        let fixed = 3 + 2 + 5 + node_w + 1 + total_w + 1 + 11;
+        let mut room = width.saturating_sub(fixed);
+        let mut shown = 0;
+        for w in &plugin_w {
+            if w + 1 > room {
+                break;
+            }
+            room -= w + 1;
+            shown += 1;
         }
-        room -= w + 1;
-        shown += 1;
+        let bar_w = width
+            .saturating_sub(fixed - 11)
+            .saturating_sub(plugin_w.iter().take(shown).map(|w| w + 1).sum::<u16>())
+            .saturating_sub(1) as usize;
+        Columns {
+            node_w,
+            total_w,
+            plugin_w,
+            shown,
+            bar_w,
+        }
     }
+
+    fn widths(&self) -> Vec<Constraint> {
+        let mut widths = vec![
+            Constraint::Length(1),
+            Constraint::Length(4),
+            Constraint::Length(self.node_w),
+            Constraint::Length(self.total_w),
+            Constraint::Fill(1),
+        ];
+        widths.extend(
+            self.plugin_w
+                .iter()
+                .take(self.shown)
+                .map(|w| Constraint::Length(*w)),
+        );
+        widths
+    }
+}
+
+/// The feasible nodes: mark, rank, node, total, bar and the plugins that fit.
+fn draw_table(
+    pane: &mut ScoresPane,
+    ctx: &PaneCtx,
+    cur: &Current,
+    f: &mut Frame,
+    area: Rect,
+    hits: &mut Hits,
+) {
+    let t = ctx.theme;
+    let cols = Columns::fit(cur, area.width);
+    let header = header_row(pane, t, &cur.view.score_abbrevs, cols.shown);
+    let focused = ctx.focus == Focus::Detail;
+    pane.table.draw(
+        f,
+        area,
+        t,
+        Some(header),
+        &cols.widths(),
+        focused,
+        hits,
+        Hit::DetailRows,
+        |fi| node_row(t, cur, &cols, fi),
+    );
+}
+
+fn header_row(pane: &ScoresPane, t: &Theme, abbrevs: &[String], shown: usize) -> Row<'static> {
     let col = pane.table.column;
     let hdr = |c: usize, s: String| {
         let sort = pane.table.sort_mark(c);
@@ -252,78 +340,55 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
     for (j, a) in abbrevs.iter().enumerate().take(shown) {
         hcells.push(hdr(j + 2, a.clone()));
     }
-    let mut widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(4),
-        Constraint::Length(node_w),
-        Constraint::Length(total_w),
-        Constraint::Fill(1),
-    ];
-    widths.extend(col_w.iter().take(shown).map(|w| Constraint::Length(*w)));
-    let bar_w = table_area
-        .width
-        .saturating_sub(fixed - 11)
-        .saturating_sub(col_w.iter().take(shown).map(|w| w + 1).sum::<u16>())
-        .saturating_sub(1) as usize;
+    Row::new(hcells)
+}
 
-    let focused = ctx.focus == Focus::Detail;
-    pane.table.draw(
-        f,
-        table_area,
-        &t,
-        Some(Row::new(hcells)),
-        &widths,
-        focused,
-        hits,
-        Hit::DetailRows,
-        |fi| {
-            let node = &trace.feasible[fi];
-            let total = trace.totals.get(fi).copied().unwrap_or(0);
-            let chosen = trace.selected_node.as_ref() == Some(node);
-            let tie = !chosen && trace.best_nodes.contains(node);
-            let (mark, ms) = if chosen {
-                ("★", t.chosen)
-            } else if tie {
-                ("=", t.tie)
-            } else {
-                (" ", t.text)
-            };
-            let bar_style = if chosen || tie {
-                t.score_bar_best
-            } else {
-                t.score_bar
-            };
-            let mut cells = vec![
-                Cell::from(Span::styled(mark, ms)),
-                Cell::from(Line::from(view.ranks[fi].to_string()).right_aligned()),
-                Cell::from(Span::styled(
-                    // Cut in the middle: nodes of one pool differ only at the end.
-                    format::middle(node, node_w as usize),
-                    if chosen { t.chosen } else { t.text },
-                )),
-                Cell::from(Line::from(total.to_string()).right_aligned()),
-                Cell::from(Span::styled(
-                    format::bar(total, view.max_total.max(1), bar_w),
-                    bar_style,
-                )),
-            ];
-            for s in trace.scores.iter().take(shown) {
-                let w = s.normalized.get(fi).copied().unwrap_or(0) * s.weight;
-                cells.push(Cell::from(Line::from(w.to_string()).right_aligned()));
-            }
-            Row::new(cells)
-        },
-    );
-
-    if breakdown_h == 0 {
-        return;
-    }
-    let Some(fi) = pane.table.selected() else {
-        return;
+/// The row of the `fi`th feasible node.
+fn node_row(t: &Theme, cur: &Current, cols: &Columns, fi: usize) -> Row<'static> {
+    let (trace, view) = (&cur.trace, &cur.view);
+    let node = &trace.feasible[fi];
+    let total = trace.totals.get(fi).copied().unwrap_or(0);
+    let chosen = trace.selected_node.as_ref() == Some(node);
+    let tie = !chosen && trace.best_nodes.contains(node);
+    let (mark, ms) = if chosen {
+        ("★", t.chosen)
+    } else if tie {
+        ("=", t.tie)
+    } else {
+        (" ", t.text)
     };
+    let bar_style = if chosen || tie {
+        t.score_bar_best
+    } else {
+        t.score_bar
+    };
+    let mut cells = vec![
+        Cell::from(Span::styled(mark, ms)),
+        Cell::from(Line::from(view.ranks[fi].to_string()).right_aligned()),
+        Cell::from(Span::styled(
+            // Cut in the middle: nodes of one pool differ only at the end.
+            format::middle(node, cols.node_w as usize),
+            if chosen { t.chosen } else { t.text },
+        )),
+        Cell::from(Line::from(total.to_string()).right_aligned()),
+        Cell::from(Span::styled(
+            format::bar(total, view.max_total.max(1), cols.bar_w),
+            bar_style,
+        )),
+    ];
+    for s in trace.scores.iter().take(cols.shown) {
+        let w = s.normalized.get(fi).copied().unwrap_or(0) * s.weight;
+        cells.push(Cell::from(Line::from(w.to_string()).right_aligned()));
+    }
+    Row::new(cells)
+}
+
+/// The `fi`th feasible node's scores, plugin by plugin: raw → normalized × weight.
+fn draw_breakdown(f: &mut Frame, t: &Theme, cur: &Current, fi: usize, area: Rect) {
+    let (trace, view) = (&cur.trace, &cur.view);
     let node = &trace.feasible[fi];
     let [title_area, list_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(detail_area);
+        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     f.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(format!("─ {node} "), t.header),
@@ -340,9 +405,10 @@ fn draw(pane: &mut ScoresPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut 
         ])),
         title_area,
     );
-    let pw = names
+    let pw = trace
+        .scores
         .iter()
-        .map(|n| n.len())
+        .map(|s| s.plugin.len())
         .max()
         .unwrap_or(8)
         .clamp(8, 36) as u16;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::super::action::{Action, Focus, Tab};
 use super::super::format;
-use super::Ctx;
+use super::PaneCtx;
 use crate::source::live::KindHealth;
 use crate::source::observed::STALE_AFTER_SECONDS;
 use crate::source::{SchedulingEvents, SourceStatus};
@@ -99,7 +99,7 @@ pub struct Message {
     pub error: bool,
 }
 
-pub fn draw(ctx: &Ctx, f: &mut Frame, area: Rect) {
+pub fn draw(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
     let t = ctx.theme;
     let bar = t.status_bar;
     let mut right = Vec::new();
@@ -300,7 +300,7 @@ fn format_age(secs: i64) -> String {
     }
 }
 
-pub fn draw_prompt(ctx: &Ctx, f: &mut Frame, area: Rect) {
+pub fn draw_prompt(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
     let Some(p) = ctx.prompt else { return };
     let t = ctx.theme;
     let label = match &p.kind {

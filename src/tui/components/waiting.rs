@@ -9,7 +9,7 @@ use super::super::action::{Action, Focus};
 use super::super::format;
 use super::super::waiting::countdown;
 use super::super::widgets::{Cursor, centered_note, virtual_table};
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, move_cursor, nav};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, move_cursor, nav};
 
 /// Countdowns under this many seconds use the urgent style.
 pub const URGENT_SECS: i64 = 10;
@@ -21,7 +21,7 @@ pub struct WaitingPane {
 }
 
 impl Component for WaitingPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             move_cursor(&mut self.cursor, d, ctx.waiting.len());
             return Handled::Yes;
@@ -44,7 +44,7 @@ impl Component for WaitingPane {
         self.cursor.page()
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         self.cursor.scroll(delta, ctx.waiting.len());
         Handled::Yes
     }
@@ -53,16 +53,16 @@ impl Component for WaitingPane {
         Some(self.cursor.selected)
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         super::click_cursor(&mut self.cursor, i, ctx.waiting.len())
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut WaitingPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut WaitingPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let t = ctx.theme.clone();
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let n = ctx.waiting.len();
