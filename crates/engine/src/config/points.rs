@@ -1,5 +1,6 @@
 //! Extension points and plugin args as the configuration names them: plain data the
-//! engine builds profiles from (see `engine::profile`).
+//! engine builds profiles from (see `engine::profile`). schedscope's own: upstream
+//! names them in the v1 types and in `frameworkruntime`'s extension-point table.
 
 use serde_json::Value;
 

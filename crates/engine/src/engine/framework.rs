@@ -1,4 +1,7 @@
-//! Extension-point traits, cycle state and the built profile (`framework.Framework`).
+//! Extension-point traits, cycle state and the built profile (upstream:
+//! pkg/scheduler/framework/interface.go, `Plugin`, the extension-point interfaces and
+//! `Framework`; framework/cycle_state.go, `CycleState`; framework/runtime/framework.go
+//! for running PreFilter's AddPod and Filter with nominated pods).
 //!
 //! A plugin is one struct implementing [`Plugin`] plus the extension-point traits it
 //! supports; [`Plugin`]'s accessors tell the framework which ones, the way a Go type

@@ -1,7 +1,7 @@
 //! One scheduling cycle of one pod, recorded in a [`Trace`] rather than acted on
 //! (upstream: pkg/scheduler/schedule_one.go, `schedulePod`, and for `explain` the
-//! binding half as a dry run). One file per phase: [`pre_filter`] and the node
-//! search in `find_nodes`, [`post_filter`] when nothing fits, `score`, `select`;
+//! binding half as a dry run). One file per phase: `pre_filter` and the node
+//! search in `find_nodes`, `post_filter` when nothing fits, `score`, `select`;
 //! `dry_run` for the binding half. The loop that acts on a cycle's result (assume,
 //! Reserve, Permit, the binding cycle, the failure handler) is [`super::scheduler`].
 

@@ -1,4 +1,5 @@
 //! What a simulation is given and gives back: options, events, attempts, results.
+//! schedscope's own (upstream's outputs are the API writes and events it makes).
 
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ pub struct SimOptions {
     /// Stop when simulated time would pass this far beyond the start.
     pub max_duration: Duration,
     /// Preemption victims stay on their node as terminating pods (deletionTimestamp
-    /// and DisruptionTarget set) until [`Scheduler::remove_bound_pod`] says their
+    /// and DisruptionTarget set) until [`Scheduler::remove_bound_pod`](super::Scheduler::remove_bound_pod) says their
     /// deletion landed, as on a real cluster (the acting scheduler). Off: they
     /// vanish at once.
     pub victims_terminate: bool,

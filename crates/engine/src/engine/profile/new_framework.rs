@@ -1,17 +1,17 @@
-//! Building one profile's [`Framework`] from its merged plugin sets and plugin args,
-//! as `frameworkruntime.NewFramework` does: initialise every needed plugin once, fill
-//! each extension point from its own set, expand MultiPoint, then check queue sort,
-//! bind and score weights.
+//! Building one profile's [`Framework`] from its merged plugin sets and plugin args
+//! (upstream: pkg/scheduler/framework/runtime/framework.go, `NewFramework`):
+//! initialise every needed plugin once, fill each extension point from its own set,
+//! expand MultiPoint, then check queue sort, bind and score weights.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::framework::{Framework, Plugin, WeightedPlugin};
-use super::plugins::Registry;
 use crate::config::v1::Plugins;
 use crate::config::{Args, ExtensionPoint, aggregate};
+use crate::engine::framework::{Framework, Plugin, WeightedPlugin};
+use crate::engine::plugins::Registry;
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
