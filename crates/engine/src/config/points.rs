@@ -58,24 +58,6 @@ impl ExtensionPoint {
         }
     }
 
-    /// The field name in `plugins:`.
-    pub fn config_name(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreFilter => "preFilter",
-            ExtensionPoint::Filter => "filter",
-            ExtensionPoint::PostFilter => "postFilter",
-            ExtensionPoint::Reserve => "reserve",
-            ExtensionPoint::PreScore => "preScore",
-            ExtensionPoint::Score => "score",
-            ExtensionPoint::PreBind => "preBind",
-            ExtensionPoint::Bind => "bind",
-            ExtensionPoint::PostBind => "postBind",
-            ExtensionPoint::Permit => "permit",
-            ExtensionPoint::PreEnqueue => "preEnqueue",
-            ExtensionPoint::QueueSort => "queueSort",
-        }
-    }
-
     pub fn set(self, p: &Plugins) -> &PluginSet {
         match self {
             ExtensionPoint::PreFilter => &p.pre_filter,

@@ -35,22 +35,16 @@ pub struct CycleOutput {
     pub state: CycleState,
 }
 
+/// `explain`'s cycle: the scheduling cycle over every node, then the binding half as a
+/// dry run on the selected node, on the worker pool entered once.
 pub fn run_cycle(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> Trace {
-    run_cycle_with_state(fw, cluster, pod, opts).trace
-}
-
-pub fn run_cycle_with_state(
-    fw: &Framework,
-    cluster: &Cluster,
-    pod: &Pod,
-    opts: &CycleOptions,
-) -> CycleOutput {
     in_workers(opts.workers(cluster.nodes().len()), || {
         run_and_bind(fw, cluster, pod, opts)
     })
+    .trace
 }
 
-/// [`run_cycle_with_state`] on the calling thread.
+/// [`run_cycle`] on the calling thread.
 fn run_and_bind(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> CycleOutput {
     let mut out = run_scheduling_cycle(fw, cluster, pod, opts, CycleState::default(), None);
     if let Outcome::Scheduled { node: host } = &out.trace.outcome {

@@ -16,7 +16,7 @@ use crate::config::{
 };
 
 mod new_framework;
-pub use new_framework::{PluginEntry, ProfileSpec, describe, implements, new_framework};
+pub use new_framework::{PluginEntry, ProfileSpec, describe, new_framework};
 
 /// A loaded configuration: every profile built, ready for scheduling cycles.
 #[derive(Clone)]

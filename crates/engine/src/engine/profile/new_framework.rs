@@ -28,7 +28,7 @@ pub struct ProfileSpec<'a> {
 }
 
 /// Whether the plugin implements this point (upstream's type assertion).
-pub fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
+fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
     match point {
         ExtensionPoint::PreFilter => p.as_pre_filter().is_some(),
         ExtensionPoint::Filter => p.as_filter().is_some(),
