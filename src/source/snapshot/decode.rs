@@ -508,7 +508,19 @@ pub(super) fn decode_object(
             expected,
         });
     }
+    decode_known(kind, expected, older, body, loc, file_idx)
+}
 
+/// Decode an object of a kind the model reads, at its expected API version (or, with
+/// `older`, an older one of the same schema).
+fn decode_known(
+    kind: &str,
+    expected: &'static str,
+    older: bool,
+    body: &Body<'_>,
+    loc: &Loc<'_>,
+    file_idx: usize,
+) -> Result<Decoded, SnapshotError> {
     let bad_body = |e: DecodeError| {
         let (ns, name) = body.name();
         SnapshotError::InvalidObject {

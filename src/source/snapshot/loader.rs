@@ -49,6 +49,29 @@ fn mentions_kind(bytes: &[u8]) -> bool {
     wide || bytes.windows(4).any(|w| w == b"kind")
 }
 
+/// A PriorityClass into the model; one read as the older v1beta1 (same schema) is
+/// counted, for the load report to say so.
+fn put_priority_class(
+    c: &mut Cluster,
+    pc: k8s_openapi::api::scheduling::v1::PriorityClass,
+    older: bool,
+    report: &mut LoadReport,
+) {
+    if older {
+        *report
+            .older_versions
+            .entry("PriorityClass (scheduling.k8s.io/v1beta1)".into())
+            .or_default() += 1;
+    }
+    put(
+        &mut c.priority_classes,
+        "PriorityClass",
+        name_key(&pc.metadata),
+        pc,
+        report,
+    )
+}
+
 /// Insert an object by key; a different object already there is replaced and named
 /// in the report, an identical one is counted as read twice.
 fn put<V: PartialEq>(
@@ -490,21 +513,7 @@ impl Loader {
                 *o,
                 report,
             ),
-            Decoded::PriorityClass(o, older) => {
-                if older {
-                    *report
-                        .older_versions
-                        .entry("PriorityClass (scheduling.k8s.io/v1beta1)".into())
-                        .or_default() += 1;
-                }
-                put(
-                    &mut c.priority_classes,
-                    "PriorityClass",
-                    name_key(&o.metadata),
-                    *o,
-                    report,
-                )
-            }
+            Decoded::PriorityClass(o, older) => put_priority_class(c, *o, older, report),
             Decoded::Service(o) => put(&mut c.services, "Service", ns_key(&o.metadata), *o, report),
             Decoded::ReplicaSet(o) => put(
                 &mut c.replica_sets,

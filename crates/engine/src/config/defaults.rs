@@ -1,4 +1,5 @@
-//! v1 defaulting: the default plugin set (`getDefaultPlugins`) and the merge of a
+//! v1 defaulting (upstream: pkg/scheduler/apis/config/v1/default_plugins.go and
+//! defaults.go): the default plugin set (`getDefaultPlugins`) and the merge of a
 //! profile's plugin sets into it (`mergePlugins`).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,5 @@
-//! Field errors rendered like Kubernetes' `field.Error`:
+//! Field errors rendered like Kubernetes' `field.Error` (upstream:
+//! staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go):
 //! `<path>: <Type>: <value>: <detail>`.
 
 use serde_json::Value;

@@ -1,7 +1,8 @@
-//! KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as plain data: parsing,
-//! defaults, merging with the default plugins, validation. Building each profile's
-//! framework from it is the engine's (`engine::SchedulerConfig`), as upstream splits
-//! `apis/config` from `framework/runtime`.
+//! KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as plain data (upstream:
+//! pkg/scheduler/apis/config): parsing, defaults, merging with the default plugins,
+//! validation. Building each profile's framework from it is the engine's
+//! (`engine::profile`, whose `SchedulerConfig` is what runs), as upstream splits
+//! `apis/config` from `profile` and `framework/runtime`.
 //!
 //! The pipeline follows kube-scheduler: strict decoding → defaulting (plugin sets
 //! merged with the default MultiPoint set, default args appended to pluginConfig) →

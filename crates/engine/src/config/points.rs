@@ -1,5 +1,6 @@
 //! Extension points and plugin args as the configuration names them: plain data the
-//! engine builds profiles from (see `engine::profile`).
+//! engine builds profiles from (see `engine::profile`). schedscope's own: upstream
+//! names them in the v1 types and in `frameworkruntime`'s extension-point table.
 
 use serde_json::Value;
 
@@ -54,24 +55,6 @@ impl ExtensionPoint {
             ExtensionPoint::Permit => "PermitPlugin",
             ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
             ExtensionPoint::QueueSort => "QueueSortPlugin",
-        }
-    }
-
-    /// The field name in `plugins:`.
-    pub fn config_name(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreFilter => "preFilter",
-            ExtensionPoint::Filter => "filter",
-            ExtensionPoint::PostFilter => "postFilter",
-            ExtensionPoint::Reserve => "reserve",
-            ExtensionPoint::PreScore => "preScore",
-            ExtensionPoint::Score => "score",
-            ExtensionPoint::PreBind => "preBind",
-            ExtensionPoint::Bind => "bind",
-            ExtensionPoint::PostBind => "postBind",
-            ExtensionPoint::Permit => "permit",
-            ExtensionPoint::PreEnqueue => "preEnqueue",
-            ExtensionPoint::QueueSort => "queueSort",
         }
     }
 

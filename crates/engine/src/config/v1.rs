@@ -1,4 +1,5 @@
-//! The external `kubescheduler.config.k8s.io/v1` types, decoded strictly from a JSON
+//! The external `kubescheduler.config.k8s.io/v1` types (upstream:
+//! staging/src/k8s.io/kube-scheduler/config/v1/types.go), decoded strictly from a JSON
 //! value: unknown fields, duplicate keys and wrong types are errors naming the field,
 //! as kube-scheduler's strict, case-sensitive decoder treats them.
 

@@ -1,4 +1,5 @@
-//! `ValidateKubeSchedulerConfiguration`: every error of a defaulted configuration,
+//! `ValidateKubeSchedulerConfiguration` (upstream:
+//! pkg/scheduler/apis/config/validation/validation.go): every error of a defaulted configuration,
 //! in upstream's order, with upstream's messages.
 
 use serde_json::Value;

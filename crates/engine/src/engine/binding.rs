@@ -1,7 +1,12 @@
-//! The binding half, run for real (upstream: schedule_one.go, bindingCycle): Reserve, Unreserve, Permit,
-//! PreBindPreFlight, PreBind, Bind, PostBind — each returns the phase's trace and the
-//! framework's status, with upstream's error wrapping. The caller (the simulator)
-//! owns the cluster model and decides what assume, forget and bind mean there.
+//! The binding-half extension points, each run once over the profile's plugins
+//! (upstream: pkg/scheduler/framework/runtime/framework.go, `RunReservePluginsReserve`,
+//! `RunReservePluginsUnreserve`, `RunPermitPlugins`, `RunPreBindPreFlights`,
+//! `RunPreBindPlugins`, `RunBindPlugins`, `RunPostBindPlugins`): each returns the
+//! phase's trace and the framework's status, with upstream's error wrapping. In what
+//! order they run and what a failure means is the callers': the simulator's
+//! scheduling and binding cycles ([`super::scheduler`], which also own the cluster
+//! model and what assume, forget and bind mean there) and `explain`'s dry run
+//! ([`super::cycle`]).
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! The text of a `FitError` (`framework.FitError.Error()`):
+//! The text of a `FitError` (upstream: pkg/scheduler/framework/types.go,
+//! `FitError.Error()`):
 //! `0/<N> nodes are available: <reasons>. <post-filter message>`.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,7 @@
-//! Extension-point traits, cycle state and the built profile (`framework.Framework`).
+//! Extension-point traits, cycle state and the built profile (upstream:
+//! pkg/scheduler/framework/interface.go, `Plugin`, the extension-point interfaces and
+//! `Framework`; framework/cycle_state.go, `CycleState`; framework/runtime/framework.go
+//! for running PreFilter's AddPod and Filter with nominated pods).
 //!
 //! A plugin is one struct implementing [`Plugin`] plus the extension-point traits it
 //! supports; [`Plugin`]'s accessors tell the framework which ones, the way a Go type
@@ -394,18 +397,6 @@ pub struct Framework {
 }
 
 impl Framework {
-    /// Run every non-skipped filter plugin on `node`, stopping at the first rejection
-    /// (`RunFilterPlugins`). Statuses other than Success/rejection become Errors.
-    pub fn run_filter_plugins(
-        &self,
-        cx: &Ctx,
-        state: &CycleState,
-        pod: &Pod,
-        node: &NodeInfo,
-    ) -> Status {
-        run_filters(&self.active_filters(state), cx, state, pod, node)
-    }
-
     /// The filter plugins a cycle runs: those whose PreFilter did not Skip, in order.
     /// Taken once per cycle, so that the search over every node does not compare
     /// plugin names for each.
@@ -517,27 +508,6 @@ impl Framework {
             return st;
         }
         run_filters(filters, cx, state, pod, node)
-    }
-
-    pub fn plugin_names(&self) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        for list in [
-            &self.pre_enqueue,
-            &self.queue_sort,
-            &self.pre_filter,
-            &self.filter,
-            &self.post_filter,
-            &self.pre_score,
-            &self.reserve,
-            &self.permit,
-            &self.pre_bind,
-            &self.bind,
-            &self.post_bind,
-        ] {
-            out.extend(list.iter().map(|p| p.name().to_string()));
-        }
-        out.extend(self.score.iter().map(|w| w.plugin.name().to_string()));
-        out
     }
 }
 

@@ -1,5 +1,5 @@
 //! What a long-running scheduler gives its plugins besides the cycle's arguments
-//! (`framework.Handle`): the waiting-pods map, pods to activate, and a place for a
+//! (upstream: pkg/scheduler/framework/interface.go, `Handle`): the waiting-pods map, pods to activate, and a place for a
 //! plugin's own state that outlives one cycle (upstream keeps it in the plugin
 //! instance, which lives as long as the scheduler).
 //!

@@ -1,4 +1,5 @@
-//! The pure scheduling engine: cluster model in, trace out. No terminal, network,
+//! The pure scheduling engine: cluster model in, trace out (upstream: pkg/scheduler,
+//! one module per upstream file or concept, each naming it). No terminal, network,
 //! clock or files here.
 
 pub mod binding;
@@ -10,13 +11,12 @@ pub mod plugins;
 pub mod profile;
 pub mod queue;
 pub mod scheduler;
-pub mod scheduler_config;
 pub mod status;
 pub mod trace;
 pub mod waiting;
 
 pub use framework::{Ctx, CycleState, Framework};
-pub use scheduler_config::SchedulerConfig;
+pub use profile::SchedulerConfig;
 pub use status::{Code, Status};
 
 /// Go's `time.Duration.String()` for whole and fractional seconds: `10s`, `1m0s`,

@@ -1,4 +1,5 @@
-//! Framework status codes and statuses (`framework.Status`).
+//! Framework status codes and statuses (upstream: pkg/scheduler/framework/interface.go,
+//! `Code` and `Status`).
 
 use serde::{Deserialize, Serialize};
 

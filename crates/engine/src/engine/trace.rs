@@ -1,5 +1,7 @@
 //! The plain result of replaying one scheduling cycle. `explain`, `simulate` and every
-//! TUI pane render from a [`Trace`]; nothing in them decides anything.
+//! TUI pane render from a [`Trace`]; nothing in them decides anything. schedscope's
+//! own: upstream acts on a cycle's result instead of recording it (what it keeps is
+//! the FailedScheduling event and the pod's condition, whose texts are here too).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
-//! The waiting-pods map (`waitingPodsMap`, upstream: framework/runtime/waiting_pods_map.go): pods that Permit asked to
-//! wait, one entry per pod (by uid), one pending deadline per plugin that returned
-//! Wait. Deadlines instead of timers: the owner passes the time in and calls
+//! The waiting-pods map (upstream: pkg/scheduler/framework/runtime/waiting_pods_map.go,
+//! `waitingPodsMap`): pods that Permit asked to wait, one entry per pod (by uid), one
+//! pending deadline per plugin that returned Wait. Deadlines instead of timers: the owner passes the time in and calls
 //! [`WaitingPods::expire`]; a view computes countdowns when it draws.
 //!
 //! Upstream a waiting pod has a one-slot channel that never blocks, so the first

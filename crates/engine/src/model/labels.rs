@@ -250,11 +250,6 @@ impl Selector {
     pub fn nothing() -> Self {
         Selector { requirements: None }
     }
-    pub fn everything() -> Self {
-        Selector {
-            requirements: Some(Vec::new()),
-        }
-    }
     pub fn from_map<'a, K, V>(m: impl IntoIterator<Item = (&'a K, &'a V)>) -> Self
     where
         K: AsRef<str> + ?Sized + 'a,

@@ -155,58 +155,9 @@ impl Pod {
             "spec.overhead".to_string()
         })?);
 
-        let mut host_ports = Vec::new();
-        let sidecars = spec
-            .init_containers
-            .iter()
-            .flatten()
-            .filter(|c| c.restart_policy.as_deref() == Some("Always"));
-        for c in spec.containers.iter().chain(sidecars) {
-            for port in c.ports.iter().flatten() {
-                // API defaulting: hostNetwork pods publish their container ports.
-                let host_port = match port.host_port {
-                    Some(hp) if hp != 0 => hp,
-                    _ if host_network => port.container_port,
-                    _ => 0,
-                };
-                if host_port <= 0 {
-                    continue;
-                }
-                let ip = port.host_ip.clone().filter(|s| !s.is_empty());
-                host_ports.push(HostPort {
-                    ip: ip.unwrap_or_else(|| "0.0.0.0".into()),
-                    protocol: port
-                        .protocol
-                        .clone()
-                        .filter(|s| !s.is_empty())
-                        .unwrap_or_else(|| "TCP".into()),
-                    port: host_port,
-                });
-            }
-        }
-
-        let preemption_in_progress = status
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    c.type_ == "DisruptionTarget"
-                        && c.status == "True"
-                        && c.reason.as_deref() == Some("PreemptionByScheduler")
-                })
-            });
-
-        let not_scheduled = status
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|cs| {
-                cs.iter()
-                    .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-            })
-            .map(|c| {
-                (
-                    c.reason.clone().unwrap_or_default(),
-                    c.message.clone().unwrap_or_default(),
-                )
-            });
+        let host_ports = host_ports(spec, host_network);
+        let preemption_in_progress = preemption_in_progress(status);
+        let not_scheduled = not_scheduled(status);
 
         Ok(Pod {
             uid,
@@ -285,6 +236,70 @@ impl Pod {
             generation: meta.generation.unwrap_or(0),
         })
     }
+}
+
+/// The host ports the pod asks for, of its containers and restartable init containers
+/// (sidecars), with the API server's defaults.
+fn host_ports(spec: &core::PodSpec, host_network: bool) -> Vec<HostPort> {
+    let mut host_ports = Vec::new();
+    let sidecars = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    for c in spec.containers.iter().chain(sidecars) {
+        for port in c.ports.iter().flatten() {
+            // API defaulting: hostNetwork pods publish their container ports.
+            let host_port = match port.host_port {
+                Some(hp) if hp != 0 => hp,
+                _ if host_network => port.container_port,
+                _ => 0,
+            };
+            if host_port <= 0 {
+                continue;
+            }
+            let ip = port.host_ip.clone().filter(|s| !s.is_empty());
+            host_ports.push(HostPort {
+                ip: ip.unwrap_or_else(|| "0.0.0.0".into()),
+                protocol: port
+                    .protocol
+                    .clone()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "TCP".into()),
+                port: host_port,
+            });
+        }
+    }
+    host_ports
+}
+
+/// A scheduler's preemption is evicting the pod (its DisruptionTarget condition).
+fn preemption_in_progress(status: Option<&core::PodStatus>) -> bool {
+    status
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.type_ == "DisruptionTarget"
+                    && c.status == "True"
+                    && c.reason.as_deref() == Some("PreemptionByScheduler")
+            })
+        })
+}
+
+/// The reason and message of the pod's `PodScheduled=False` condition.
+fn not_scheduled(status: Option<&core::PodStatus>) -> Option<(String, String)> {
+    status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        })
+        .map(|c| {
+            (
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default(),
+            )
+        })
 }
 
 /// The volume as scheduler plugins read it, or `None` when none does. Sources only

@@ -1,5 +1,7 @@
 //! How a cycle runs: its options, the injected clock that times its phases, and the
-//! node evaluations spread over a persistent worker pool with results in node order.
+//! node evaluations spread over a persistent worker pool with results in node order
+//! (upstream: pkg/scheduler/framework/parallelize/parallelism.go, `Until`, and the
+//! `parallelism` setting).
 
 use k8s_openapi::jiff::Timestamp;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! The plugin registry: one file per plugin, named like the upstream plugin.
+//! The plugin registry (upstream: pkg/scheduler/framework/plugins/registry.go,
+//! `NewInTreeRegistry`): one file per plugin, named like the upstream plugin.
 //!
 //! Adding a plugin (in-tree or out-of-tree) is one file plus one line in
 //! [`registry`].

@@ -1,5 +1,6 @@
-//! The scheduling queue for `simulate` (upstream: pkg/scheduler/backend/queue/scheduling_queue.go): activeQ ordered by the
-//! profile's QueueSort plugin, backoffQ, unschedulable pods, and gated pods (PreEnqueue
+//! The scheduling queue for `simulate` (upstream:
+//! pkg/scheduler/backend/queue/scheduling_queue.go): activeQ ordered by the profile's
+//! QueueSort plugin, backoffQ, unschedulable pods, and gated pods (PreEnqueue
 //! rejected them).
 //!
 //! Faithful:

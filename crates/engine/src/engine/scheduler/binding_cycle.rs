@@ -1,5 +1,7 @@
-//! The binding cycle (upstream `runBindingCycle`, `handleBindingCycleError`): a
-//! pod resumed from WaitOnPermit goes through PreBind, Bind and PostBind.
+//! The binding cycle (upstream: pkg/scheduler/schedule_one.go, `runBindingCycle`,
+//! `bindingCycle`, `handleBindingCycleError`): a pod resumed from WaitOnPermit goes
+//! through PreBind, Bind and PostBind; each phase runs through
+//! [`crate::engine::binding`].
 
 use super::results::SimEventKind;
 use super::{Binding, Scheduler, rejection};

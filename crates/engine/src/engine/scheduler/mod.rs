@@ -1,5 +1,6 @@
 //! A deterministic kube-scheduler loop over an owned cluster model and configuration,
-//! in simulated time (`schedscope simulate`, and the TUI's step-through).
+//! in simulated time (upstream: pkg/scheduler/scheduler.go, `Scheduler`, `New`, `Run`;
+//! used by `schedscope simulate`, the TUI's step-through and the acting scheduler).
 //!
 //! Each step pops a pod (queue order of the profile's QueueSort), runs the scheduling
 //! cycle ([`run_scheduling_cycle`]), then acts like kube-scheduler:

@@ -1,4 +1,5 @@
 //! What a simulation is given and gives back: options, events, attempts, results.
+//! schedscope's own (upstream's outputs are the API writes and events it makes).
 
 use std::time::Duration;
 

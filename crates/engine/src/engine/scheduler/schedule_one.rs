@@ -1,5 +1,8 @@
-//! The scheduling loop and the scheduling cycle (upstream `schedule_one.go`):
-//! pop, run the cycle, assume, Reserve, Permit, and the failure handler.
+//! The scheduling loop and the scheduling cycle around the algorithm (upstream:
+//! pkg/scheduler/schedule_one.go, `ScheduleOne`, `schedulingCycle`, `assume`,
+//! `handleSchedulingFailure`): pop, run the cycle ([`crate::engine::cycle`] is
+//! `schedulePod` and below), assume, Reserve, Permit, and the failure handler. The
+//! binding cycle of the same upstream file is [`super::binding_cycle`].
 
 use std::sync::Arc;
 

@@ -1,6 +1,8 @@
-//! The configuration the engine runs: kube-scheduler's configuration (parsed,
-//! defaulted and validated by `config`) with every profile's framework built, as
-//! `profile.NewMap` builds them at start-up.
+//! The profiles a scheduler runs (upstream: pkg/scheduler/profile/profile.go,
+//! `NewMap`): kube-scheduler's configuration, already parsed, defaulted and validated
+//! by [`crate::config`] (upstream `apis/config`), with one [`Framework`] built per
+//! profile by [`new_framework`] (`frameworkruntime.NewFramework`). `config` is the
+//! configuration as data; this module is what the engine runs from it.
 
 use std::path::PathBuf;
 
@@ -8,11 +10,13 @@ use serde_json::Value;
 
 use super::framework::Framework;
 use super::plugins::{Registry, registry};
-use super::profile::{ProfileSpec, new_framework};
 use crate::config::v1::Extender;
 use crate::config::{
     self, Args, ArgsKinds, ConfigError, ConfigSource, DefaultArgs, DefaultedConfig,
 };
+
+mod new_framework;
+pub use new_framework::{PluginEntry, ProfileSpec, describe, new_framework};
 
 /// A loaded configuration: every profile built, ready for scheduling cycles.
 #[derive(Clone)]

@@ -11,7 +11,6 @@ use crate::engine::framework::{
     Ctx, CycleState, Plugin, QueueSortPlugin, QueuedPodInfo, ScorePlugin,
 };
 use crate::engine::plugins::PluginFactory;
-use crate::engine::profile::{PluginEntry, describe};
 use crate::engine::status::Status;
 use crate::model::{NodeInfo, Pod};
 

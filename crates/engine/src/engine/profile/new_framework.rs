@@ -1,17 +1,17 @@
-//! Building one profile's [`Framework`] from its merged plugin sets and plugin args,
-//! as `frameworkruntime.NewFramework` does: initialise every needed plugin once, fill
-//! each extension point from its own set, expand MultiPoint, then check queue sort,
-//! bind and score weights.
+//! Building one profile's [`Framework`] from its merged plugin sets and plugin args
+//! (upstream: pkg/scheduler/framework/runtime/framework.go, `NewFramework`):
+//! initialise every needed plugin once, fill each extension point from its own set,
+//! expand MultiPoint, then check queue sort, bind and score weights.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::framework::{Framework, Plugin, WeightedPlugin};
-use super::plugins::Registry;
 use crate::config::v1::Plugins;
 use crate::config::{Args, ExtensionPoint, aggregate};
+use crate::engine::framework::{Framework, Plugin, WeightedPlugin};
+use crate::engine::plugins::Registry;
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -28,7 +28,7 @@ pub struct ProfileSpec<'a> {
 }
 
 /// Whether the plugin implements this point (upstream's type assertion).
-pub fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
+fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
     match point {
         ExtensionPoint::PreFilter => p.as_pre_filter().is_some(),
         ExtensionPoint::Filter => p.as_filter().is_some(),
@@ -49,7 +49,72 @@ pub fn implements(point: ExtensionPoint, p: &dyn Plugin) -> bool {
 /// `creating profile for scheduler name` prefix.
 pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framework, String> {
     let plugins = spec.plugins;
+    let (built, plugin_args) = init_plugins(registry, spec)?;
+    let mut lists = update_plugin_lists(plugins, &built)?;
+    if !plugins.multi_point.enabled.is_empty() {
+        expand_multi_point(plugins, &built, &mut lists)?;
+    }
 
+    let queue_sort = &lists[ExtensionPoint::QueueSort.index()];
+    if queue_sort.len() != 1 {
+        return Err(format!(
+            "only one queue sort plugin required for profile with scheduler name {:?}, but got {}",
+            spec.name,
+            queue_sort.len()
+        ));
+    }
+    if lists[ExtensionPoint::Bind.index()].is_empty() {
+        return Err(format!(
+            "at least one bind plugin is needed for profile with scheduler name {:?}",
+            spec.name
+        ));
+    }
+
+    let weights = score_weights(plugins, &built)?;
+    let get = |point: ExtensionPoint| -> Vec<Arc<dyn Plugin>> {
+        lists[point.index()]
+            .iter()
+            .filter_map(|n| built.get(n).cloned())
+            .collect()
+    };
+    let mut score = Vec::new();
+    for p in get(ExtensionPoint::Score) {
+        // Checked by the plugin's own name, which could differ from the configured one.
+        let Some(&weight) = weights.get(p.name()) else {
+            return Err(format!(
+                "score plugin {:?} is not configured with weight",
+                p.name()
+            ));
+        };
+        score.push(WeightedPlugin { plugin: p, weight });
+    }
+
+    Ok(Framework {
+        profile_name: spec.name.to_string(),
+        percentage_of_nodes_to_score: spec.percentage_of_nodes_to_score,
+        pre_enqueue: get(ExtensionPoint::PreEnqueue),
+        queue_sort: get(ExtensionPoint::QueueSort),
+        pre_filter: get(ExtensionPoint::PreFilter),
+        filter: get(ExtensionPoint::Filter),
+        post_filter: get(ExtensionPoint::PostFilter),
+        pre_score: get(ExtensionPoint::PreScore),
+        score,
+        reserve: get(ExtensionPoint::Reserve),
+        permit: get(ExtensionPoint::Permit),
+        pre_bind: get(ExtensionPoint::PreBind),
+        bind: get(ExtensionPoint::Bind),
+        post_bind: get(ExtensionPoint::PostBind),
+        plugin_args,
+    })
+}
+
+/// Plugins built by name, and the args of those that take args.
+type Built<'r> = (BTreeMap<&'r str, Arc<dyn Plugin>>, BTreeMap<String, Value>);
+
+/// Every plugin named in an enabled list (`pluginsNeeded`), initialised once with its
+/// args; a plugin configured twice is an error first.
+fn init_plugins<'r>(registry: &'r Registry, spec: &ProfileSpec) -> Result<Built<'r>, String> {
+    let plugins = spec.plugins;
     // Plugins named in any enabled list, MultiPoint included (`pluginsNeeded`).
     let mut needed: BTreeSet<&str> = BTreeSet::new();
     for point in ExtensionPoint::ALL {
@@ -91,8 +156,14 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
         }
         built.insert(name, p);
     }
+    Ok((built, plugin_args))
+}
 
-    // Each point from its own set (`updatePluginList`).
+/// Each point from its own set (`updatePluginList`): plugin names by point index.
+fn update_plugin_lists<'p>(
+    plugins: &'p Plugins,
+    built: &BTreeMap<&str, Arc<dyn Plugin>>,
+) -> Result<Vec<Vec<&'p str>>, String> {
     let mut lists: Vec<Vec<&str>> = vec![Vec::new(); ExtensionPoint::ALL.len()];
     for point in ExtensionPoint::ALL {
         let list = &mut lists[point.index()];
@@ -121,28 +192,16 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
             list.push(&ep.name);
         }
     }
+    Ok(lists)
+}
 
-    if !plugins.multi_point.enabled.is_empty() {
-        expand_multi_point(plugins, &built, &mut lists)?;
-    }
-
-    let queue_sort = &lists[ExtensionPoint::QueueSort.index()];
-    if queue_sort.len() != 1 {
-        return Err(format!(
-            "only one queue sort plugin required for profile with scheduler name {:?}, but got {}",
-            spec.name,
-            queue_sort.len()
-        ));
-    }
-    if lists[ExtensionPoint::Bind.index()].is_empty() {
-        return Err(format!(
-            "at least one bind plugin is needed for profile with scheduler name {:?}",
-            spec.name
-        ));
-    }
-
-    // Weights: Score.enabled first, then MultiPoint; the first occurrence wins. A
-    // MultiPoint plugin disabled at Score still counts here, as upstream.
+/// Each Score plugin's weight (`getScoreWeights`): Score.enabled first, then
+/// MultiPoint; the first occurrence wins. A MultiPoint plugin disabled at Score still
+/// counts here, as upstream.
+fn score_weights<'p>(
+    plugins: &'p Plugins,
+    built: &BTreeMap<&str, Arc<dyn Plugin>>,
+) -> Result<BTreeMap<&'p str, i64>, String> {
     let mut weights: BTreeMap<&str, i64> = BTreeMap::new();
     let mut total = 0i64;
     for e in plugins
@@ -165,42 +224,7 @@ pub fn new_framework(registry: &Registry, spec: &ProfileSpec) -> Result<Framewor
         weights.insert(&e.name, i64::from(w));
         add_score_weight(&mut total, w)?;
     }
-
-    let get = |point: ExtensionPoint| -> Vec<Arc<dyn Plugin>> {
-        lists[point.index()]
-            .iter()
-            .filter_map(|n| built.get(n).cloned())
-            .collect()
-    };
-    let mut score = Vec::new();
-    for p in get(ExtensionPoint::Score) {
-        // Checked by the plugin's own name, which could differ from the configured one.
-        let Some(&weight) = weights.get(p.name()) else {
-            return Err(format!(
-                "score plugin {:?} is not configured with weight",
-                p.name()
-            ));
-        };
-        score.push(WeightedPlugin { plugin: p, weight });
-    }
-
-    Ok(Framework {
-        profile_name: spec.name.to_string(),
-        percentage_of_nodes_to_score: spec.percentage_of_nodes_to_score,
-        pre_enqueue: get(ExtensionPoint::PreEnqueue),
-        queue_sort: get(ExtensionPoint::QueueSort),
-        pre_filter: get(ExtensionPoint::PreFilter),
-        filter: get(ExtensionPoint::Filter),
-        post_filter: get(ExtensionPoint::PostFilter),
-        pre_score: get(ExtensionPoint::PreScore),
-        score,
-        reserve: get(ExtensionPoint::Reserve),
-        permit: get(ExtensionPoint::Permit),
-        pre_bind: get(ExtensionPoint::PreBind),
-        bind: get(ExtensionPoint::Bind),
-        post_bind: get(ExtensionPoint::PostBind),
-        plugin_args,
-    })
+    Ok(weights)
 }
 
 /// The overflow guard of `getScoreWeights`: the sum of `weight × MaxNodeScore` must
