@@ -15,3 +15,4 @@ pub mod config;
 pub mod engine;
 pub mod model;
 pub mod text;
+pub mod whatif;
