@@ -11,6 +11,7 @@
 //! times come in as arguments. The layers inside point one way: `text` and `model` at
 //! the bottom, `config` above them, `engine` above those.
 
+pub mod capacity;
 pub mod config;
 pub mod engine;
 pub mod model;
