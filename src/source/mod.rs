@@ -12,6 +12,7 @@ pub mod observed;
 pub mod redact;
 pub mod save;
 pub mod snapshot;
+pub mod template;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -14,7 +14,9 @@
 //! The crate's README follows, with an example that runs as a doc test.
 #![doc = include_str!("../README.md")]
 
+pub mod capacity;
 pub mod config;
 pub mod engine;
 pub mod model;
 pub mod text;
+pub mod whatif;

@@ -8,7 +8,9 @@ pub mod causes;
 pub mod format;
 pub mod needs;
 pub mod pods;
+pub mod remedies;
 pub mod trace;
+pub mod whatif;
 
 pub use causes::{CauseLine, Causes};
 pub use format::{
