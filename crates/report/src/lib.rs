@@ -5,12 +5,14 @@
 //! abbreviation or a duration.
 
 pub mod causes;
+pub mod claims;
 pub mod format;
 pub mod needs;
 pub mod pods;
 pub mod trace;
 
 pub use causes::{CauseLine, Causes};
+pub use claims::{ClaimNodeView, ClaimView};
 pub use format::{
     amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
 };
