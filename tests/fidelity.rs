@@ -358,18 +358,30 @@ fn all_filters_mode_gives_normal_modes_answer_in_every_scenario() {
                     };
                     explain(&snap.cluster, &config, pod, &opts)
                 };
-                let (Ok(mut normal), Ok(mut all)) = (run(false), run(true)) else {
+                let (Ok(normal), Ok(mut all)) = (run(false), run(true)) else {
                     continue;
                 };
-                all.filter_all = None;
                 // The claims' diagnosis covers every node DynamicResources rejects,
                 // which all-filters mode knows of beyond the first rejections.
-                for (n, a) in normal.claims.iter_mut().zip(&mut all.claims) {
+                let of = |t: &schedscope::engine::trace::Trace| {
+                    let p = snap.cluster.pod(pod).expect("listed pod");
+                    schedscope::report::claims::of_trace(t, &snap.cluster, p)
+                };
+                let (mut normal_claims, mut all_claims) = (of(&normal), of(&all));
+                assert_eq!(
+                    normal_claims.len(),
+                    all_claims.len(),
+                    "{}: {pod}",
+                    dir.display()
+                );
+                for (n, a) in normal_claims.iter_mut().zip(&mut all_claims) {
                     let extra = std::mem::take(&mut a.nodes);
                     for d in std::mem::take(&mut n.nodes) {
                         assert!(extra.contains(&d), "{}: {pod}: {d:?}", dir.display());
                     }
                 }
+                assert_eq!(normal_claims, all_claims, "{}: {pod}", dir.display());
+                all.filter_all = None;
                 if normal != all {
                     let (a, b) = (serde_json::to_value(&normal), serde_json::to_value(&all));
                     let (Ok(Value::Object(a)), Ok(Value::Object(b))) = (a, b) else {

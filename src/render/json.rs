@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{CauseLine, Group, GroupKind, TraceView};
+use crate::report::{CauseLine, Causes, Group, GroupKind, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
     to_json_view(t, &TraceView::new(t))
@@ -149,9 +149,11 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
                 .collect(),
         );
     }
-    // Only a pod with claims gets the key: every other answer keeps its shape.
-    if !t.claims.is_empty() {
-        v["claims"] = json!(t.claims);
+    // Only a pod with claims gets the key (from a view with causes): every other
+    // answer keeps its shape.
+    let claims = view.causes.as_ref().map(Causes::claims).unwrap_or_default();
+    if !claims.is_empty() {
+        v["claims"] = json!(claims);
     }
     if let Some(node) = &t.bound_to {
         v["bound_to"] = json!(node);

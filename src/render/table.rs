@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{Group, GroupKind, TraceView, legend};
+use crate::report::{Causes, Group, GroupKind, TraceView, legend};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -126,7 +126,7 @@ pub fn render_with_needs(
     rejection_groups(o, &groups, opts);
 
     all_filters_section(o, t, view, opts);
-    claims_section(o, t, opts);
+    claims_section(o, view, opts);
 
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
     // verdict line already carries its message.
@@ -387,9 +387,10 @@ fn rejection_groups(o: &mut String, groups: &[GroupLine], opts: &TableOptions) {
 }
 
 /// The pod's ResourceClaims: what each asks for, its allocation, and why the nodes
-/// DynamicResources rejected fall short (the first `opts.top` of them).
-fn claims_section(o: &mut String, t: &Trace, opts: &TableOptions) {
-    for c in &t.claims {
+/// DynamicResources rejected fall short (the first `opts.top` of them). A view
+/// without causes has none.
+fn claims_section(o: &mut String, view: &TraceView, opts: &TableOptions) {
+    for c in view.causes.as_ref().map(Causes::claims).unwrap_or_default() {
         let from = c
             .template
             .as_ref()
@@ -560,7 +561,7 @@ mod tests {
             outcome: Outcome::Error {
                 message: message.into(),
             },
-            claims: vec![],
+            reserved_devices: None,
             bound_to: None,
         }
     }

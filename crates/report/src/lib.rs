@@ -5,6 +5,7 @@
 //! abbreviation or a duration.
 
 pub mod causes;
+pub mod claims;
 pub mod format;
 pub mod needs;
 pub mod pods;
@@ -13,6 +14,7 @@ pub mod trace;
 pub mod whatif;
 
 pub use causes::{CauseLine, Causes};
+pub use claims::{ClaimNodeView, ClaimView};
 pub use format::{
     amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
 };

@@ -13,6 +13,7 @@ use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
+use crate::report::Causes;
 use crate::theme::Theme;
 
 /// One node (`node`), scrolled; what the Node tab and `:node` show.
@@ -360,8 +361,11 @@ fn filter_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, row: usize
 /// Why the pod's claims cannot be allocated on `node`, when DynamicResources said so.
 fn claim_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, node: &str) {
     let claims: Vec<(&str, &[String])> = c
-        .trace
-        .claims
+        .view
+        .causes
+        .as_ref()
+        .map(Causes::claims)
+        .unwrap_or_default()
         .iter()
         .flat_map(|cl| {
             cl.nodes

@@ -157,9 +157,11 @@ pub struct Trace {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream_behaviour: Vec<NotModelled>,
     pub outcome: Outcome,
-    /// The pod's ResourceClaims, and why DynamicResources rejected each node it did.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub claims: Vec<ClaimTrace>,
+    /// The devices DynamicResources' Reserve allocated in the binding dry run (why
+    /// nodes reject the pod's claims is not recorded: the report diagnoses it when
+    /// shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_devices: Option<ReservedDevices>,
     /// The node a bound pod runs on: the replay took it off and placed it anew.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound_to: Option<String>,
@@ -193,45 +195,27 @@ impl Trace {
             not_modelled: Vec::new(),
             upstream_behaviour: Vec::new(),
             outcome,
-            claims: Vec::new(),
+            reserved_devices: None,
             bound_to: None,
         }
     }
 }
 
-/// One of the pod's ResourceClaims as DynamicResources sees it.
+/// What DynamicResources' Reserve allocated on the chosen node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClaimTrace {
-    /// The pod's name for it (`spec.resourceClaims[].name`).
-    pub name: String,
-    /// The claim, `namespace/name`.
-    pub claim: String,
-    /// The template it was made from, if any.
-    pub template: Option<String>,
-    /// Each request in words: `gpu: 2 devices of class gpu.example.com where `...``.
-    pub requests: Vec<String>,
-    pub constraints: Vec<String>,
-    /// `request: driver/pool/device` of an allocated claim.
-    pub allocation: Vec<String>,
-    /// `request: driver/pool/device` the allocator picked for a claim it allocates,
-    /// on the node Reserve ran on (`allocates_on`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allocates: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocates_on: Option<String>,
-    /// Consumers in `status.reservedFor`, `resource/name`.
-    pub reserved_for: Vec<String>,
-    /// Rejected nodes with why, in node order (the first ones).
-    pub nodes: Vec<ClaimNodeTrace>,
-    /// Rejected nodes past those diagnosed.
-    pub nodes_not_diagnosed: usize,
+pub struct ReservedDevices {
+    pub node: String,
+    /// Per claim it allocated (by position among the pod's claims), the devices.
+    pub claims: Vec<(usize, Vec<ReservedDevice>)>,
 }
 
-/// Why a claim cannot be allocated on one node: one line per short request.
+/// One allocated device: a request's result.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClaimNodeTrace {
-    pub node: String,
-    pub reasons: Vec<String>,
+pub struct ReservedDevice {
+    pub request: String,
+    pub driver: String,
+    pub pool: String,
+    pub device: String,
 }
 
 impl Trace {

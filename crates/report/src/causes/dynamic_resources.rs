@@ -1,14 +1,14 @@
 //! DynamicResources: its node reasons ("cannot allocate all claims") name no claim;
-//! the cycle already diagnosed, per claim, why each rejected node falls short (the
-//! trace's `claims`), so the causes are those lines, each prefixed by its claim.
+//! the pod's claims say, per claim, why each rejected node falls short
+//! ([`crate::claims`]), so the causes are those lines, each prefixed by its claim.
 
-use schedscope_engine::engine::trace::Trace;
+use crate::claims::ClaimView;
 
 /// `claim gpu (ml/h100-gpu): request gpu: none of the 4 devices ...` for each claim
 /// that falls short on `node`. Empty for a node past those diagnosed.
-pub fn causes(trace: &Trace, node: &str) -> Vec<String> {
+pub fn causes(claims: &[ClaimView], node: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for c in &trace.claims {
+    for c in claims {
         for n in c.nodes.iter().filter(|n| n.node == node) {
             for r in &n.reasons {
                 out.push(format!("claim {} ({}): {r}", c.name, c.claim));
@@ -21,30 +21,23 @@ pub fn causes(trace: &Trace, node: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedscope_engine::engine::trace::{ClaimNodeTrace, ClaimTrace, Outcome};
+    use crate::claims::ClaimNodeView;
 
     #[test]
     fn each_short_claim_of_the_node_is_named() {
-        let mut t = Trace::empty(
-            "ml/job".into(),
-            0,
-            Outcome::Unschedulable {
-                nominated_node: None,
-            },
-        );
-        let claim = |name: &str, nodes: Vec<(&str, &str)>| ClaimTrace {
+        let claim = |name: &str, nodes: Vec<(&str, &str)>| ClaimView {
             name: name.into(),
             claim: format!("ml/job-{name}"),
             nodes: nodes
                 .into_iter()
-                .map(|(n, r)| ClaimNodeTrace {
+                .map(|(n, r)| ClaimNodeView {
                     node: n.into(),
                     reasons: vec![r.into()],
                 })
                 .collect(),
             ..Default::default()
         };
-        t.claims = vec![
+        let claims = vec![
             claim(
                 "gpu",
                 vec![
@@ -69,7 +62,7 @@ mod tests {
             ("n3", vec![]),
         ];
         for (node, want) in cases {
-            assert_eq!(causes(&t, node), want, "{node}");
+            assert_eq!(causes(&claims, node), want, "{node}");
         }
     }
 }

@@ -26,14 +26,18 @@ use schedscope_engine::engine::status::Code;
 use schedscope_engine::engine::trace::Trace;
 use schedscope_engine::model::{Cluster, NodeInfo, Pod};
 
+use super::claims::ClaimView;
 use super::trace::{Group, TraceView};
 
 /// Cause lines per rejected node: of its first rejecting plugin (by node name), and,
 /// with all-filters data, of every plugin that rejected it (by node and plugin).
+/// DynamicResources' causes are those of the pod's claims, kept whole for the
+/// outputs' claims section.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Causes {
     by_node: BTreeMap<String, Vec<String>>,
     by_node_plugin: BTreeMap<(String, String), Vec<String>>,
+    claims: Vec<ClaimView>,
 }
 
 /// One distinct cause within a rejection group, with the nodes it applies to (in
@@ -55,11 +59,13 @@ pub fn for_trace(
     pod: &Pod,
     profile: Option<&Framework>,
 ) -> Causes {
+    let claims = super::claims::of_trace(trace, cluster, pod);
     let mut ex = Explainer {
         trace,
         cluster,
         pod,
         profile,
+        claims: &claims,
         spread: None,
         affinity: None,
         attachments: None,
@@ -93,6 +99,7 @@ pub fn for_trace(
     Causes {
         by_node,
         by_node_plugin,
+        claims,
     }
 }
 
@@ -103,6 +110,7 @@ struct Explainer<'a> {
     cluster: &'a Cluster,
     pod: &'a Pod,
     profile: Option<&'a Framework>,
+    claims: &'a [ClaimView],
     spread: Option<Option<pod_topology_spread::State>>,
     affinity: Option<Option<inter_pod_affinity::State>>,
     /// NodeVolumeLimits' VolumeAttachments by node.
@@ -116,7 +124,7 @@ impl Explainer<'_> {
             return Vec::new();
         };
         if plugin == plugins::dynamic_resources::NAME {
-            return dynamic_resources::causes(self.trace, node);
+            return dynamic_resources::causes(self.claims, node);
         }
         // Filter ran with the pending pods nominated to the node (priority at least the
         // pod's) added, and its verdict is that run's when it failed.
@@ -219,6 +227,12 @@ impl Causes {
 
     pub fn is_empty(&self) -> bool {
         self.by_node.is_empty()
+    }
+
+    /// The pod's ResourceClaims, and why DynamicResources rejected each node it did
+    /// (empty for a pod without claims).
+    pub fn claims(&self) -> &[ClaimView] {
+        &self.claims
     }
 
     /// The cause lines of one plugin's rejection of one node (all-filters data).

@@ -66,9 +66,8 @@ fn run_and_bind(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOption
     {
         out.trace.fit_error = Some(message.clone());
     }
-    out.trace.claims = crate::engine::plugins::dynamic_resources::diagnose::claims_report(
-        cluster, pod, &out.trace, &out.state,
-    );
+    out.trace.reserved_devices =
+        crate::engine::plugins::dynamic_resources::reserved_devices(&out.state);
     out
 }
 

@@ -28,6 +28,7 @@ use crate::engine::framework::{
     PreFilterResult, ReservePlugin, ScorePlugin, default_normalize_score,
 };
 use crate::engine::status::Status;
+use crate::engine::trace::{ReservedDevice, ReservedDevices};
 use crate::model::dra::ResourceClaim;
 use crate::model::labels::{Labels, NodeSelector};
 use crate::model::{Cluster, NodeInfo, Pod};
@@ -719,6 +720,33 @@ fn reserved_on(s: &StateData, node: &str) -> Vec<ClaimAllocation> {
                 .map(|(_, a)| a.clone())
         })
         .unwrap_or_default()
+}
+
+/// Reserve's allocation as the trace records it (the state ends with the cycle): the
+/// node, and per claim it allocated, by the claim's position among the pod's claims,
+/// the devices. `None` when Reserve allocated nothing.
+pub fn reserved_devices(state: &CycleState) -> Option<ReservedDevices> {
+    let s = state.read::<StateData>(STATE_KEY)?;
+    let (node, allocations) = s.allocations.lock().ok()?.clone()?;
+    let claims = s
+        .to_allocate
+        .iter()
+        .zip(allocations)
+        .map(|(&i, a)| {
+            let devices = a
+                .devices
+                .iter()
+                .map(|d| ReservedDevice {
+                    request: d.request.clone(),
+                    driver: d.driver.clone(),
+                    pool: d.pool.clone(),
+                    device: d.device.clone(),
+                })
+                .collect();
+            (i, devices)
+        })
+        .collect();
+    Some(ReservedDevices { node, claims })
 }
 
 /// What PreBind writes through the API, applied to the model once a simulated pod is
