@@ -42,21 +42,27 @@ impl ExplainError {
     }
 }
 
-/// Replay `key` (`namespace/name`, or a bare name in `default`) with the profile its
-/// schedulerName names. A bound pod is replayed as if it were pending again: it is
-/// taken off its node first.
+/// The `namespace/name` key of a pod as a person names it: `ns/name` as given, a bare
+/// name in `namespace` (the `--namespace` flag) or else `default`, as kubectl reads
+/// it. Every command that takes a pod name goes through here.
+pub fn pod_key(pod: &str, namespace: Option<&str>) -> String {
+    if pod.contains('/') {
+        pod.to_string()
+    } else {
+        format!("{}/{pod}", namespace.unwrap_or("default"))
+    }
+}
+
+/// Replay `key` (`namespace/name`, or a bare name in `default`: see [`pod_key`]) with
+/// the profile its schedulerName names. A bound pod is replayed as if it were pending
+/// again: it is taken off its node first.
 pub fn explain(
     cluster: &Cluster,
     config: &SchedulerConfig,
     key: &str,
     opts: &CycleOptions,
 ) -> Result<Trace, ExplainError> {
-    let key = if key.contains('/') {
-        key.to_string()
-    } else {
-        format!("default/{key}")
-    };
-    explain_pod(cluster, &config.profiles, &key, None, opts)
+    explain_pod(cluster, &config.profiles, &pod_key(key, None), None, opts)
 }
 
 /// The profile a pod replays with: `profile` (an index into `profiles`, as the TUI

@@ -162,16 +162,10 @@ impl SourceArgs {
         Ok(())
     }
 
-    /// `pod` as `namespace/name`: a bare name is in `--namespace`, else `default`.
+    /// `pod` as `namespace/name`: a bare name is in `--namespace`, else `default`
+    /// ([`crate::explain::pod_key`]).
     pub fn pod_key(&self, pod: &str) -> String {
-        if pod.contains('/') {
-            pod.to_string()
-        } else {
-            format!(
-                "{}/{pod}",
-                self.live.namespace.as_deref().unwrap_or("default")
-            )
-        }
+        crate::explain::pod_key(pod, self.live.namespace.as_deref())
     }
 
     pub fn live_options(&self) -> LiveOptions {

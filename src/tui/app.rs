@@ -502,10 +502,7 @@ impl App {
                 self.shared.flash(&flash.0, flash.1);
             }
             Command::Pod(p) => {
-                let key = match p.contains('/') {
-                    true => p,
-                    false => format!("{}/{p}", pods.namespace.as_deref().unwrap_or("default")),
-                };
+                let key = crate::explain::pod_key(&p, pods.namespace.as_deref());
                 match self.select_pod_key(&key) {
                     true => self.shared.set_tab(Tab::Pipeline),
                     false => self.shared.flash(&format!("no pod {key}"), true),
