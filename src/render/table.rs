@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
+use crate::report::format::{pad, width as text_width};
 use crate::report::needs::PodNeeds;
 use crate::report::{Group, GroupKind, TraceView, legend};
 
@@ -139,7 +140,7 @@ pub fn render_with_needs(
             t.feasible.len()
         );
         let abbrevs = &view.score_abbrevs;
-        let width = |j: usize| (abbrevs[j].chars().count() + 3).max(9);
+        let width = |j: usize| (text_width(&abbrevs[j]) + 3).max(9);
         let mut header = format!("  {:>4}  {:<24} {:>6}", "RANK", "NODE", "TOTAL");
         for (j, s) in t.scores.iter().enumerate() {
             let _ = write!(
@@ -265,17 +266,13 @@ pub fn render_with_needs(
 /// a need one under another.
 fn needs_section(o: &mut String, needs: &PodNeeds) {
     let lines = needs.lines();
-    let width = lines
-        .iter()
-        .map(|l| l.label.chars().count())
-        .max()
-        .unwrap_or(0);
+    let width = lines.iter().map(|l| text_width(l.label)).max().unwrap_or(0);
     let mut first = true;
     for l in &lines {
         for (i, entry) in l.entries.iter().enumerate() {
             let head = if first { "Needs" } else { "" };
             let label = if i == 0 { l.label } else { "" };
-            let _ = writeln!(o, "{head:<10} {label:<width$}  {entry}");
+            let _ = writeln!(o, "{head:<10} {}  {entry}", pad(label, width));
             first = false;
         }
     }
@@ -315,14 +312,14 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
     );
     let width = multi[..shown]
         .iter()
-        .map(|(r, _)| view.rows[*r].node.chars().count())
+        .map(|(r, _)| text_width(&view.rows[*r].node))
         .max()
         .unwrap_or(0);
     for (r, plugins) in &multi[..shown] {
         let _ = writeln!(
             o,
-            "    {:<width$}  {}",
-            view.rows[*r].node,
+            "    {}  {}",
+            pad(&view.rows[*r].node, width),
             plugins.join(", ")
         );
     }
