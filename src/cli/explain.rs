@@ -13,9 +13,7 @@ use crate::engine::cycle::{CycleOptions, PhaseClock};
 use crate::explain::explain;
 use crate::render::escape::terminal_safe;
 use crate::render::{json, table};
-use crate::report::TraceView;
-use crate::report::needs::PodNeeds;
-use crate::source::SchedulerWord;
+use crate::report::{Answer, RecordedWord};
 
 #[derive(Debug, Args, Clone)]
 pub struct ExplainArgs {
@@ -78,32 +76,25 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         t.add("scheduling cycle", t.now() - start);
     }
     let render_start = timings.as_ref().map(|t| t.now());
-    // Live: the real scheduler's word beside the replay.
-    let word = loaded.live.as_ref().and_then(|events| {
-        let pod = loaded.cluster.pod(&trace.pod)?;
-        SchedulerWord::of(pod, events.get(&trace.pod), trace.fit_error.as_deref())
-    });
-    // The rejections' exact causes, from the cluster the replay ran on.
-    let view = TraceView::of_replay(&trace, &loaded.cluster, &config.profiles);
-    let needs = loaded
-        .cluster
-        .pod(&trace.pod)
-        .map(|pod| PodNeeds::of(pod, &loaded.cluster));
+    // The rejections' exact causes and the pod's needs, from the cluster the replay
+    // ran on; live, the real scheduler's word beside it.
+    let answer = Answer::of_replay(&trace, &loaded.cluster, &config.profiles).with_word(
+        RecordedWord::of(&trace, &loaded.cluster, loaded.live.as_ref()),
+    );
     match args.output {
         Format::Table => {
-            let text = table::render_with_needs(
+            let text = table::render_answer(
                 &trace,
-                &view,
-                needs.as_ref(),
+                &answer,
                 &table::TableOptions {
                     top: args.top,
                     ..Default::default()
                 },
             );
             out.write_all(terminal_safe(&text).as_bytes())?;
-            if loaded.live.is_some() {
+            if answer.word != RecordedWord::NotRecorded {
                 writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
-                if let Some(w) = &word {
+                if let Some(w) = answer.word.word() {
                     writeln!(
                         out,
                         "{}",
@@ -113,25 +104,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         Format::Json | Format::Yaml => {
-            let mut v = json::to_json_view(&trace, &view);
-            if let Some(n) = &needs {
-                v["needs"] = json::needs_json(n);
-            }
-            if loaded.live.is_some()
-                && let Some(o) = v.as_object_mut()
-            {
-                o.insert(
-                    "realScheduler".into(),
-                    match &word {
-                        Some(w) => serde_json::json!({
-                            "from": w.from, "message": w.message, "differs": w.differs,
-                            "count": w.count,
-                            "lastSeen": w.last_seen.map(|t| t.to_string()),
-                        }),
-                        None => serde_json::Value::Null,
-                    },
-                );
-            }
+            let v = json::answer_json(&trace, &answer);
             if args.output == Format::Json {
                 serde_json::to_writer_pretty(&mut *out, &v)?;
                 writeln!(out)?;

@@ -9,7 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::action::DataUpdate;
 use super::playback::{Simulation, Step};
-use super::waiting::{Clock, PermitGate, WaitingEvent, WaitingPod};
+use super::waiting::{Clock, PermitGate, WaitingEvent};
+use crate::report::HeldPod;
 
 /// Where waiting pods come from: a list (a snapshot, tests, the acting scheduler) or
 /// the running simulation.
@@ -33,7 +34,7 @@ pub struct Report {
 
 pub struct Session {
     src: WaitingSource,
-    pub waiting: Vec<WaitingPod>,
+    pub waiting: Vec<HeldPod>,
     clock: Arc<dyn Clock>,
 }
 
@@ -143,7 +144,7 @@ impl Session {
     }
 
     /// `a`: allow every plugin the pod waits for.
-    pub fn allow(&mut self, w: &WaitingPod) -> Report {
+    pub fn allow(&mut self, w: &HeldPod) -> Report {
         let seq = self.seq();
         let mut events = Vec::new();
         for p in &w.pending {

@@ -71,10 +71,10 @@ use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
 use super::verdicts::Verdicts;
 use super::view::Mark;
-use super::waiting::WaitingPod;
 use super::widgets::{Cursor, Scroll, block, centered_note};
 use crate::engine::Framework;
 use crate::model::Cluster;
+use crate::report::HeldPod;
 use crate::theme::Theme;
 
 /// Below this the layout cannot show a list and a status line.
@@ -93,7 +93,7 @@ pub struct Ctx<'a> {
     pub theme: &'a Theme,
     /// The time countdowns use (the simulator's in simulation mode).
     pub now: Timestamp,
-    pub waiting: &'a [WaitingPod],
+    pub waiting: &'a [HeldPod],
     pub sim: Option<&'a Simulation>,
     pub selected_pod: Option<&'a str>,
     /// The attempt picked in History (`None`: the latest).
@@ -165,7 +165,7 @@ pub enum Effect {
     /// Show this attempt of the selected pod (`None`: follow the latest).
     Pin(Option<usize>),
     Flash(String, bool),
-    Allow(WaitingPod),
+    Allow(HeldPod),
     /// Ask for a reason, then reject this waiting pod.
     Reject(String),
 }

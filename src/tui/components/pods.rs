@@ -499,6 +499,7 @@ pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
         PodVerdict::Schedulable { .. } => t.pass,
         PodVerdict::Unschedulable { .. } => t.reject,
         PodVerdict::Gated { .. } => t.gated,
+        PodVerdict::NotReplayed { .. } => t.warning,
         PodVerdict::NotServed { .. } => t.dim,
         PodVerdict::Error { .. } => t.error,
     }
