@@ -6,7 +6,7 @@ use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
-use crate::report::PodVerdict;
+use crate::report::{PodVerdict, TraceView};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {
@@ -136,6 +136,22 @@ pub fn explain_with(
         return Ok(trace);
     }
     Ok(cycle(fw, cluster, pod))
+}
+
+/// A pods list's verdict on one pod: its replay through [`explain_with`] (first
+/// rejections are enough), or what stopped the replay. The CLI's `pods --verdicts`
+/// and the inspector's background verdicts both come from here.
+pub fn pod_verdict(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    profile: Option<usize>,
+    cycle: &dyn Fn(&Framework, &Cluster, &Pod) -> Trace,
+) -> PodVerdict {
+    match explain_with(cluster, profiles, key, profile, cycle) {
+        Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
+        Err(e) => e.verdict(),
+    }
 }
 
 /// Suggest pods with the same name in other namespaces, or similar names.

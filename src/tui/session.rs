@@ -266,7 +266,7 @@ impl Session {
         let n = sim.run_until_idle();
         let text = format!(
             "{n} cycle{} at {}; {} waiting at Permit",
-            super::view::plural(n),
+            crate::report::plural(n),
             sim.elapsed(),
             sim.list().len()
         );

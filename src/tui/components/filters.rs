@@ -8,13 +8,13 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use super::super::action::{Action, Focus};
 use super::super::format;
 use super::super::traces::Current;
-use super::super::view::TraceView;
-use super::super::view::{GroupKind, Mark};
 use super::super::widgets::{Cursor, virtual_table, wrap};
 use super::table::SortTable;
 use super::{
     Component, Ctx, Effect, Handled, Hit, Hits, legend, mark_span, mark_style, move_cursor, nav,
 };
+use crate::report::TraceView;
+use crate::report::{GroupKind, Mark};
 
 /// Width of the "first rejection" column at least.
 const REASON_MIN: u16 = 14;
@@ -492,9 +492,9 @@ fn mode_line(pane: &FiltersPane, ctx: &Ctx, view: &TraceView) -> Line<'static> {
             format!(
                 "  {} group{} over {} node{}",
                 view.summary.len(),
-                super::super::view::plural(view.summary.len()),
+                crate::report::plural(view.summary.len()),
                 format::thousands(view.rows.len()),
-                super::super::view::plural(view.rows.len())
+                crate::report::plural(view.rows.len())
             ),
             t.dim,
         ));

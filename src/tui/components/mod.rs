@@ -58,7 +58,7 @@ pub use history::HistoryPane;
 pub use needs::NeedsPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
-pub use pods::{Entry as PodsEntry, PodsPane};
+pub use pods::PodsPane;
 pub use preemption::PreemptionPane;
 pub use profile::ProfilePane;
 pub use scores::ScoresPane;
@@ -70,11 +70,11 @@ use super::format;
 use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
 use super::verdicts::Verdicts;
-use super::view::Mark;
 use super::widgets::{Cursor, Scroll, block, centered_note};
 use crate::engine::Framework;
 use crate::model::Cluster;
 use crate::report::HeldPod;
+use crate::report::Mark;
 use crate::theme::Theme;
 
 /// Below this the layout cannot show a list and a status line.
