@@ -6,7 +6,7 @@ use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
-use crate::report::PodVerdict;
+use crate::report::{PodVerdict, TraceView};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {
@@ -42,21 +42,27 @@ impl ExplainError {
     }
 }
 
-/// Replay `key` (`namespace/name`, or a bare name in `default`) with the profile its
-/// schedulerName names. A bound pod is replayed as if it were pending again: it is
-/// taken off its node first.
+/// The `namespace/name` key of a pod as a person names it: `ns/name` as given, a bare
+/// name in `namespace` (the `--namespace` flag) or else `default`, as kubectl reads
+/// it. Every command that takes a pod name goes through here.
+pub fn pod_key(pod: &str, namespace: Option<&str>) -> String {
+    if pod.contains('/') {
+        pod.to_string()
+    } else {
+        format!("{}/{pod}", namespace.unwrap_or("default"))
+    }
+}
+
+/// Replay `key` (`namespace/name`, or a bare name in `default`: see [`pod_key`]) with
+/// the profile its schedulerName names. A bound pod is replayed as if it were pending
+/// again: it is taken off its node first.
 pub fn explain(
     cluster: &Cluster,
     config: &SchedulerConfig,
     key: &str,
     opts: &CycleOptions,
 ) -> Result<Trace, ExplainError> {
-    let key = if key.contains('/') {
-        key.to_string()
-    } else {
-        format!("default/{key}")
-    };
-    explain_pod(cluster, &config.profiles, &key, None, opts)
+    explain_pod(cluster, &config.profiles, &pod_key(key, None), None, opts)
 }
 
 /// The profile a pod replays with: `profile` (an index into `profiles`, as the TUI
@@ -130,6 +136,22 @@ pub fn explain_with(
         return Ok(trace);
     }
     Ok(cycle(fw, cluster, pod))
+}
+
+/// A pods list's verdict on one pod: its replay through [`explain_with`] (first
+/// rejections are enough), or what stopped the replay. The CLI's `pods --verdicts`
+/// and the inspector's background verdicts both come from here.
+pub fn pod_verdict(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    profile: Option<usize>,
+    cycle: &dyn Fn(&Framework, &Cluster, &Pod) -> Trace,
+) -> PodVerdict {
+    match explain_with(cluster, profiles, key, profile, cycle) {
+        Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
+        Err(e) => e.verdict(),
+    }
 }
 
 /// Suggest pods with the same name in other namespaces, or similar names.

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use schedscope::cli::{Cli, Command, ExplainArgs, PodsArgs, SimulateArgs, SnapshotCommand};
+use schedscope::cli::Cli;
 use schedscope::render::escape::terminal_safe;
 use schedscope::signals::Stopped;
 
@@ -14,39 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     schedscope::allocator::tune();
     let cli = Cli::parse();
-    let stdout = std::io::stdout();
-    let result = match &cli.command {
-        // Source flags may come before the subcommand too: merge them into its own.
-        Some(Command::Explain(args)) => cli.source_for(&args.source).and_then(|source| {
-            let args = ExplainArgs {
-                source,
-                ..args.clone()
-            };
-            schedscope::cli::run_explain(&args, &mut stdout.lock())
-        }),
-        Some(Command::Simulate(args)) => cli.source_for(&args.source).and_then(|source| {
-            let args = SimulateArgs {
-                source,
-                ..args.clone()
-            };
-            schedscope::cli::run_simulate(&args, &mut stdout.lock())
-        }),
-        Some(Command::Pods(args)) => cli.source_for(&args.source).and_then(|source| {
-            let args = PodsArgs {
-                source,
-                ..args.clone()
-            };
-            schedscope::cli::run_pods(&args, &mut stdout.lock())
-        }),
-        Some(Command::Snapshot(SnapshotCommand::Save(args))) => cli
-            .save_source(args)
-            .and_then(|live| schedscope::cli::run_snapshot_save(&live, args, &mut stdout.lock())),
-        Some(Command::Completions(args)) => {
-            schedscope::cli::run_completions(args.shell, &mut stdout.lock())
-        }
-        Some(Command::Man) => schedscope::cli::run_man(&mut stdout.lock()),
-        Some(Command::Tui(_)) | None => schedscope::cli::run_tui(&cli),
-    };
+    let result = schedscope::cli::run(&cli);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,5 +1,5 @@
 //! Fidelity scenarios: kube-scheduler v1.35's own answers (`expected.json`) against
-//! ours, field by field, as `shared/fidelity/README.md` defines the comparison.
+//! ours, field by field, as `tests/fidelity/README.md` defines the comparison.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The answer as JSON, in the schema of `shared/fidelity/README.md` (maps keyed by
+//! The answer as JSON, in the schema of `tests/fidelity/README.md` (maps keyed by
 //! node and plugin name, sorted), plus extra keys that never change the meaning of
 //! the listed ones.
 
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{CauseLine, Causes, Group, GroupKind, TraceView};
+use crate::report::{Answer, CauseLine, Causes, Group, GroupKind, RecordedWord, TraceView};
 
 pub fn to_json(t: &Trace) -> Value {
     to_json_view(t, &TraceView::new(t))
@@ -157,6 +157,29 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
     }
     if let Some(node) = &t.bound_to {
         v["bound_to"] = json!(node);
+    }
+    v
+}
+
+/// The JSON of an [`Answer`]: [`to_json_view`] of its view, with `needs` when the pod
+/// was in the cluster, and `realScheduler` when the source records what the real
+/// scheduler said (`null` when it said nothing).
+pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
+    let mut v = to_json_view(t, &answer.view);
+    if let Some(n) = &answer.needs {
+        v["needs"] = needs_json(n);
+    }
+    let word = match &answer.word {
+        RecordedWord::NotRecorded => return v,
+        RecordedWord::Silent => Value::Null,
+        RecordedWord::Said(w) => json!({
+            "from": w.from, "message": w.message, "differs": w.differs,
+            "count": w.count,
+            "lastSeen": w.last_seen.map(|t| t.to_string()),
+        }),
+    };
+    if let Some(o) = v.as_object_mut() {
+        o.insert("realScheduler".into(), word);
     }
     v
 }

@@ -1,8 +1,9 @@
-//! Renderings of a [`Trace`](crate::engine::trace::Trace) for the CLI: the fidelity JSON
-//! schema (also as YAML) and a human table; [`escape`] makes untrusted text safe to
-//! print on a terminal.
+//! The CLI's renderings of the presentation model: an explain answer as the fidelity
+//! JSON schema (also as YAML) and a human table, the pods listing, the simulation
+//! timeline; [`escape`] makes untrusted text safe to print on a terminal.
 
 pub mod escape;
 pub mod json;
+pub mod pods;
 pub mod simulation;
 pub mod table;

@@ -5,8 +5,10 @@ use std::fmt::Write;
 
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
+use crate::report::answer::some_nodes;
+use crate::report::format::{pad, width as text_width};
 use crate::report::needs::PodNeeds;
-use crate::report::{Causes, Group, GroupKind, TraceView, legend};
+use crate::report::{Answer, Causes, Group, GroupKind, Headline, TraceView, legend};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -31,19 +33,47 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
 /// [`render`] from a view already built (with the rejections' causes, when it has
 /// them: each group then gets its cause lines under it).
 pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
-    render_with_needs(t, view, None, opts)
+    render_parts(t, view, &Headline::of(t, view), None, opts)
 }
 
-/// [`render_view`] with the pod's own needs under the verdict (when known: the pod
-/// is in the cluster the replay ran on).
-pub fn render_with_needs(
+/// The table of an [`Answer`]: its headline, its needs under it, its groups and
+/// causes.
+pub fn render_answer(t: &Trace, answer: &Answer, opts: &TableOptions) -> String {
+    render_parts(
+        t,
+        &answer.view,
+        &answer.headline,
+        answer.needs.as_ref(),
+        opts,
+    )
+}
+
+fn render_parts(
     t: &Trace,
     view: &TraceView,
+    headline: &Headline,
     needs: Option<&PodNeeds>,
     opts: &TableOptions,
 ) -> String {
     let mut out = String::new();
     let o = &mut out;
+    verdict_section(o, t, headline, needs);
+    if matches!(t.outcome, Outcome::Gated { .. }) {
+        return out;
+    }
+    pre_filter_section(o, t);
+    filter_section(o, t, view, opts);
+    all_filters_section(o, t, view, opts);
+    claims_section(o, view, opts);
+    scores_section(o, t, view, opts);
+    post_filter_section(o, t);
+    binding_section(o, t);
+    search_note(o, t);
+    out
+}
+
+/// Pod, verdict, FitError, the pod's needs, what is not modelled.
+fn verdict_section(o: &mut String, t: &Trace, headline: &Headline, needs: Option<&PodNeeds>) {
     let _ = writeln!(
         o,
         "Pod        {}  (priority {}, profile {})",
@@ -55,7 +85,7 @@ pub fn render_with_needs(
             "Bound      to {node} now; replayed as if it were pending again"
         );
     }
-    let _ = writeln!(o, "Verdict    {}", verdict_line(t, view));
+    let _ = writeln!(o, "Verdict    {}", headline.sentence());
     if let Some(fe) = &t.fit_error {
         let _ = writeln!(o, "FitError   {fe}");
     }
@@ -74,10 +104,9 @@ pub fn render_with_needs(
     for n in &t.upstream_behaviour {
         let _ = writeln!(o, "Upstream   {}: {}", n.plugin, n.what);
     }
-    if matches!(t.outcome, Outcome::Gated { .. }) {
-        return out;
-    }
+}
 
+fn pre_filter_section(o: &mut String, t: &Trace) {
     // PreFilter.
     let _ = writeln!(o, "\nPreFilter  {}", pre_filter_line(t));
     let skipped: Vec<&str> = t
@@ -105,7 +134,11 @@ pub fn render_with_needs(
             }
         );
     }
+}
 
+/// How many nodes are feasible, and the groups every output shows: one per (plugin,
+/// code, joined reasons), each rejected node in exactly one.
+fn filter_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptions) {
     // Filter summary.
     let feasible = t.filter.iter().filter(|v| v.feasible).count();
     let _ = writeln!(
@@ -124,10 +157,10 @@ pub fn render_with_needs(
         .map(|(i, g)| group_line(view, g, "(PreFilter)", view.cause_lines(i)))
         .collect();
     rejection_groups(o, &groups, opts);
+}
 
-    all_filters_section(o, t, view, opts);
-    claims_section(o, view, opts);
-
+/// The top nodes' scores, plugin by plugin, and the tie for the best total.
+fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptions) {
     // Scores. A Score plugin that failed (an Error outcome) leaves no totals; the
     // verdict line already carries its message.
     if !t.feasible.is_empty() && !t.scores.is_empty() && t.totals.len() == t.feasible.len() {
@@ -139,7 +172,7 @@ pub fn render_with_needs(
             t.feasible.len()
         );
         let abbrevs = &view.score_abbrevs;
-        let width = |j: usize| (abbrevs[j].chars().count() + 3).max(9);
+        let width = |j: usize| (text_width(&abbrevs[j]) + 3).max(9);
         let mut header = format!("  {:>4}  {:<24} {:>6}", "RANK", "NODE", "TOTAL");
         for (j, s) in t.scores.iter().enumerate() {
             let _ = write!(
@@ -186,7 +219,9 @@ pub fn render_with_needs(
             );
         }
     }
+}
 
+fn post_filter_section(o: &mut String, t: &Trace) {
     // PostFilter.
     if let Some(p) = &t.post_filter {
         let _ = writeln!(
@@ -212,7 +247,10 @@ pub fn render_with_needs(
             );
         }
     }
+}
 
+/// The binding half of the cycle, dry run on the picked node.
+fn binding_section(o: &mut String, t: &Trace) {
     // Binding half.
     if !t.binding.is_empty() {
         let _ = writeln!(
@@ -249,6 +287,9 @@ pub fn render_with_needs(
             );
         }
     }
+}
+
+fn search_note(o: &mut String, t: &Trace) {
     // Only when more nodes are feasible than kube-scheduler looks for can its pick
     // differ (a DaemonSet pod's single feasible node is found either way).
     if t.num_nodes_to_find > 0 && t.feasible.len() > t.num_nodes_to_find {
@@ -258,24 +299,19 @@ pub fn render_with_needs(
             t.num_nodes_to_find
         );
     }
-    out
 }
 
 /// The pod's needs, one labelled line each (only what the pod sets), the entries of
 /// a need one under another.
 fn needs_section(o: &mut String, needs: &PodNeeds) {
     let lines = needs.lines();
-    let width = lines
-        .iter()
-        .map(|l| l.label.chars().count())
-        .max()
-        .unwrap_or(0);
+    let width = lines.iter().map(|l| text_width(l.label)).max().unwrap_or(0);
     let mut first = true;
     for l in &lines {
         for (i, entry) in l.entries.iter().enumerate() {
             let head = if first { "Needs" } else { "" };
             let label = if i == 0 { l.label } else { "" };
-            let _ = writeln!(o, "{head:<10} {label:<width$}  {entry}");
+            let _ = writeln!(o, "{head:<10} {}  {entry}", pad(label, width));
             first = false;
         }
     }
@@ -315,14 +351,14 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
     );
     let width = multi[..shown]
         .iter()
-        .map(|(r, _)| view.rows[*r].node.chars().count())
+        .map(|(r, _)| text_width(&view.rows[*r].node))
         .max()
         .unwrap_or(0);
     for (r, plugins) in &multi[..shown] {
         let _ = writeln!(
             o,
-            "    {:<width$}  {}",
-            view.rows[*r].node,
+            "    {}  {}",
+            pad(&view.rows[*r].node, width),
             plugins.join(", ")
         );
     }
@@ -444,61 +480,6 @@ Claim      {} ({}{from})",
     }
 }
 
-/// Node names for a sentence: the first few, then how many more (`-o json` has all).
-fn some_nodes(nodes: &[String]) -> String {
-    const SHOWN: usize = 8;
-    if nodes.len() <= SHOWN {
-        return nodes.join(", ");
-    }
-    format!(
-        "{}, and {} more (all in -o json)",
-        nodes[..SHOWN].join(", "),
-        nodes.len() - SHOWN
-    )
-}
-
-fn verdict_line(t: &Trace, view: &TraceView) -> String {
-    match &t.outcome {
-        Outcome::Gated { plugin, message } => {
-            format!("held before the queue by {plugin}: {message}")
-        }
-        Outcome::Scheduled { node } => {
-            let total = t.total(node).unwrap_or(0);
-            if view.ties.len() > 1 {
-                let ties: Vec<String> = view.ties.iter().map(|&i| t.feasible[i].clone()).collect();
-                format!(
-                    "schedulable: best total {total} shared by {} nodes ({}); this replay picks {node}",
-                    ties.len(),
-                    some_nodes(&ties)
-                )
-            } else {
-                format!("schedulable on {node} (total score {total})")
-            }
-        }
-        Outcome::Unschedulable {
-            nominated_node: Some(n),
-        } => format!(
-            "unschedulable now; preemption would nominate {n} after evicting {}",
-            t.post_filter
-                .as_ref()
-                .map(|p| p.victims.join(", "))
-                .unwrap_or_default()
-        ),
-        Outcome::Unschedulable {
-            nominated_node: None,
-        } => match t.pre_filter.plugin.as_deref() {
-            // Refused at PreFilter by a plugin that cannot read its objects here:
-            // that is no verdict on the pod.
-            Some(p) if t.not_modelled.iter().any(|n| n.plugin == p) => format!(
-                "not replayed: {p} cannot read what it needs from this source (see Not \
-                 modelled); the real scheduler's answer is unknown"
-            ),
-            _ => "unschedulable".into(),
-        },
-        Outcome::Error { message } => format!("scheduling error: {message}"),
-    }
-}
-
 fn pre_filter_line(t: &Trace) -> String {
     let p = &t.pre_filter;
     let code = p.code.unwrap_or(Code::Success);
@@ -611,25 +592,5 @@ mod tests {
         let out = render(&t, &TableOptions::default());
         assert!(out.contains("RANK"), "{out}");
         assert!(out.contains(" -"), "{out}");
-    }
-
-    /// A pod refused at PreFilter only because its plugin cannot read its objects
-    /// from this source gets no verdict, but says why.
-    #[test]
-    fn a_pod_refused_for_want_of_objects_is_not_called_unschedulable() {
-        let mut t = score_error_trace();
-        t.outcome = Outcome::Unschedulable {
-            nominated_node: None,
-        };
-        t.pre_filter.plugin = Some("DynamicResources".into());
-        assert_eq!(verdict_line(&t, &TraceView::new(&t)), "unschedulable");
-        t.not_modelled.push(crate::engine::trace::NotModelled {
-            plugin: "DynamicResources".into(),
-            what: "claims resolved without ResourceClaims (not readable: forbidden)".into(),
-        });
-        assert_eq!(
-            verdict_line(&t, &TraceView::new(&t)),
-            "not replayed: DynamicResources cannot read what it needs from this source (see Not modelled); the real scheduler's answer is unknown"
-        );
     }
 }

@@ -9,7 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::act::{ActHandle, PermitDecision};
 
-use super::waiting::{PermitGate, WaitingEvent, WaitingPod};
+use super::waiting::{PermitGate, WaitingEvent};
+use crate::report::HeldPod;
 
 pub struct ActWaiting {
     handle: ActHandle,
@@ -28,11 +29,11 @@ impl ActWaiting {
 }
 
 impl PermitGate for ActWaiting {
-    fn list(&self) -> Vec<WaitingPod> {
+    fn list(&self) -> Vec<HeldPod> {
         self.handle
             .waiting()
             .into_iter()
-            .map(WaitingPod::from)
+            .map(HeldPod::from)
             .collect()
     }
 

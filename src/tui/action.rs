@@ -1,12 +1,7 @@
 //! Everything that can change the app: keys and mouse turned into intents, plus the
 //! owned messages the timer, the trace worker and data sources send.
 
-use std::sync::Arc;
-
-use crate::engine::trace::Trace;
 pub use crate::source::{DataUpdate, Notice};
-
-use super::worker::TraceKey;
 
 /// The detail tabs, in tab-bar order (keys `1`..`9` then `0`; History only in
 /// simulation mode).
@@ -154,6 +149,5 @@ pub enum Action {
     Resize(u16, u16),
     /// 1 Hz, only while a countdown runs or a simulation plays.
     Tick,
-    TraceReady(TraceKey, Arc<Trace>),
     Data(DataUpdate),
 }

@@ -20,9 +20,9 @@ use super::components::{
 use super::keymap;
 use super::playback::Simulation;
 use super::session::SessionChange;
-use super::view::TraceView;
 use super::worker::{TraceJob, TraceKey, VerdictBatch, VerdictKey};
 use crate::report::PodVerdict;
+use crate::report::TraceView;
 
 pub use super::shared::{AppInit, Shared, ThemeLoader};
 
@@ -171,10 +171,7 @@ impl App {
     pub fn update(&mut self, action: Action) {
         let sh = &mut self.shared;
         // A transient message lasts until the next key.
-        if !matches!(
-            action,
-            Action::Tick | Action::TraceReady(..) | Action::Resize(..) | Action::Data(..)
-        ) {
+        if !matches!(action, Action::Tick | Action::Resize(..) | Action::Data(..)) {
             sh.message = None;
         }
         self.dirty = true;
@@ -265,10 +262,6 @@ impl App {
                 }
             }
             Action::Resize(..) => {}
-            Action::TraceReady(key, trace) => {
-                let view = Arc::new(TraceView::new(&trace));
-                self.trace_ready(key, trace, view);
-            }
             Action::Data(d) => self.data(d),
             // Moves, columns, enter, sort, views, compare swap, allow/reject: the pane's.
             other => self.route(&other),
@@ -346,11 +339,13 @@ impl App {
         }
     }
 
-    /// Run the pending job inline (tests, tiny clusters).
+    /// Run the pending job inline (tests, tiny clusters), delivered as the worker
+    /// delivers it: the trace with its view built by [`TraceJob::run_with_view`]
+    /// (causes included), so tests see what users see.
     pub fn take_job_sync(&mut self) {
         if let Some(job) = self.take_job() {
-            let a = job.run();
-            self.update(a);
+            let (key, trace, view) = job.run_with_view();
+            self.trace_ready(key, trace, view);
         }
     }
 
@@ -494,7 +489,7 @@ impl App {
                         format!("namespace {ns:?} has no pods in this cluster"),
                         true,
                     ),
-                    Some(ns) if self.panes.pods.rows.is_empty() => {
+                    Some(ns) if self.panes.pods.list.rows.is_empty() => {
                         (format!("no pending pods in {ns}; A shows all pods"), false)
                     }
                     _ => return,
@@ -502,10 +497,7 @@ impl App {
                 self.shared.flash(&flash.0, flash.1);
             }
             PromptCommand::Pod(p) => {
-                let key = match p.contains('/') {
-                    true => p,
-                    false => format!("{}/{p}", pods.namespace.as_deref().unwrap_or("default")),
-                };
+                let key = crate::explain::pod_key(&p, pods.namespace.as_deref());
                 match self.select_pod_key(&key) {
                     true => self.shared.set_tab(Tab::Pipeline),
                     false => self.shared.flash(&format!("no pod {key}"), true),

@@ -589,13 +589,11 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         "default/migration-job",
         "ops/log-shipper-highmem",
     ] {
-        let (trace, view) = replay(&cluster, &config, key);
-        let pod = cluster.pod(key).expect("the pod");
-        let needs = crate::report::needs::PodNeeds::of(pod, &cluster);
-        let table = crate::render::table::render_with_needs(
+        let (trace, _) = replay(&cluster, &config, key);
+        let answer = crate::report::Answer::of_replay(&trace, &cluster, &config.profiles);
+        let table = crate::render::table::render_answer(
             &trace,
-            &view,
-            Some(&needs),
+            &answer,
             &crate::render::table::TableOptions::default(),
         );
         let from_table = table_needs(&table);
@@ -614,7 +612,7 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         }
         labels_seen.extend(from_table.iter().map(|(l, _)| l.clone()));
 
-        let json = crate::render::json::needs_json(&needs);
+        let json = crate::render::json::answer_json(&trace, &answer)["needs"].clone();
         assert_eq!(
             sorted_requests(json_needs(&json)),
             sorted_requests(from_table.clone()),

@@ -1,15 +1,8 @@
 //! Small text helpers shared by the panes.
 
-use ratatui::text::Span;
-
 /// Number formats are the presentation model's (the same in every output); only
 /// what measures terminal cells lives here.
-pub use crate::report::format::{amount, bytes, cpu, priority, signed, thousands};
-
-/// Display width in terminal cells (ratatui's own measure, so layout agrees).
-pub fn width(s: &str) -> usize {
-    Span::raw(s).width()
-}
+pub use crate::report::format::{amount, bytes, cpu, priority, signed, thousands, width};
 
 fn char_width(c: char) -> usize {
     let mut buf = [0u8; 4];

@@ -47,7 +47,7 @@ use std::sync::mpsc::Receiver;
 pub use action::{Action, DataUpdate, Focus, Tab};
 pub use app::{App, AppInit};
 pub use playback::Simulation;
-pub use waiting::{Clock, PermitGate, SystemClock, WaitingEvent, WaitingList, WaitingPod};
+pub use waiting::{Clock, PermitGate, SystemClock, WaitingEvent, WaitingList};
 pub use worker::{CycleRunner, TraceJob, TraceKey, engine_runner};
 
 use crate::engine::Framework;

@@ -18,7 +18,8 @@ use crate::model::Cluster;
 use crate::render::simulation::describe;
 
 use super::action::DataUpdate;
-use super::waiting::{PermitGate, WaitingEvent, WaitingPod};
+use super::waiting::{PermitGate, WaitingEvent};
+use crate::report::HeldPod;
 
 /// How an attempt ended (so far: a waiting pod's attempt is still open).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,13 +465,8 @@ fn queue_of_failed(kind: &SimEventKind) -> &'static str {
 pub use crate::report::offset;
 
 impl PermitGate for Simulation {
-    fn list(&self) -> Vec<WaitingPod> {
-        let mut v: Vec<WaitingPod> = self
-            .sim
-            .waiting()
-            .into_iter()
-            .map(WaitingPod::from)
-            .collect();
+    fn list(&self) -> Vec<HeldPod> {
+        let mut v: Vec<HeldPod> = self.sim.waiting().into_iter().map(HeldPod::from).collect();
         v.sort_by(|a, b| a.pod.cmp(&b.pod));
         v
     }

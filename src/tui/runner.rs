@@ -11,10 +11,10 @@ use crossterm::event::{self, Event as CtEvent, KeyEventKind, MouseButton, MouseE
 use super::action::{Action, DataUpdate, MouseKind};
 use super::app::App;
 use super::terminal::{self, Tui};
-use super::view::TraceView;
 use super::worker::{Done, TraceKey, VerdictKey, Work, WorkQueue};
 use crate::engine::trace::Trace;
 use crate::report::PodVerdict;
+use crate::report::TraceView;
 use crate::signals::{self, Stopped};
 
 pub enum Event {

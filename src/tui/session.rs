@@ -9,7 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::action::DataUpdate;
 use super::playback::{Simulation, Step};
-use super::waiting::{Clock, PermitGate, WaitingEvent, WaitingPod};
+use super::waiting::{Clock, PermitGate, WaitingEvent};
+use crate::report::HeldPod;
 
 /// Where waiting pods come from: a list (a snapshot, tests, the acting scheduler) or
 /// the running simulation.
@@ -33,7 +34,7 @@ pub struct SessionChange {
 
 pub struct Session {
     src: WaitingSource,
-    pub waiting: Vec<WaitingPod>,
+    pub waiting: Vec<HeldPod>,
     clock: Arc<dyn Clock>,
 }
 
@@ -143,7 +144,7 @@ impl Session {
     }
 
     /// `a`: allow every plugin the pod waits for.
-    pub fn allow(&mut self, w: &WaitingPod) -> SessionChange {
+    pub fn allow(&mut self, w: &HeldPod) -> SessionChange {
         let seq = self.seq();
         let mut events = Vec::new();
         for p in &w.pending {
@@ -265,7 +266,7 @@ impl Session {
         let n = sim.run_until_idle();
         let text = format!(
             "{n} cycle{} at {}; {} waiting at Permit",
-            super::view::plural(n),
+            crate::report::plural(n),
             sim.elapsed(),
             sim.list().len()
         );

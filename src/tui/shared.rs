@@ -176,7 +176,7 @@ impl Shared {
         &mut self,
         key: super::worker::TraceKey,
         trace: Arc<crate::engine::trace::Trace>,
-        view: Arc<super::view::TraceView>,
+        view: Arc<crate::report::TraceView>,
     ) -> Option<Option<super::traces::Current>> {
         let (traces, want) = self.traces_and_want();
         traces.ready(&want, key, trace, view)

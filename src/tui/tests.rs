@@ -70,7 +70,7 @@ fn open_pod(f: &mut Fixture, pod: &str) {
 #[test]
 fn pods_in_queue_order_with_pipeline() {
     let mut f = fixture();
-    let keys_in_order: Vec<String> = f.app.panes.pods.rows.iter().map(|r| r.key()).collect();
+    let keys_in_order: Vec<String> = f.app.panes.pods.list.rows.iter().map(|r| r.key()).collect();
     assert_eq!(
         keys_in_order,
         [
@@ -274,6 +274,7 @@ fn status_bar_prompt_and_messages() {
         f.app
             .panes
             .pods
+            .list
             .rows
             .iter()
             .all(|r| r.pod.namespace == "team-a")
@@ -286,11 +287,15 @@ fn status_bar_prompt_and_messages() {
 fn pods_filter_and_all_pods() {
     let mut f = fixture();
     keys(&mut f, "/team");
-    assert_eq!(f.app.panes.pods.rows.len(), 3);
+    assert_eq!(f.app.panes.pods.list.rows.len(), 3);
     keys(&mut f, "<enter>");
     assert_snapshot!("pods_filtered", screen(&mut f.app, 130, 14));
     keys(&mut f, "<esc>A");
-    assert_eq!(f.app.panes.pods.rows.len(), 11, "all pods, bound included");
+    assert_eq!(
+        f.app.panes.pods.list.rows.len(),
+        11,
+        "all pods, bound included"
+    );
     assert_snapshot!("pods_all", screen(&mut f.app, 130, 18));
 }
 
@@ -760,10 +765,10 @@ fn stale_traces_are_dropped() {
     let job = f.app.take_job().expect("recompute after data change");
     let mut old_key = job.key.clone();
     old_key.generation = 0;
-    f.app.update(Action::TraceReady(
-        old_key,
-        Arc::new(web_trace("default/web")),
-    ));
+    // Delivered as the worker delivers every trace: with its view, causes included.
+    let old = web_trace("default/web");
+    let view = crate::report::TraceView::of_replay(&old, &job.cluster, &job.profiles);
+    f.app.trace_ready(old_key, Arc::new(old), Arc::new(view));
     assert_eq!(f.app.shared.traces.status, TraceStatus::Computing);
     let (k, t, v) = job.run_with_view();
     f.app.trace_ready(k, t, v);
@@ -1021,7 +1026,7 @@ fn frame_time_5000_nodes() {
     println!(
         "scale: 5000 nodes, 150000 pods ({pending} pending), pods list of {} rows\n\
          build cluster {build:.2?}, first trace + view {trace_time:.2?}, all-pods list {all_pods:.2?}\n{}",
-        app.panes.pods.rows.len(),
+        app.panes.pods.list.rows.len(),
         report.join("\n")
     );
 }
@@ -1697,7 +1702,7 @@ fn a_header_that_goes_away_leaves_a_selected_pod() {
     app.update(Action::Down);
     assert_eq!(
         header(&app),
-        Some(super::components::PodsEntry::Group {
+        Some(crate::report::ListEntry::Group {
             reason: "… verdict being computed".into(),
             pods: 6
         })
@@ -1707,7 +1712,7 @@ fn a_header_that_goes_away_leaves_a_selected_pod() {
     app.verdict_ready(k, v);
     assert_eq!(
         header(&app),
-        Some(super::components::PodsEntry::Group {
+        Some(crate::report::ListEntry::Group {
             reason: "… verdict being computed".into(),
             pods: 5
         }),

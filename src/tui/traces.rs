@@ -10,8 +10,8 @@ use crate::engine::trace::Trace;
 use crate::model::Cluster;
 
 use super::playback::Simulation;
-use super::view::TraceView;
 use super::worker::{CycleRunner, TraceCache, TraceJob, TraceKey};
+use crate::report::TraceView;
 
 /// Why the detail pane has (or has not) a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]

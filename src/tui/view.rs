@@ -1,13 +1,8 @@
-//! The inspector's view models come from [`crate::report`], shared with every other
-//! output; re-exported here under their old paths. What is only the inspector's
-//! (which tab explains a pipeline stage) stays here.
+//! The inspector's own part of the view models, which come from [`crate::report`]
+//! (shared with every other output, imported from there): which tab explains a
+//! pipeline stage.
 
-pub use crate::report::pods::{PodQuery, pod_rows};
-pub use crate::report::{
-    FilterRow, Group, GroupKind, Mark, PodRow, PodState, Stage, StageDetail, StagePlugin,
-    TraceView, abbreviations, contains_ci, is_key, legend, plural, pod_reason, pod_state,
-    short_fit_message,
-};
+use crate::report::StageDetail;
 
 use super::action::Tab;
 

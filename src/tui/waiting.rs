@@ -14,7 +14,7 @@ pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use crate::engine::waiting::PendingPlugin;
 
 /// A pod held at Permit, as listed (the presentation model's type).
-pub use crate::report::WaitingPod;
+use crate::report::HeldPod;
 
 /// What happened to a waiting pod.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl WaitingEvent {
 /// The waiting-pods map as the TUI drives it.
 pub trait PermitGate: Send {
     /// Current waiting pods, by pod key.
-    fn list(&self) -> Vec<WaitingPod>;
+    fn list(&self) -> Vec<HeldPod>;
     /// `Allow(plugin)`; `None` while other plugins still wait.
     fn allow(&mut self, pod: &str, plugin: &str) -> Option<WaitingEvent>;
     /// `Reject(plugin, message)`.
@@ -114,8 +114,8 @@ impl WaitingList {
 }
 
 impl PermitGate for WaitingList {
-    fn list(&self) -> Vec<WaitingPod> {
-        self.map.view().into_iter().map(WaitingPod::from).collect()
+    fn list(&self) -> Vec<HeldPod> {
+        self.map.view().into_iter().map(HeldPod::from).collect()
     }
 
     fn allow(&mut self, pod: &str, plugin: &str) -> Option<WaitingEvent> {

@@ -2,8 +2,9 @@
 //! [`crate::explain::explain_with`] for a pod's answer (the CLI's `explain` path: the
 //! same profile choice, a bound pod replayed as pending), with a [`CycleRunner`] as the
 //! cycle. Views never call it; the app hands the job to the runner loop, which runs it
-//! off the UI thread and sends the result back as [`Action::TraceReady`]. Tests inject
-//! a runner returning hand-made traces.
+//! off the UI thread with its view ([`TraceJob::run_with_view`], causes included) and
+//! sends both back as [`Done::Trace`]. Tests take the same path ([`super::app::App::
+//! take_job_sync`]) with a runner returning hand-made traces.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -13,12 +14,11 @@ use k8s_openapi::jiff::Timestamp;
 use crate::engine::Framework;
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
-use crate::explain::explain_with;
+use crate::explain::{explain_with, pod_verdict};
 use crate::model::{Cluster, Pod};
 use crate::report::PodVerdict;
 
-use super::action::Action;
-use super::view::TraceView;
+use crate::report::TraceView;
 
 pub trait CycleRunner: Send + Sync {
     fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace;
@@ -124,11 +124,6 @@ impl TraceJob {
         (self.key, Arc::new(trace))
     }
 
-    pub fn run(self) -> Action {
-        let (key, trace) = self.compute();
-        Action::TraceReady(key, trace)
-    }
-
     /// Run the cycle and derive its view, both off the UI thread.
     pub fn run_with_view(self) -> (TraceKey, Arc<Trace>, Arc<TraceView>) {
         let cluster = self.cluster.clone();
@@ -179,16 +174,13 @@ impl VerdictBatch {
         let pod = self.pods.pop_front()?;
         let cycle =
             |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run_for_verdict(fw, c, p, self.now);
-        let verdict = match explain_with(
+        let verdict = pod_verdict(
             &self.cluster,
             &self.profiles,
             &pod,
             self.profile_override,
             &cycle,
-        ) {
-            Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
-            Err(e) => e.verdict(),
-        };
+        );
         let key = VerdictKey {
             pod,
             generation: self.generation,

@@ -1,6 +1,22 @@
-//! Numbers and durations as every output writes them.
+//! Numbers and durations as every output writes them, and the one measure of text
+//! width that lines up columns.
 
 use k8s_openapi::jiff::Timestamp;
+use unicode_width::UnicodeWidthStr;
+
+/// Display width in terminal cells: the measure every column uses, the CLI's tables
+/// and the inspector alike (ratatui measures the same way), so a wide character or a
+/// combining mark takes the cells it does on screen, not one per `char`.
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// `s` followed by spaces up to `cells` display cells (as `{:<w$}` pads by chars).
+pub fn pad(s: &str, cells: usize) -> String {
+    let mut out = s.to_string();
+    out.push_str(&" ".repeat(cells.saturating_sub(width(s))));
+    out
+}
 
 /// The one Go-style duration formatter (Go's `time.Duration.String`: `1m30s`,
 /// `250ms`, `1h0m0s`), the engine's, so messages and displays agree.

@@ -4,23 +4,26 @@
 //! arguments), no I/O, so the outputs cannot disagree about a grouping, a rank, an
 //! abbreviation or a duration.
 
+pub mod answer;
 pub mod causes;
 pub mod claims;
 pub mod format;
 pub mod needs;
 pub mod pods;
 pub mod remedies;
+pub mod scheduler_word;
 pub mod trace;
 pub mod whatif;
 
+pub use answer::{Answer, Headline, RecordedWord};
 pub use causes::{CauseLine, Causes};
 pub use claims::{ClaimNodeView, ClaimView};
 pub use format::{
     amount, bytes, countdown, cpu, go_duration, offset, plural, priority, signed, thousands,
 };
 pub use pods::{
-    PodRow, PodState, PodVerdict, ReasonGroup, WaitingPod, contains_ci, group_by_reason, is_key,
-    newest_first, pod_reason, pod_state, short_fit_message,
+    HeldPod, ListEntry, PodQuery, PodRow, PodState, PodVerdict, PodsList, ReasonGroup, contains_ci,
+    group_by_reason, is_key, newest_first, pod_reason, pod_rows, pod_state, short_fit_message,
 };
 pub use trace::{
     FilterRow, Group, GroupKind, Mark, Stage, StageDetail, StagePlugin, TraceView, abbreviations,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::answer::{gated, not_replayed, not_replayed_by};
 use super::trace::{GroupKind, TraceView};
 use schedscope_engine::engine::framework::Framework;
 use schedscope_engine::engine::status::Code;
@@ -15,7 +16,7 @@ use schedscope_engine::model::{Cluster, Pod};
 
 /// A pod held at Permit: the plugins it waits for, each with its deadline.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WaitingPod {
+pub struct HeldPod {
     /// `namespace/name`.
     pub pod: String,
     pub node: String,
@@ -23,9 +24,9 @@ pub struct WaitingPod {
 }
 
 /// The shown part of an engine waiting pod (its uid and start are not shown).
-impl From<schedscope_engine::engine::waiting::WaitingPodView> for WaitingPod {
+impl From<schedscope_engine::engine::waiting::WaitingPodView> for HeldPod {
     fn from(w: schedscope_engine::engine::waiting::WaitingPodView) -> Self {
-        WaitingPod {
+        HeldPod {
             pod: w.pod,
             node: w.node,
             pending: w.pending,
@@ -33,7 +34,7 @@ impl From<schedscope_engine::engine::waiting::WaitingPodView> for WaitingPod {
     }
 }
 
-impl WaitingPod {
+impl HeldPod {
     /// The earliest deadline: when the pod is rejected unless every plugin allows first.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.pending.iter().map(|p| p.deadline).min()
@@ -109,7 +110,7 @@ pub fn short_fit_message(msg: &str) -> &str {
     msg
 }
 
-pub fn pod_state(pod: &Pod, waiting: &[WaitingPod]) -> PodState {
+pub fn pod_state(pod: &Pod, waiting: &[HeldPod]) -> PodState {
     if waiting.iter().any(|w| is_key(pod, &w.pod)) {
         PodState::Waiting
     } else if pod.is_bound() {
@@ -130,7 +131,7 @@ pub fn pod_state(pod: &Pod, waiting: &[WaitingPod]) -> PodState {
 }
 
 /// The short reason of a list (a waiting pod's countdown is added at draw time).
-pub fn pod_reason(pod: &Pod, state: PodState, waiting: &[WaitingPod]) -> String {
+pub fn pod_reason(pod: &Pod, state: PodState, waiting: &[HeldPod]) -> String {
     match state {
         PodState::Waiting => waiting
             .iter()
@@ -186,7 +187,7 @@ pub struct PodQuery<'a> {
 /// ([`schedscope_engine::engine::scheduler::queue_order`]) with bound pods after them in key
 /// order, narrowed by namespace and filter text (matched case-insensitively against
 /// key, state and reason).
-pub fn pod_rows(cluster: &Cluster, waiting: &[WaitingPod], q: &PodQuery) -> Vec<PodRow> {
+pub fn pod_rows(cluster: &Cluster, waiting: &[HeldPod], q: &PodQuery) -> Vec<PodRow> {
     let needle = q.filter.to_lowercase();
     let (pending, bound): (Vec<PodRow>, Vec<PodRow>) = cluster
         .pods()
@@ -228,6 +229,96 @@ pub fn pod_rows(cluster: &Cluster, waiting: &[WaitingPod], q: &PodQuery) -> Vec<
     rows
 }
 
+/// A pods listing as every output shows it: the rows ([`pod_rows`]: pending pods in
+/// the queue's order, bound ones after them when asked), each with its state; the
+/// labels of its columns; and, with the verdicts, the listing grouped by main
+/// reason. `schedscope pods` and the inspector's pods pane both draw one.
+#[derive(Clone, Debug, Default)]
+pub struct PodsList {
+    pub rows: Vec<PodRow>,
+}
+
+/// A line of a pods list grouped by main reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListEntry {
+    /// A main reason and how many pods it holds.
+    Group { reason: String, pods: usize },
+    /// Index into the rows.
+    Pod(usize),
+}
+
+/// Rows still without a verdict, and bound pods (which get none), are grouped under
+/// these after the verdicts' groups.
+pub const COMPUTING: &str = "… verdict being computed";
+pub const BOUND: &str = "bound";
+
+impl PodsList {
+    pub fn new(cluster: &Cluster, waiting: &[HeldPod], q: &PodQuery) -> PodsList {
+        PodsList {
+            rows: pod_rows(cluster, waiting, q),
+        }
+    }
+
+    /// The list grouped: each main reason's header then its pods (in list order),
+    /// the most pods first; then pods still without a verdict, then bound pods.
+    pub fn grouped<'v>(
+        &self,
+        verdict: impl Fn(usize, &PodRow) -> Option<&'v PodVerdict>,
+    ) -> Vec<ListEntry> {
+        let mut computing = Vec::new();
+        let mut bound = Vec::new();
+        let mut known = Vec::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            if r.state == PodState::Bound {
+                bound.push(i);
+                continue;
+            }
+            match verdict(i, r) {
+                Some(v) => known.push((i, v)),
+                None => computing.push(i),
+            }
+        }
+        let mut out = Vec::with_capacity(self.rows.len() + 8);
+        let groups = group_by_reason(known)
+            .into_iter()
+            .map(|g| (g.reason, g.pods))
+            .chain([
+                (COMPUTING.to_string(), computing),
+                (BOUND.to_string(), bound),
+            ]);
+        for (reason, pods) in groups {
+            if pods.is_empty() {
+                continue;
+            }
+            out.push(ListEntry::Group {
+                reason,
+                pods: pods.len(),
+            });
+            out.extend(pods.into_iter().map(ListEntry::Pod));
+        }
+        out
+    }
+}
+
+impl PodRow {
+    /// The state as one column says it: a nominated pod names its node (`nominated
+    /// to n2`); the others their state.
+    pub fn state_label(&self) -> String {
+        match self.state {
+            PodState::Nominated => pod_reason(&self.pod, PodState::Nominated, &[]),
+            s => s.label().to_string(),
+        }
+    }
+}
+
+/// `N pods · reason`: a group's header.
+pub fn group_header(pods: usize, reason: &str) -> String {
+    format!(
+        "{} · {reason}",
+        super::format::thousands(pods) + if pods == 1 { " pod" } else { " pods" }
+    )
+}
+
 /// A pending pod's replay answer in one line: the node it would land on, or the main
 /// reason it lands nowhere. Derived from the trace's [`TraceView`], so the main reason
 /// is the `explain` table's biggest rejection group, never a second grouping.
@@ -250,6 +341,11 @@ pub enum PodVerdict {
         plugin: String,
         message: String,
     },
+    /// Refused at PreFilter by a plugin that cannot read its objects from this
+    /// source: no verdict ([`super::answer::not_replayed_by`]).
+    NotReplayed {
+        plugin: String,
+    },
     /// No profile serves the pod's schedulerName: another scheduler's pod.
     NotServed {
         scheduler: String,
@@ -271,14 +367,19 @@ impl PodVerdict {
             Outcome::Error { message } => PodVerdict::Error {
                 message: message.clone(),
             },
-            Outcome::Unschedulable { nominated_node } => {
-                let (nodes, reason) = main_rejection(trace, view);
-                PodVerdict::Unschedulable {
-                    nodes,
-                    reason,
-                    nominated: nominated_node.clone(),
+            Outcome::Unschedulable { nominated_node } => match not_replayed_by(trace) {
+                Some(plugin) => PodVerdict::NotReplayed {
+                    plugin: plugin.to_string(),
+                },
+                None => {
+                    let (nodes, reason) = main_rejection(trace, view);
+                    PodVerdict::Unschedulable {
+                        nodes,
+                        reason,
+                        nominated: nominated_node.clone(),
+                    }
                 }
-            }
+            },
         }
     }
 
@@ -289,6 +390,7 @@ impl PodVerdict {
             PodVerdict::Schedulable { .. } => "schedulable".into(),
             PodVerdict::Unschedulable { reason, .. } => reason.clone(),
             PodVerdict::Gated { message, .. } => message.clone(),
+            PodVerdict::NotReplayed { plugin } => not_replayed(plugin),
             PodVerdict::NotServed { scheduler } => {
                 format!("no profile for schedulerName {scheduler:?}")
             }
@@ -310,6 +412,7 @@ impl PodVerdict {
                 None => counted(*nodes, reason),
             },
             PodVerdict::Gated { message, .. } => message.clone(),
+            PodVerdict::NotReplayed { plugin } => not_replayed(plugin),
             PodVerdict::NotServed { scheduler } => format!("not served: {scheduler:?}"),
             PodVerdict::Error { message } => format!("error: {message}"),
         }
@@ -331,7 +434,8 @@ impl PodVerdict {
                 ),
                 None => format!("unschedulable: {}", counted(*nodes, reason)),
             },
-            PodVerdict::Gated { plugin, message } => format!("gated by {plugin}: {message}"),
+            PodVerdict::Gated { plugin, message } => gated(plugin, message),
+            PodVerdict::NotReplayed { plugin } => not_replayed(plugin),
             PodVerdict::NotServed { scheduler } => {
                 format!("not served: no profile for schedulerName {scheduler:?}")
             }
@@ -344,6 +448,7 @@ impl PodVerdict {
             PodVerdict::Schedulable { .. } => "✓",
             PodVerdict::Unschedulable { .. } => "✗",
             PodVerdict::Gated { .. } => "⊘",
+            PodVerdict::NotReplayed { .. } => "?",
             PodVerdict::NotServed { .. } => "∅",
             PodVerdict::Error { .. } => "!",
         }

@@ -402,9 +402,7 @@ impl TraceView {
 
         let headline = match (&trace.fit_error, &trace.outcome) {
             (Some(e), _) => e.clone(),
-            (None, Outcome::Gated { plugin, message }) => {
-                format!("not queued: {plugin} says {message}")
-            }
+            (None, Outcome::Gated { plugin, message }) => super::answer::gated(plugin, message),
             (None, Outcome::Error { message }) => format!("cycle error: {message}"),
             _ => format!(
                 "{}/{} nodes are available",
@@ -615,7 +613,7 @@ fn stages(trace: &Trace, view: &TraceView) -> Vec<Stage> {
             phase_mark(&pe).min(Mark::Pass)
         },
         summary: match &trace.outcome {
-            Outcome::Gated { plugin, message } => format!("held by {plugin}: {message}"),
+            Outcome::Gated { plugin, message } => super::answer::gated(plugin, message),
             _ if pe.is_empty() => "no PreEnqueue plugins".into(),
             _ => "admitted to the scheduling queue".into(),
         },

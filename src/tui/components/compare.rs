@@ -9,13 +9,13 @@ use ratatui::text::{Line, Span};
 use super::super::action::{Action, Tab};
 use super::super::format;
 use super::super::traces::Current;
-use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::node::resources;
 use super::{
     Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod,
 };
 use crate::model::NodeInfo;
+use crate::report::Mark;
 use crate::theme::Theme;
 
 /// Two nodes, A and B, side by side.

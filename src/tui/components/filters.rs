@@ -8,13 +8,13 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use super::super::action::{Action, Focus};
 use super::super::format;
 use super::super::traces::Current;
-use super::super::view::TraceView;
-use super::super::view::{GroupKind, Mark};
 use super::super::widgets::{Cursor, virtual_table, wrap};
 use super::table::SortTable;
 use super::{
     Component, Effect, Handled, Hit, Hits, PaneCtx, legend, mark_span, mark_style, move_cursor, nav,
 };
+use crate::report::TraceView;
+use crate::report::{GroupKind, Mark};
 use crate::theme::Theme;
 
 /// Width of the "first rejection" column at least.
@@ -545,9 +545,9 @@ fn mode_line(pane: &FiltersPane, ctx: &PaneCtx, view: &TraceView) -> Line<'stati
             format!(
                 "  {} group{} over {} node{}",
                 view.summary.len(),
-                super::super::view::plural(view.summary.len()),
+                crate::report::plural(view.summary.len()),
                 format::thousands(view.rows.len()),
-                super::super::view::plural(view.rows.len())
+                crate::report::plural(view.rows.len())
             ),
             t.dim,
         ));

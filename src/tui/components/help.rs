@@ -8,10 +8,10 @@ use ratatui::widgets::Clear;
 use super::super::action::Action;
 use super::super::format;
 use super::super::keymap::{BINDINGS, MOUSE_HELP, Scope};
-use super::super::view::Mark;
 use super::super::widgets::Scroll;
 use super::super::widgets::{block, scroll_text, wrap};
 use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, scroll_by};
+use crate::report::Mark;
 
 /// `?`: every key, scrolled.
 #[derive(Clone, Debug, Default)]

@@ -113,10 +113,7 @@ fn draw(pane: &mut HistoryPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: 
     let n = rows.len();
     f.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(
-                format!("{n} attempt{}", super::super::view::plural(n)),
-                t.title,
-            ),
+            Span::styled(format!("{n} attempt{}", crate::report::plural(n)), t.title),
             Span::styled(
                 "  · ↑↓ shows that attempt's trace in every tab · enter: Pipeline",
                 t.dim,

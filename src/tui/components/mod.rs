@@ -58,7 +58,7 @@ pub use history::HistoryPane;
 pub use needs::NeedsPane;
 pub use node::NodePane;
 pub use pipeline::PipelinePane;
-pub use pods::{Entry as PodsEntry, PodsPane};
+pub use pods::PodsPane;
 pub use preemption::PreemptionPane;
 pub use profile::ProfilePane;
 pub use scores::ScoresPane;
@@ -70,11 +70,11 @@ use super::format;
 use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
 use super::verdicts::Verdicts;
-use super::view::Mark;
-use super::waiting::WaitingPod;
 use super::widgets::{Cursor, Scroll, block, centered_note};
 use crate::engine::Framework;
 use crate::model::Cluster;
+use crate::report::HeldPod;
+use crate::report::Mark;
 use crate::theme::Theme;
 
 /// Below this the layout cannot show a list and a status line.
@@ -93,7 +93,7 @@ pub struct PaneCtx<'a> {
     pub theme: &'a Theme,
     /// The time countdowns use (the simulator's in simulation mode).
     pub now: Timestamp,
-    pub waiting: &'a [WaitingPod],
+    pub waiting: &'a [HeldPod],
     pub sim: Option<&'a Simulation>,
     pub selected_pod: Option<&'a str>,
     /// The attempt picked in History (`None`: the latest).
@@ -109,10 +109,6 @@ pub struct PaneCtx<'a> {
     /// The pending pods' verdicts known so far.
     pub verdicts: &'a Verdicts,
 }
-
-/// The old name, kept only while `pods.rs` and `pipeline.rs` (changed on another
-/// branch) still use it: rename there, then delete this.
-pub type Ctx<'a> = PaneCtx<'a>;
 
 impl PaneCtx<'_> {
     /// The profile the Profile tab shows: the current trace's, else the selected pod's.
@@ -169,7 +165,7 @@ pub enum Effect {
     /// Show this attempt of the selected pod (`None`: follow the latest).
     Pin(Option<usize>),
     Flash(String, bool),
-    Allow(WaitingPod),
+    Allow(HeldPod),
     /// Ask for a reason, then reject this waiting pod.
     Reject(String),
 }

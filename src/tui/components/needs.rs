@@ -51,7 +51,7 @@ pub fn needs_lines(t: &Theme, needs: &PodNeeds, width: usize) -> Vec<Line<'stati
     }
     let indent = needs_lines
         .iter()
-        .map(|l| l.label.chars().count())
+        .map(|l| crate::report::format::width(l.label))
         .max()
         .unwrap_or(0)
         + 2;
@@ -77,7 +77,7 @@ pub fn needs_lines(t: &Theme, needs: &PodNeeds, width: usize) -> Vec<Line<'stati
                 };
                 let pad = if beside { indent } else { 2 };
                 out.push(Line::from(vec![
-                    Span::styled(format!("{label:<pad$}"), t.key),
+                    Span::styled(crate::report::format::pad(label, pad), t.key),
                     Span::styled(part, t.text),
                 ]));
             }

@@ -8,12 +8,12 @@ use ratatui::text::{Line, Span};
 use super::super::action::Action;
 use super::super::format;
 use super::super::traces::{Current, TraceStatus};
-use super::super::view::Mark;
 use super::super::widgets::{Scroll, centered_note, scroll_text};
 use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::report::Causes;
+use crate::report::Mark;
 use crate::theme::Theme;
 
 /// One node (`node`), scrolled; what the Node tab and `:node` show.

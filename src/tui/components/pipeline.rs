@@ -7,10 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::super::action::{Action, Tab};
-use super::super::view::{Mark, plural};
 use super::super::widgets::{Cursor, virtual_table};
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, mark_span, mark_style, move_cursor, nav};
-use crate::engine::trace::Outcome;
+use super::{
+    Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, move_cursor, nav,
+};
+use crate::engine::trace::Trace;
+use crate::report::{Headline, Mark, Stage, TraceView, plural};
+use crate::theme::Theme;
 
 /// The extension points of the current trace; enter opens a point's tab.
 #[derive(Clone, Debug, Default)]
@@ -19,13 +22,13 @@ pub struct PipelinePane {
 }
 
 impl PipelinePane {
-    fn len(ctx: &Ctx) -> usize {
+    fn len(ctx: &PaneCtx) -> usize {
         ctx.current.map_or(0, |c| c.view.stages.len())
     }
 }
 
 impl Component for PipelinePane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             move_cursor(&mut self.cursor, d, Self::len(ctx));
             return Handled::Yes;
@@ -44,7 +47,7 @@ impl Component for PipelinePane {
         self.cursor.page()
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         self.cursor.scroll(delta, Self::len(ctx));
         Handled::Yes
     }
@@ -53,49 +56,59 @@ impl Component for PipelinePane {
         Some(self.cursor.selected)
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         super::click_cursor(&mut self.cursor, i, Self::len(ctx))
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut PipelinePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let Some(cur) = ctx.current.cloned() else {
         return;
     };
     let t = ctx.theme.clone();
-    let trace = &cur.trace;
     let view = &cur.view;
+    let head = head_lines(ctx, &cur.trace, view, &t);
+    let stages_h =
+        (view.stages.len() as u16 + 1).min(area.height.saturating_sub(head.len() as u16));
+    let [head_area, stages_area, detail_area] = Layout::vertical([
+        Constraint::Length(head.len() as u16),
+        Constraint::Length(stages_h),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(head), head_area);
+    draw_stages(pane, ctx, view, f, stages_area, hits);
+    if detail_area.height < 2 {
+        return;
+    }
+    if let Some(stage) = view.stages.get(pane.cursor.selected) {
+        draw_stage_plugins(stage, &t, f, detail_area);
+    }
+}
 
-    let mut head: Vec<Line> = Vec::new();
-    head.push(match &trace.outcome {
-        Outcome::Scheduled { node } => Line::from(vec![
-            Span::styled("★ ", t.chosen),
-            Span::styled(format!("would be bound to {node}"), t.chosen),
-            Span::styled(format!("  · {}", view.headline), t.dim),
-        ]),
-        Outcome::Unschedulable { nominated_node } => Line::from(vec![
-            Span::styled("✗ ", t.reject),
-            Span::styled(
-                match nominated_node {
-                    Some(n) => format!("unschedulable; preemption nominates {n}"),
-                    None => "unschedulable".into(),
-                },
-                t.reject,
-            ),
-        ]),
-        Outcome::Gated { plugin, message } => Line::from(vec![
-            Span::styled("⊘ ", t.gated),
-            Span::styled(format!("gated by {plugin}: {message}"), t.gated),
-        ]),
-        Outcome::Error { message } => Line::from(vec![
-            Span::styled("! ", t.error),
-            Span::styled(format!("error: {message}"), t.error),
-        ]),
-    });
+/// The answer's headline (as report decides it), the real scheduler's word, and what
+/// is not modelled.
+fn head_lines<'a>(ctx: &PaneCtx, trace: &Trace, view: &TraceView, t: &Theme) -> Vec<Line<'a>> {
+    let headline = Headline::of(trace, view);
+    let style = match headline {
+        Headline::Schedulable { .. } => t.chosen,
+        Headline::Preempting { .. } | Headline::Unschedulable => t.reject,
+        Headline::NotReplayed { .. } => t.warning,
+        Headline::Gated { .. } => t.gated,
+        Headline::Error { .. } => t.error,
+    };
+    let mut first = vec![
+        Span::styled(format!("{} ", headline.symbol()), style),
+        Span::styled(headline.short(), style),
+    ];
+    if let Headline::Schedulable { .. } = headline {
+        first.push(Span::styled(format!("  · {}", view.headline), t.dim));
+    }
+    let mut head = vec![Line::from(first)];
     if let Some(w) = ctx.scheduler_word() {
         let style = if w.differs { t.warning } else { t.dim };
         let mark = if w.differs { "≠ " } else { "= " };
@@ -116,17 +129,19 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
             t.warning,
         )));
     }
+    head
+}
 
-    let stages_h =
-        (view.stages.len() as u16 + 1).min(area.height.saturating_sub(head.len() as u16));
-    let [head_area, stages_area, detail_area] = Layout::vertical([
-        Constraint::Length(head.len() as u16),
-        Constraint::Length(stages_h),
-        Constraint::Min(0),
-    ])
-    .areas(area);
-    f.render_widget(Paragraph::new(head), head_area);
-
+/// One row per extension point: its mark, how many plugins ran, its summary.
+fn draw_stages(
+    pane: &mut PipelinePane,
+    ctx: &PaneCtx,
+    view: &TraceView,
+    f: &mut Frame,
+    area: Rect,
+    hits: &mut Hits,
+) {
+    let t = ctx.theme;
     let focused = ctx.focus == super::super::action::Focus::Detail;
     let widths = [
         Constraint::Length(1),
@@ -136,8 +151,8 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
     ];
     let rows_area = virtual_table(
         f,
-        stages_area,
-        &t,
+        area,
+        t,
         Some(Row::new(["", "point", "plugins", "result"])),
         &widths,
         view.stages.len(),
@@ -153,11 +168,11 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
             };
             let summary_style = match s.mark {
                 Mark::NotRun | Mark::Skip => t.dim,
-                m => mark_style(&t, m),
+                m => mark_style(t, m),
             };
             Row::new(vec![
-                Cell::from(mark_span(&t, s.mark)),
-                Cell::from(Span::styled(s.name, mark_style(&t, s.mark).patch(t.text))),
+                Cell::from(mark_span(t, s.mark)),
+                Cell::from(Span::styled(s.name, mark_style(t, s.mark).patch(t.text))),
                 Cell::from(Span::styled(count, t.dim)),
                 Cell::from(Span::styled(s.summary.clone(), summary_style)),
             ])
@@ -165,15 +180,12 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
     );
     hits.rects.push((rows_area, Hit::DetailRows));
     hits.offsets.push((Hit::DetailRows, pane.cursor.offset));
+}
 
-    if detail_area.height < 2 {
-        return;
-    }
-    let Some(stage) = view.stages.get(pane.cursor.selected) else {
-        return;
-    };
+/// The selected point's plugins, each with its mark and detail, under a title.
+fn draw_stage_plugins(stage: &Stage, t: &Theme, f: &mut Frame, area: Rect) {
     let [title_area, list_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(detail_area);
+        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     // Plugins sit under the point names.
     let list_area = Rect {
         x: list_area.x + 2,
@@ -205,9 +217,9 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
         .take(list_area.height as usize)
         .map(|p| {
             Row::new(vec![
-                Cell::from(mark_span(&t, p.mark)),
+                Cell::from(mark_span(t, p.mark)),
                 Cell::from(p.name.clone()),
-                Cell::from(Span::styled(p.mark.label(), mark_style(&t, p.mark))),
+                Cell::from(Span::styled(p.mark.label(), mark_style(t, p.mark))),
                 Cell::from(Span::styled(p.detail.clone(), t.dim)),
             ])
         })
@@ -215,7 +227,7 @@ fn draw(pane: &mut PipelinePane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mu
     let name_w = stage
         .plugins
         .iter()
-        .map(|p| p.name.len())
+        .map(|p| crate::report::format::width(&p.name))
         .max()
         .unwrap_or(8)
         .clamp(8, 32) as u16;

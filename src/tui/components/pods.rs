@@ -11,13 +11,13 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use super::super::action::{Action, Focus};
 use super::super::format;
 use super::super::verdicts::Verdicts;
-use super::super::view::{PodQuery, PodRow, PodState, plural, pod_reason, pod_rows};
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note};
 use super::table::SortTable;
-use super::{Component, Ctx, Effect, Handled, Hit, Hits, nav};
+use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, nav};
 use crate::engine::queue::QueueName;
-use crate::report::{PodVerdict, group_by_reason};
+use crate::report::PodVerdict;
+use crate::report::{ListEntry, PodQuery, PodRow, PodState, PodsList, plural, pod_reason};
 use crate::theme::Theme;
 
 /// The reason column's least width when names are long.
@@ -34,32 +34,18 @@ pub fn state_style(t: &Theme, s: PodState) -> Style {
     }
 }
 
-/// A line of the grouped list.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
-    /// A main reason and how many pods it holds.
-    Group { reason: String, pods: usize },
-    /// Index into the rows.
-    Pod(usize),
-}
-
-/// Rows still without a verdict, and bound pods (which get none), are grouped under
-/// these after the verdicts' groups.
-const COMPUTING: &str = "… verdict being computed";
-const BOUND: &str = "bound";
-
 /// Pods in queue order (a [`SortTable`] whose filter is the `/` text), pending or
 /// all, in one namespace or all; `v` groups them by their verdict's main reason.
 #[derive(Clone, Debug, Default)]
 pub struct PodsPane {
-    pub rows: Vec<PodRow>,
+    pub list: PodsList,
     pub table: SortTable,
     pub show_all: bool,
     pub namespace: Option<String>,
     pub pending_count: usize,
     /// Grouped by main reason: the table's order then indexes `entries`.
     pub grouped: bool,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<ListEntry>,
 }
 
 impl PodsPane {
@@ -67,11 +53,11 @@ impl PodsPane {
     fn row_of(&self, i: usize) -> Option<&PodRow> {
         if self.grouped {
             match self.entries.get(i)? {
-                Entry::Pod(r) => self.rows.get(*r),
-                Entry::Group { .. } => None,
+                ListEntry::Pod(r) => self.list.rows.get(*r),
+                ListEntry::Group { .. } => None,
             }
         } else {
-            self.rows.get(i)
+            self.list.rows.get(i)
         }
     }
 
@@ -104,7 +90,7 @@ impl PodsPane {
     /// The reason header under the cursor.
     fn selected_group(&self) -> Option<&str> {
         match self.entries.get(self.table.selected()?)? {
-            Entry::Group { reason, .. } if self.grouped => Some(reason),
+            ListEntry::Group { reason, .. } if self.grouped => Some(reason),
             _ => None,
         }
     }
@@ -115,7 +101,7 @@ impl PodsPane {
     }
 
     /// New verdicts: regroup, the cursor staying on its pod or header.
-    pub fn verdicts_changed(&mut self, ctx: &Ctx) {
+    pub fn verdicts_changed(&mut self, ctx: &PaneCtx) {
         if self.grouped {
             self.order_rows(ctx);
         }
@@ -123,26 +109,26 @@ impl PodsPane {
 
     /// The table's order over the rows, or over the groups and their pods; the
     /// cursor keeps the selected pod (or, on a header, the same header).
-    fn order_rows(&mut self, ctx: &Ctx) {
+    fn order_rows(&mut self, ctx: &PaneCtx) {
         let header = self.selected_group().map(str::to_string);
         if !self.grouped {
             self.entries.clear();
             let at = ctx
                 .selected_pod
-                .and_then(|k| self.rows.iter().position(|r| r.is(k)));
+                .and_then(|k| self.list.rows.iter().position(|r| r.is(k)));
             self.table
-                .set_order((0..self.rows.len() as u32).collect(), 0);
+                .set_order((0..self.list.rows.len() as u32).collect(), 0);
             if let Some(i) = at {
                 self.table.cursor.selected = i;
             }
             return;
         }
-        self.entries = group_entries(&self.rows, ctx.verdicts);
+        self.entries = self.list.grouped(|_, r| ctx.verdicts.get(&r.key()));
         let at = self.entries.iter().position(|e| match e {
-            Entry::Pod(r) => {
-                header.is_none() && ctx.selected_pod.is_some_and(|k| self.rows[*r].is(k))
+            ListEntry::Pod(r) => {
+                header.is_none() && ctx.selected_pod.is_some_and(|k| self.list.rows[*r].is(k))
             }
-            Entry::Group { reason, .. } => header.as_deref() == Some(reason.as_str()),
+            ListEntry::Group { reason, .. } => header.as_deref() == Some(reason.as_str()),
         });
         self.table
             .set_order((0..self.entries.len() as u32).collect(), 0);
@@ -152,7 +138,7 @@ impl PodsPane {
     }
 
     /// List the pods again, keeping the cursor on the selected pod when it is listed.
-    pub fn rebuild(&mut self, ctx: &Ctx) {
+    pub fn rebuild(&mut self, ctx: &PaneCtx) {
         let q = PodQuery {
             all: self.show_all,
             namespace: self.namespace.as_deref(),
@@ -160,14 +146,14 @@ impl PodsPane {
             keep: ctx.sim.map(|s| s.tracked()),
             profiles: ctx.profiles,
         };
-        self.rows = pod_rows(ctx.cluster, ctx.waiting, &q);
+        self.list = PodsList::new(ctx.cluster, ctx.waiting, &q);
         self.pending_count = ctx.cluster.pending_pods().count();
         self.order_rows(ctx);
     }
 
     /// Show `key`'s pod: all pods if it is bound (and not a simulation's), its
     /// namespace, no filter.
-    pub fn reveal(&mut self, ctx: &Ctx, key: &str) -> bool {
+    pub fn reveal(&mut self, ctx: &PaneCtx, key: &str) -> bool {
         let Some(pod) = ctx.cluster.pod(key) else {
             return false;
         };
@@ -187,7 +173,7 @@ impl PodsPane {
     }
 
     /// The selection moved off the selected pod.
-    fn moved(&self, ctx: &Ctx) -> Handled {
+    fn moved(&self, ctx: &PaneCtx) -> Handled {
         if self.row_key().as_deref() == ctx.selected_pod {
             Handled::Yes
         } else {
@@ -197,7 +183,7 @@ impl PodsPane {
 }
 
 impl Component for PodsPane {
-    fn handle(&mut self, ctx: &Ctx, action: &Action) -> Handled {
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             self.table.move_by(d);
             return self.moved(ctx);
@@ -226,13 +212,13 @@ impl Component for PodsPane {
         self.table.cursor.page()
     }
 
-    fn scroll(&mut self, ctx: &Ctx, delta: isize) -> Handled {
+    fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         let n = self.len();
         self.table.cursor.scroll(delta, n);
         self.moved(ctx)
     }
 
-    fn click_row(&mut self, ctx: &Ctx, i: usize) -> Option<Handled> {
+    fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         let n = self.len();
         super::click_cursor(&mut self.table.cursor, i, n)?;
         Some(self.moved(ctx))
@@ -247,20 +233,65 @@ impl Component for PodsPane {
     }
 
     /// A new filter lists the pods again from the top (the app rebuilds).
-    fn set_filter(&mut self, _ctx: &Ctx, text: String) {
+    fn set_filter(&mut self, _ctx: &PaneCtx, text: String) {
         if self.table.filter != text {
             self.table.set_filter(text);
         }
     }
 
-    fn draw(&mut self, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+    fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
 }
 
-fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hits) {
+fn draw(pane: &mut PodsPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let focused = ctx.focus == Focus::Pods;
     let t = ctx.theme.clone();
+    let b = block(&t, block_title(pane, ctx, &t), focused);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    hits.rects.push((area, Hit::PodsPane));
+    if pane.list.rows.is_empty() {
+        let note = if pane.show_all {
+            "no pods"
+        } else {
+            "no pending pods (A: show all pods)"
+        };
+        centered_note(f, inner, t.dim, note);
+        return;
+    }
+    let cols = columns(pane, ctx.sim.is_some(), inner);
+    let header = Row::new(cols.header.clone());
+    let pods = &pane.list.rows;
+    let entries = &pane.entries;
+    let grouped = pane.grouped;
+    let rows_area = pane.table.draw(
+        f,
+        inner,
+        &t,
+        Some(header),
+        &cols.widths,
+        focused,
+        hits,
+        Hit::PodsRows,
+        |i| {
+            let i = match (grouped, entries.get(i)) {
+                (false, _) => i,
+                (true, Some(ListEntry::Pod(r))) => *r,
+                // Drawn over the whole line below (a default Row is 0 lines high).
+                (true, _) => return Row::new(Vec::<Cell>::new()),
+            };
+            pod_row(&pods[i], ctx, &t, &cols)
+        },
+    );
+    if grouped {
+        draw_group_headers(pane, f, rows_area, &t);
+    }
+}
+
+/// The pane's title: the count, the view, the verdicts' progress, the namespace and
+/// the filter.
+fn block_title<'a>(pane: &PodsPane, ctx: &PaneCtx, t: &Theme) -> Line<'a> {
     let mut title = vec![Span::styled(pods_title(pane), t.title)];
     if pane.grouped {
         title.push(Span::styled("by reason ", t.key));
@@ -276,30 +307,31 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     if !pane.table.filter.is_empty() {
         title.push(Span::styled(format!("/{} ", pane.table.filter), t.prompt));
     }
-    let b = block(&t, Line::from(title), focused);
-    let inner = b.inner(area);
-    f.render_widget(b, area);
-    hits.rects.push((area, Hit::PodsPane));
-    if pane.rows.is_empty() {
-        let note = if pane.show_all {
-            "no pods"
-        } else {
-            "no pending pods (A: show all pods)"
-        };
-        centered_note(f, inner, t.dim, note);
-        return;
-    }
+    Line::from(title)
+}
 
-    let sim = ctx.sim;
+/// The list's columns at this width: wide (namespace, name, state, verdict and
+/// reason apart) or narrow (the key, then the verdict), with a queue column in a
+/// simulation.
+struct Columns {
+    wide: bool,
+    name_w: usize,
+    widths: Vec<Constraint>,
+    header: Vec<&'static str>,
+}
+
+fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
     // The queue column needs room of its own.
-    let wide = inner.width >= if sim.is_some() { 78 } else { 60 };
-    let ns_w = pane
-        .table
-        .order
-        .iter()
-        .skip(pane.table.cursor.offset)
-        .take(inner.height as usize)
-        .filter_map(|&i| pane.row_of(i as usize))
+    let wide = inner.width >= if sim { 78 } else { 60 };
+    let visible = || {
+        pane.table
+            .order
+            .iter()
+            .skip(pane.table.cursor.offset)
+            .take(inner.height as usize)
+            .filter_map(|&i| pane.row_of(i as usize))
+    };
+    let ns_w = visible()
         .map(|r| format::width(&r.pod.namespace))
         .max()
         .unwrap_or(9)
@@ -307,7 +339,7 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     // Names get the room they need (the reason column gives way, down to
     // REASON_MIN), and are cut in the middle when they must be: pods of one
     // workload differ only at the end.
-    let queue_w: u16 = match (sim.is_some(), wide) {
+    let queue_w: u16 = match (sim, wide) {
         (false, _) => 0,
         (true, true) => 17 + 1,
         (true, false) => 9 + 1,
@@ -321,6 +353,7 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
     } + queue_w;
     let name_room = inner.width.saturating_sub(fixed + REASON_MIN).max(8);
     let name_w = pane
+        .list
         .rows
         .iter()
         .skip(pane.table.cursor.offset)
@@ -334,41 +367,42 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         })
         .max()
         .unwrap_or(4)
-        .clamp(4, name_room as usize) as u16;
-    let mut widths: Vec<Constraint> = if wide {
-        vec![
-            Constraint::Length(1),
-            Constraint::Length(ns_w),
-            Constraint::Length(name_w),
-            Constraint::Length(5),
-            Constraint::Length(13),
-            Constraint::Fill(4),
-            Constraint::Fill(3),
-        ]
+        .clamp(4, name_room as usize);
+    let (mut widths, mut header) = if wide {
+        (
+            vec![
+                Constraint::Length(1),
+                Constraint::Length(ns_w),
+                Constraint::Length(name_w as u16),
+                Constraint::Length(5),
+                Constraint::Length(13),
+                Constraint::Fill(4),
+                Constraint::Fill(3),
+            ],
+            vec![
+                "",
+                "namespace",
+                "name",
+                "prio",
+                "state",
+                "verdict",
+                "reason",
+            ],
+        )
     } else {
         // The verdict is what the list is read for: as wide as the pod.
-        vec![
-            Constraint::Length(1),
-            Constraint::Length(name_w),
-            Constraint::Length(5),
-            Constraint::Fill(1),
-        ]
-    };
-    let mut header: Vec<&str> = if wide {
-        vec![
-            "",
-            "namespace",
-            "name",
-            "prio",
-            "state",
-            "verdict",
-            "reason",
-        ]
-    } else {
-        vec!["", "pod", "prio", "verdict"]
+        (
+            vec![
+                Constraint::Length(1),
+                Constraint::Length(name_w as u16),
+                Constraint::Length(5),
+                Constraint::Fill(1),
+            ],
+            vec!["", "pod", "prio", "verdict"],
+        )
     };
     // A simulation shows where each pod is in the scheduling queue.
-    if sim.is_some() {
+    if sim {
         let at = if wide {
             widths.len() - 2
         } else {
@@ -377,67 +411,51 @@ fn draw(pane: &mut PodsPane, ctx: &Ctx, f: &mut Frame, area: Rect, hits: &mut Hi
         widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
         header.insert(at, "queue");
     }
-    let header = Row::new(header);
-    let now = ctx.now;
-    let pods = &pane.rows;
-    let entries = &pane.entries;
-    let grouped = pane.grouped;
-    let waiting = ctx.waiting;
-    let verdicts = ctx.verdicts;
-    let rows_area = pane.table.draw(
-        f,
-        inner,
-        &t,
-        Some(header),
-        &widths,
-        focused,
-        hits,
-        Hit::PodsRows,
-        |i| {
-            let i = match (grouped, entries.get(i)) {
-                (false, _) => i,
-                (true, Some(Entry::Pod(r))) => *r,
-                // Drawn over the whole line below (a default Row is 0 lines high).
-                (true, _) => return Row::new(Vec::<Cell>::new()),
-            };
-            let r = &pods[i];
-            let st = state_style(&t, r.state);
-            let reason = pod_reason(&r.pod, r.state, waiting);
-            let mut line = Line::from(Span::styled(reason, reason_style(&t, r.state)));
-            if r.state == PodState::Waiting
-                && let Some(d) = waiting
-                    .iter()
-                    .find(|w| r.is(&w.pod))
-                    .and_then(|w| w.next_deadline())
-            {
-                let (txt, secs) = countdown(d, now);
-                let style = if secs < super::waiting::URGENT_SECS {
-                    t.countdown_urgent
-                } else {
-                    t.countdown
-                };
-                line.spans.push(Span::styled(format!(" {txt}"), style));
-            }
-            let verdict = verdict_line(r, verdicts, &t);
-            let queue = sim.map(|s| {
-                let q = s.queue_of(&r.key());
-                Cell::from(Span::styled(queue_label(q, wide), queue_style(&t, q)))
-            });
-            // Narrow: one column, the verdict, unless the reason says more now (a
-            // countdown at Permit, the node of a bound pod).
-            let last = if wide {
-                vec![verdict, line]
-            } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
-                vec![line]
-            } else {
-                vec![verdict]
-            };
-            row(wide, r, st, last, queue, name_w as usize, &t)
-        },
-    );
-    if grouped {
-        draw_group_headers(pane, f, rows_area, &t);
+    Columns {
+        wide,
+        name_w,
+        widths,
+        header,
     }
+}
+
+/// A pod's line: state, name, priority, the queue in a simulation, its verdict and
+/// its reason (with a countdown at Permit).
+fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns) -> Row<'a> {
+    let wide = cols.wide;
+    let st = state_style(t, r.state);
+    let reason = pod_reason(&r.pod, r.state, ctx.waiting);
+    let mut line = Line::from(Span::styled(reason, reason_style(t, r.state)));
+    if r.state == PodState::Waiting
+        && let Some(d) = ctx
+            .waiting
+            .iter()
+            .find(|w| r.is(&w.pod))
+            .and_then(|w| w.next_deadline())
+    {
+        let (txt, secs) = countdown(d, ctx.now);
+        let style = if secs < super::waiting::URGENT_SECS {
+            t.countdown_urgent
+        } else {
+            t.countdown
+        };
+        line.spans.push(Span::styled(format!(" {txt}"), style));
+    }
+    let verdict = verdict_line(r, ctx.verdicts, t);
+    let queue = ctx.sim.map(|s| {
+        let q = s.queue_of(&r.key());
+        Cell::from(Span::styled(queue_label(q, wide), queue_style(t, q)))
+    });
+    // Narrow: one column, the verdict, unless the reason says more now (a
+    // countdown at Permit, the node of a bound pod).
+    let last = if wide {
+        vec![verdict, line]
+    } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
+        vec![line]
+    } else {
+        vec![verdict]
+    };
+    row(wide, r, st, last, queue, cols.name_w, t)
 }
 
 /// Each visible group header across the whole line (past the cursor mark), so a
@@ -454,7 +472,7 @@ fn draw_group_headers(pane: &PodsPane, f: &mut Frame, area: Rect, t: &Theme) {
         .take(area.height as usize)
         .enumerate()
     {
-        let Some(Entry::Group { reason, pods }) = pane.entries.get(i as usize) else {
+        let Some(ListEntry::Group { reason, pods }) = pane.entries.get(i as usize) else {
             continue;
         };
         let text = format!("▾ {pods} pod{} · {reason}", plural(*pods));
@@ -499,56 +517,21 @@ pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
         PodVerdict::Schedulable { .. } => t.pass,
         PodVerdict::Unschedulable { .. } => t.reject,
         PodVerdict::Gated { .. } => t.gated,
+        PodVerdict::NotReplayed { .. } => t.warning,
         PodVerdict::NotServed { .. } => t.dim,
         PodVerdict::Error { .. } => t.error,
     }
 }
 
-/// The grouped list: each main reason's header then its pods (in queue order), the
-/// most pods first; then pods still without a verdict, then bound pods.
-pub fn group_entries(rows: &[PodRow], verdicts: &Verdicts) -> Vec<Entry> {
-    let mut computing = Vec::new();
-    let mut bound = Vec::new();
-    let mut known = Vec::new();
-    for (i, r) in rows.iter().enumerate() {
-        if r.state == PodState::Bound {
-            bound.push(i);
-            continue;
-        }
-        match verdicts.get(&r.key()) {
-            Some(v) => known.push((i, v)),
-            None => computing.push(i),
-        }
-    }
-    let mut out = Vec::with_capacity(rows.len() + 8);
-    let groups = group_by_reason(known)
-        .into_iter()
-        .map(|g| (g.reason, g.pods))
-        .chain([
-            (COMPUTING.to_string(), computing),
-            (BOUND.to_string(), bound),
-        ]);
-    for (reason, pods) in groups {
-        if pods.is_empty() {
-            continue;
-        }
-        out.push(Entry::Group {
-            reason,
-            pods: pods.len(),
-        });
-        out.extend(pods.into_iter().map(Entry::Pod));
-    }
-    out
-}
-
 /// " Pods · 6 pending " — or, when a simulation keeps the pods it bound listed,
 /// " Pods · 3 pending · 3 bound ", so the count stays true as pods bind.
 fn pods_title(pane: &PodsPane) -> String {
-    let n = pane.rows.len();
+    let n = pane.list.rows.len();
     if pane.show_all {
         return format!(" Pods · {} all ", format::thousands(n));
     }
     let bound = pane
+        .list
         .rows
         .iter()
         .filter(|r| r.state == PodState::Bound)
@@ -592,7 +575,7 @@ fn queue_style(t: &Theme, q: Option<QueueName>) -> Style {
 
 fn row<'a>(
     wide: bool,
-    r: &super::super::view::PodRow,
+    r: &PodRow,
     st: Style,
     last: Vec<Line<'a>>,
     queue: Option<Cell<'a>>,

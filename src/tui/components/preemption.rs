@@ -6,9 +6,9 @@ use ratatui::text::{Line, Span};
 
 use super::super::action::Action;
 use super::super::format;
-use super::super::view::{Mark, plural};
 use super::super::widgets::{Scroll, scroll_text, wrap};
 use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, scroll_by};
+use crate::report::{Mark, plural};
 
 /// PostFilter's answer, scrolled.
 #[derive(Clone, Debug, Default)]

@@ -69,7 +69,7 @@ fn draw(pane: &mut WaitingPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: 
     f.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(
-                format!("{n} pod{} waiting at Permit", super::super::view::plural(n)),
+                format!("{n} pod{} waiting at Permit", crate::report::plural(n)),
                 t.waiting,
             ),
             Span::styled("  · a allow · r reject · enter open", t.dim),

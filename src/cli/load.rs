@@ -1,0 +1,144 @@
+//! Loading what a subcommand runs on: a snapshot (with progress on a terminal and the
+//! loader's notes on stderr), one list of a live cluster, the scheduler configuration.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::SourceArgs;
+use crate::engine::SchedulerConfig;
+use crate::model::Cluster;
+use crate::render::escape::terminal_safe;
+use crate::source::live;
+use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
+
+/// How long a one-shot command waits for a live cluster's lists.
+const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A cluster to explain: a snapshot, or one list of a live cluster (with what the
+/// real scheduler said about pending pods).
+pub struct Loaded {
+    pub cluster: Cluster,
+    pub live: Option<SchedulingEvents>,
+}
+
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Loads the snapshot named on the command line, or lists the live cluster when
+/// no snapshot is named.
+pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
+    if args.snapshot.is_some() {
+        let s = load_source(args)?;
+        return Ok(Loaded {
+            cluster: s.cluster,
+            live: None,
+        });
+    }
+    let opts = args.live_options();
+    let rt = runtime()?;
+    let config = rt.block_on(live::client_config(&opts))?;
+    let server = config.cluster_url.to_string();
+    let st = rt
+        .block_on(async {
+            let client = kube::Client::try_from(config).map_err(live::LiveError::Client)?;
+            live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
+        })
+        .with_context(|| format!("reading the live cluster at {server}"))?;
+    Ok(Loaded {
+        cluster: st.cluster,
+        live: Some(st.events),
+    })
+}
+
+/// Loads the snapshot named on the command line.
+pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
+    let path = args.snapshot.as_deref().context(
+        "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
+    )?;
+    let snapshot = load_with_progress(path)
+        .with_context(|| format!("cannot load snapshot {}", path.display()))?;
+    report_load(&snapshot.report);
+    Ok(snapshot)
+}
+
+/// Load a snapshot, showing bytes and objects read on stderr while it takes long, when
+/// stderr is a terminal (never in pipes or logs).
+fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source::SnapshotError> {
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    if !std::io::stderr().is_terminal() {
+        return load_snapshot(path);
+    }
+    let progress = crate::source::LoadProgress::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let shown = scope.spawn(|| {
+            let start = std::time::Instant::now();
+            let mut shown = false;
+            while !done.load(Ordering::Relaxed) {
+                // Woken early when the load ends, so a quick load is not held up.
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
+                // Small files load before anything would be worth showing.
+                if done.load(Ordering::Relaxed)
+                    || start.elapsed() < std::time::Duration::from_millis(500)
+                {
+                    continue;
+                }
+                let mb = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
+                let what = if progress.building_model.load(Ordering::Relaxed) {
+                    "building the model".to_string()
+                } else {
+                    format!("{} objects", progress.objects.load(Ordering::Relaxed))
+                };
+                eprint!(
+                    "\r\x1b[Kloading: {:.0} of {:.0} MB, {what}",
+                    mb(&progress.bytes_read),
+                    mb(&progress.bytes_total)
+                );
+                shown = true;
+            }
+            if shown {
+                eprint!("\r\x1b[K");
+            }
+        });
+        let r = crate::source::load_snapshot_with_progress(path, Some(&progress));
+        done.store(true, Ordering::Relaxed);
+        shown.thread().unpark();
+        let _ = shown.join();
+        r
+    })
+}
+
+/// Say on stderr what a directory load read, and every warning (stdout stays the
+/// answer, for scripts).
+fn report_load(report: &crate::source::LoadReport) {
+    for line in load_notes(report) {
+        eprintln!("{}", terminal_safe(&line));
+    }
+}
+
+/// The lines `report_load` prints, unescaped (the inspector prints them around its
+/// screen).
+pub(super) fn load_notes(report: &crate::source::LoadReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    if report.from_directory {
+        lines.push(report.to_string());
+    }
+    lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
+    match path {
+        None => Ok(SchedulerConfig::defaults()),
+        Some(p) => crate::source::read_scheduler_config(p)
+            .with_context(|| format!("invalid scheduler configuration {}", p.display())),
+    }
+}
