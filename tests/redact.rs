@@ -7,8 +7,11 @@ use std::process::Command;
 
 use schedscope::engine::SchedulerConfig;
 use schedscope::engine::cycle::CycleOptions;
+use schedscope::engine::trace::Trace;
 use schedscope::explain::explain;
+use schedscope::model::Cluster;
 use schedscope::render::json::to_json;
+use schedscope::report::claims;
 use schedscope::source::save;
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use serde_json::{Value, json};
@@ -32,7 +35,7 @@ fn redacted_yaml(path: &Path) -> String {
 }
 
 /// `explain -o json` for every pending pod (and the scenario's own pod).
-fn answers(cluster: &schedscope::model::Cluster, config: &SchedulerConfig, extra: &str) -> Value {
+fn answers(cluster: &Cluster, config: &SchedulerConfig, extra: &str) -> Value {
     let opts = CycleOptions {
         all_filters: true,
         now: "2026-01-01T00:00:00Z".parse().unwrap(),
@@ -48,12 +51,25 @@ fn answers(cluster: &schedscope::model::Cluster, config: &SchedulerConfig, extra
     let mut out = serde_json::Map::new();
     for k in keys {
         let v = match explain(cluster, config, &k, &opts) {
-            Ok(trace) => to_json(&trace),
+            Ok(trace) => with_claims(to_json(&trace), &trace, cluster),
             Err(e) => json!({"error": e.to_string()}),
         };
         out.insert(k, v);
     }
     Value::Object(out)
+}
+
+/// The `claims` key `explain -o json` adds for a pod with ResourceClaims: their
+/// diagnosis, which the report computes from the cluster (the trace has none).
+fn with_claims(mut v: Value, trace: &Trace, cluster: &Cluster) -> Value {
+    let claims = cluster
+        .pod(&trace.pod)
+        .map(|pod| claims::of_trace(trace, cluster, pod))
+        .unwrap_or_default();
+    if !claims.is_empty() {
+        v["claims"] = json!(claims);
+    }
+    v
 }
 
 #[test]
