@@ -213,8 +213,11 @@ fn expand<P: Entry>(prefix: &str, parts: &[Part<P>], out: &mut Vec<P::Out>) {
     }
 }
 
+/// Kinds with their parts.
+type Table<P> = &'static [(&'static str, &'static [Part<P>])];
+
 /// A kind's parts in a table, if the table lists it.
-fn parts_of<P>(table: &'static [(&str, &[Part<P>])], kind: &str) -> Option<&'static [Part<P>]> {
+fn parts_of<P>(table: Table<P>, kind: &str) -> Option<&'static [Part<P>]> {
     table
         .iter()
         .find(|(k, _)| *k == kind)
@@ -238,7 +241,7 @@ const REPLICAS: &[Part<&str>] = &[
 ];
 
 /// The kinds the loader reads and, for each, its kept paths beyond [`META`].
-const KEPT: &[(&str, &[Part<&str>])] = &[
+const KEPT: Table<&str> = &[
     (
         "Pod",
         &[

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Part::{self, Group, Paths};
-use super::{Entry, expand, parts_of, segments};
+use super::{Entry, Table, expand, parts_of, segments};
 use How::*;
 
 /// Maps names and label values to `x` + 20 hex digits of HMAC-SHA256 under a key:
@@ -383,7 +383,7 @@ const SETS: &[Part<(&str, How)>] = &[
 
 /// Where names and label values sit, kind by kind (paths as in the allowlist),
 /// besides the metadata every kind has (see [`name_paths`]).
-const NAMES: &[(&str, &[Part<(&str, How)>])] = &[
+const NAMES: Table<(&str, How)> = &[
     (
         "Pod",
         &[
