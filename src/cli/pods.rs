@@ -43,23 +43,41 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     // error here as in every other command.
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
+    let text = pods_text(
+        &loaded.cluster,
+        &config.profiles,
+        source.live.namespace.as_deref(),
+        args.verdicts || args.group_by.is_some(),
+        args.group_by == Some(PodsGroupBy::Reason),
+    );
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// What `schedscope pods` prints for a cluster: the pending pods of `namespace` (all
+/// when `None`) as a [`PodsList`], with their verdicts when asked, grouped by main
+/// reason when asked.
+pub fn pods_text(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    namespace: Option<&str>,
+    verdicts: bool,
+    grouped: bool,
+) -> String {
     // No waiting pods in a snapshot; the state is the inspector's.
     let list = PodsList::new(
-        &loaded.cluster,
+        cluster,
         &[],
         &PodQuery {
             all: false,
-            namespace: source.live.namespace.as_deref(),
+            namespace,
             filter: "",
             keep: None,
-            profiles: &config.profiles,
+            profiles,
         },
     );
-    let verdicts = (args.verdicts || args.group_by.is_some())
-        .then(|| pod_verdicts(&loaded.cluster, &config.profiles, &list));
-    let grouped = args.group_by == Some(PodsGroupBy::Reason);
-    out.write_all(render::pods::render(&list, verdicts.as_deref(), grouped).as_bytes())?;
-    Ok(())
+    let verdicts = verdicts.then(|| pod_verdicts(cluster, profiles, &list));
+    render::pods::render(&list, verdicts.as_deref(), grouped)
 }
 
 /// Each pod's verdict ([`crate::explain::pod_verdict`], first rejections only, as
