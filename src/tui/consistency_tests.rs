@@ -780,7 +780,7 @@ fn headline_and_pods_list_agree_in_table_pipeline_cli_list_and_inspector_list() 
             // The pods pane is the first bordered pane; its verdict cell's symbol is
             // the last on the row (the state's, some alike, comes first).
             let pane = row.split(['┃', '│']).nth(1).unwrap_or(row);
-            let verdict = pane.split_whitespace().filter_map(said_by_symbol).last();
+            let verdict = pane.split_whitespace().rev().find_map(said_by_symbol);
             assert_eq!(verdict, Some(said), "{key}: {row}");
             // The Pipeline pane's first line.
             keys(&mut app, &format!(":pod {key}\n"));
