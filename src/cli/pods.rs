@@ -9,11 +9,9 @@ use clap::{Args, ValueEnum};
 use super::SourceArgs;
 use super::load::{load_cluster, load_config};
 use crate::engine::Framework;
-use crate::engine::cycle::{CycleOptions, run_cycle};
-use crate::explain::pod_verdict;
-use crate::model::{Cluster, Pod};
+use crate::explain::pods_listing;
+use crate::model::Cluster;
 use crate::render;
-use crate::report::{PodQuery, PodVerdict, PodsList};
 
 #[derive(Debug, Args, Clone)]
 pub struct PodsArgs {
@@ -54,9 +52,8 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// What `schedscope pods` prints for a cluster: the pending pods of `namespace` (all
-/// when `None`) as a [`PodsList`], with their verdicts when asked, grouped by main
-/// reason when asked.
+/// What `schedscope pods` prints for a cluster: the listing
+/// ([`crate::explain::pods_listing`]) as text, grouped by main reason when asked.
 pub fn pods_text(
     cluster: &Cluster,
     profiles: &[Framework],
@@ -64,34 +61,7 @@ pub fn pods_text(
     verdicts: bool,
     grouped: bool,
 ) -> String {
-    // No waiting pods in a snapshot; the state is the inspector's.
-    let list = PodsList::new(
-        cluster,
-        &[],
-        &PodQuery {
-            all: false,
-            namespace,
-            filter: "",
-            keep: None,
-            profiles,
-        },
-    );
-    let verdicts = verdicts.then(|| pod_verdicts(cluster, profiles, &list));
+    let now = verdicts.then(crate::clock::wall_clock);
+    let (list, verdicts) = pods_listing(cluster, profiles, namespace, now);
     render::pods::render(&list, verdicts.as_deref(), grouped)
-}
-
-/// Each pod's verdict ([`crate::explain::pod_verdict`], first rejections only, as
-/// kube-scheduler). The cycles are independent: they run on rayon's workers (as the
-/// engine's node chunks do), and come back in the list's order.
-fn pod_verdicts(cluster: &Cluster, profiles: &[Framework], list: &PodsList) -> Vec<PodVerdict> {
-    let opts = CycleOptions {
-        now: crate::clock::wall_clock(),
-        ..Default::default()
-    };
-    let cycle = |fw: &Framework, c: &Cluster, p: &Pod| run_cycle(fw, c, p, &opts);
-    use rayon::prelude::*;
-    list.rows
-        .par_iter()
-        .map(|r| pod_verdict(cluster, profiles, &r.key(), None, &cycle))
-        .collect()
 }

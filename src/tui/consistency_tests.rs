@@ -740,7 +740,10 @@ fn headline_and_pods_list_agree_in_table_pipeline_cli_list_and_inspector_list() 
     let config = crate::engine::SchedulerConfig::defaults();
     let mut seen = std::collections::BTreeSet::new();
     for cluster in headline_clusters() {
-        let cli = crate::cli::pods_text(&cluster, &config.profiles, None, true, false);
+        // `schedscope pods --verdicts`, as cli::pods_text prints it.
+        let (listing, verdicts) =
+            crate::explain::pods_listing(&cluster, &config.profiles, None, Some(t0()));
+        let cli = crate::render::pods::render(&listing, verdicts.as_deref(), false);
         let rows = cli_pods_rows(&cli);
         assert!(!rows.is_empty(), "{cli}");
         let mut app = app(cluster.clone());
