@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::jiff::Timestamp;
+
 use crate::engine::cycle::{CycleOptions, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
-use crate::report::{PodVerdict, TraceView};
+use crate::report::{PodQuery, PodVerdict, PodsList, TraceView};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {
@@ -152,6 +154,44 @@ pub fn pod_verdict(
         Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
         Err(e) => e.verdict(),
     }
+}
+
+/// What `schedscope pods` lists: the pending pods of `namespace` (all when `None`) as
+/// a [`PodsList`] (no waiting pods in a one-shot listing), and with `verdicts_at` (the
+/// time the cycles run at) each one's [`pod_verdict`] (first rejections only, as
+/// kube-scheduler). The cycles are
+/// independent: they run on rayon's workers (as the engine's node chunks do), and
+/// come back in the list's order.
+pub fn pods_listing(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    namespace: Option<&str>,
+    verdicts_at: Option<Timestamp>,
+) -> (PodsList, Option<Vec<PodVerdict>>) {
+    let list = PodsList::new(
+        cluster,
+        &[],
+        &PodQuery {
+            all: false,
+            namespace,
+            filter: "",
+            keep: None,
+            profiles,
+        },
+    );
+    let verdicts = verdicts_at.map(|now| {
+        let opts = CycleOptions {
+            now,
+            ..Default::default()
+        };
+        let cycle = |fw: &Framework, c: &Cluster, p: &Pod| run_cycle(fw, c, p, &opts);
+        use rayon::prelude::*;
+        list.rows
+            .par_iter()
+            .map(|r| pod_verdict(cluster, profiles, &r.key(), None, &cycle))
+            .collect()
+    });
+    (list, verdicts)
 }
 
 /// Suggest pods with the same name in other namespaces, or similar names.

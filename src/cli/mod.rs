@@ -21,7 +21,7 @@ pub use args::{Inspector, LiveArgs, SourceArgs, TuiArgs, TuiCommand};
 pub use completions::{CompletionsArgs, run_completions, run_man};
 pub use explain::{ExplainArgs, Format, run_explain};
 pub use load::{Loaded, load_cluster, load_config, load_source};
-pub use pods::{PodsArgs, PodsGroupBy, run_pods};
+pub use pods::{PodsArgs, PodsGroupBy, pods_text, run_pods};
 pub use simulate::{SimFormat, SimulateArgs, run_simulate};
 pub use snapshot::{SaveArgs, SnapshotCommand, run_snapshot_save};
 pub use tui::run_tui;

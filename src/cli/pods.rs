@@ -9,11 +9,9 @@ use clap::{Args, ValueEnum};
 use super::SourceArgs;
 use super::load::{load_cluster, load_config};
 use crate::engine::Framework;
-use crate::engine::cycle::{CycleOptions, run_cycle};
-use crate::explain::pod_verdict;
-use crate::model::{Cluster, Pod};
+use crate::explain::pods_listing;
+use crate::model::Cluster;
 use crate::render;
-use crate::report::{PodQuery, PodVerdict, PodsList};
 
 #[derive(Debug, Args, Clone)]
 pub struct PodsArgs {
@@ -43,37 +41,27 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     // error here as in every other command.
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
-    // No waiting pods in a snapshot; the state is the inspector's.
-    let list = PodsList::new(
+    let text = pods_text(
         &loaded.cluster,
-        &[],
-        &PodQuery {
-            all: false,
-            namespace: source.live.namespace.as_deref(),
-            filter: "",
-            keep: None,
-            profiles: &config.profiles,
-        },
+        &config.profiles,
+        source.live.namespace.as_deref(),
+        args.verdicts || args.group_by.is_some(),
+        args.group_by == Some(PodsGroupBy::Reason),
     );
-    let verdicts = (args.verdicts || args.group_by.is_some())
-        .then(|| pod_verdicts(&loaded.cluster, &config.profiles, &list));
-    let grouped = args.group_by == Some(PodsGroupBy::Reason);
-    out.write_all(render::pods::render(&list, verdicts.as_deref(), grouped).as_bytes())?;
+    out.write_all(text.as_bytes())?;
     Ok(())
 }
 
-/// Each pod's verdict ([`crate::explain::pod_verdict`], first rejections only, as
-/// kube-scheduler). The cycles are independent: they run on rayon's workers (as the
-/// engine's node chunks do), and come back in the list's order.
-fn pod_verdicts(cluster: &Cluster, profiles: &[Framework], list: &PodsList) -> Vec<PodVerdict> {
-    let opts = CycleOptions {
-        now: crate::clock::wall_clock(),
-        ..Default::default()
-    };
-    let cycle = |fw: &Framework, c: &Cluster, p: &Pod| run_cycle(fw, c, p, &opts);
-    use rayon::prelude::*;
-    list.rows
-        .par_iter()
-        .map(|r| pod_verdict(cluster, profiles, &r.key(), None, &cycle))
-        .collect()
+/// What `schedscope pods` prints for a cluster: the listing
+/// ([`crate::explain::pods_listing`]) as text, grouped by main reason when asked.
+pub fn pods_text(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    namespace: Option<&str>,
+    verdicts: bool,
+    grouped: bool,
+) -> String {
+    let now = verdicts.then(crate::clock::wall_clock);
+    let (list, verdicts) = pods_listing(cluster, profiles, namespace, now);
+    render::pods::render(&list, verdicts.as_deref(), grouped)
 }

@@ -651,3 +651,159 @@ fn explain_table_json_and_inspector_state_the_same_needs() {
         assert!(labels_seen.contains(label), "{label}: {labels_seen:?}");
     }
 }
+
+/// What an output says first about a pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Said {
+    Schedulable,
+    Unschedulable,
+    NotReplayed,
+    Gated,
+    Error,
+}
+
+fn said_by_headline(h: &crate::report::Headline) -> Said {
+    use crate::report::Headline;
+    match h {
+        Headline::Schedulable { .. } => Said::Schedulable,
+        Headline::Preempting { .. } | Headline::Unschedulable => Said::Unschedulable,
+        Headline::NotReplayed { .. } => Said::NotReplayed,
+        Headline::Gated { .. } => Said::Gated,
+        Headline::Error { .. } => Said::Error,
+    }
+}
+
+/// The `pods --verdicts` VERDICT column, read back.
+fn said_by_pods_label(label: &str) -> Option<Said> {
+    [
+        ("schedulable on ", Said::Schedulable),
+        ("unschedulable", Said::Unschedulable),
+        ("not replayed: ", Said::NotReplayed),
+        ("gated by ", Said::Gated),
+        ("error: ", Said::Error),
+    ]
+    .into_iter()
+    .find(|(p, _)| label.starts_with(p))
+    .map(|(_, s)| s)
+}
+
+/// The inspector's pods pane verdict cell, read back by its symbol.
+fn said_by_symbol(symbol: &str) -> Option<Said> {
+    match symbol {
+        "✓" => Some(Said::Schedulable),
+        "✗" => Some(Said::Unschedulable),
+        "?" => Some(Said::NotReplayed),
+        "⊘" => Some(Said::Gated),
+        "!" => Some(Said::Error),
+        _ => None,
+    }
+}
+
+/// `(key, VERDICT)` of each `schedscope pods --verdicts` row, in order.
+fn cli_pods_rows(text: &str) -> Vec<(String, String)> {
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header");
+    let at = header.find("VERDICT").expect("a VERDICT column");
+    lines
+        .map(|l| {
+            let key = l.split_whitespace().next().unwrap_or_default().to_string();
+            let verdict: String = l.chars().skip(header[..at].chars().count()).collect();
+            (key, verdict)
+        })
+        .collect()
+}
+
+/// The demo's pending pods, and a DRA pod whose claims cannot be read from this
+/// source (a live role without ResourceClaims): DynamicResources refuses it at
+/// PreFilter, which is no verdict on the pod.
+fn headline_clusters() -> Vec<crate::model::Cluster> {
+    let demo = crate::source::load_snapshot(std::path::Path::new("examples/demo-cluster.yaml"))
+        .expect("demo snapshot")
+        .cluster;
+    let mut dra = crate::source::load_snapshot(std::path::Path::new(
+        "tests/fidelity/d01-single-gpu-fits/snapshot.yaml",
+    ))
+    .expect("DRA snapshot")
+    .cluster;
+    dra.dra_objects_known = false;
+    dra.unreadable_kinds
+        .insert("ResourceClaim".into(), "forbidden".into());
+    vec![demo, dra]
+}
+
+/// The headline of every pending pod, and the pods list: the `explain` table, the
+/// Pipeline pane, `pods --verdicts` and the inspector's pods pane say the same thing
+/// of each pod (schedulable, unschedulable, not replayed, gated, error), in the same
+/// order of pods, including a pod that was not replayed.
+#[test]
+fn headline_and_pods_list_agree_in_table_pipeline_cli_list_and_inspector_list() {
+    let config = crate::engine::SchedulerConfig::defaults();
+    let mut seen = std::collections::BTreeSet::new();
+    for cluster in headline_clusters() {
+        // `schedscope pods --verdicts`, as cli::pods_text prints it.
+        let (listing, verdicts) =
+            crate::explain::pods_listing(&cluster, &config.profiles, None, Some(t0()));
+        let cli = crate::render::pods::render(&listing, verdicts.as_deref(), false);
+        let rows = cli_pods_rows(&cli);
+        assert!(!rows.is_empty(), "{cli}");
+        let mut app = app(cluster.clone());
+        app.take_verdicts_sync();
+        settle(&mut app);
+        let list = screen(&mut app, 220, 80);
+        let mut last_line = 0;
+        for (key, label) in &rows {
+            let label = label.trim();
+            let from_cli = said_by_pods_label(label);
+            // The explain table and the Pipeline pane, for the same pod.
+            let (trace, _) = replay(&cluster, &config, key);
+            let answer = crate::report::Answer::of_replay(&trace, &cluster, &config.profiles);
+            let said = said_by_headline(&answer.headline);
+            let table = crate::render::table::render_answer(
+                &trace,
+                &answer,
+                &crate::render::table::TableOptions::default(),
+            );
+            let verdict_line = format!("Verdict    {}", answer.headline.sentence());
+            assert!(table.contains(&verdict_line), "{key}: {table}");
+            assert_eq!(
+                from_cli,
+                Some(said),
+                "{key}: pods says {label:?}, explain {verdict_line:?}"
+            );
+            // The inspector's pods pane: the pod's row, in the CLI's order, with the
+            // same verdict.
+            let (ns, name) = key.split_once('/').expect("a key");
+            let (at, row) = list
+                .iter()
+                .enumerate()
+                .find(|(_, l)| l.contains(&format!(" {ns} ")) && l.contains(&format!(" {name} ")))
+                .unwrap_or_else(|| panic!("{key} in the pods pane:\n{}", list.join("\n")));
+            assert!(at > last_line, "{key}: listed in the CLI's order");
+            last_line = at;
+            // The pods pane is the first bordered pane; its verdict cell's symbol is
+            // the last on the row (the state's, some alike, comes first).
+            let pane = row.split(['┃', '│']).nth(1).unwrap_or(row);
+            let verdict = pane.split_whitespace().rev().find_map(said_by_symbol);
+            assert_eq!(verdict, Some(said), "{key}: {row}");
+            // The Pipeline pane's first line.
+            keys(&mut app, &format!(":pod {key}\n"));
+            let pipeline = screen(&mut app, 220, 40);
+            let first = format!("{} {}", answer.headline.symbol(), answer.headline.short());
+            let first: String = first.chars().take(60).collect();
+            assert!(
+                pipeline.iter().any(|l| l.contains(&first)),
+                "{key}: {first:?} in\n{}",
+                pipeline.join("\n")
+            );
+            seen.insert(said);
+        }
+    }
+    for said in [
+        Said::Schedulable,
+        Said::Unschedulable,
+        Said::NotReplayed,
+        Said::Gated,
+    ] {
+        assert!(seen.contains(&said), "{said:?} among {seen:?}");
+    }
+}
