@@ -254,55 +254,7 @@ fn candidates(cluster: &Cluster, pod: &Pod, trace: &Trace, goal: Goal) -> Vec<Ca
             push(Edit::Cordon(n.clone()), Some(format!("{n} outscored {t}")));
         }
     }
-    for (node, plugin) in &rejected {
-        let Some(info) = cluster.node(node) else {
-            continue;
-        };
-        match *plugin {
-            "NodeUnschedulable" => {
-                push(Edit::Uncordon(node.to_string()), None);
-            }
-            "TaintToleration" => {
-                if let Some(t) =
-                    find_untolerated_do_not_schedule_taint(&info.node.taints, &pod.tolerations)
-                {
-                    if t.key != UNSCHEDULABLE_TAINT {
-                        push(
-                            Edit::Tolerate {
-                                key: t.key.clone(),
-                                value: t.value.clone().filter(|v| !v.is_empty()),
-                                effect: t.effect.clone(),
-                            },
-                            None,
-                        );
-                    }
-                    push(
-                        Edit::Untaint {
-                            node: node.to_string(),
-                            key: t.key.clone(),
-                            effect: Some(t.effect.clone()),
-                        },
-                        None,
-                    );
-                }
-            }
-            "NodeAffinity" => {
-                for (k, v) in pod.node_selector.iter().flatten() {
-                    if info.node.labels.get(k).map(|s| &**s) != Some(v.as_str()) {
-                        push(
-                            Edit::Label {
-                                node: node.to_string(),
-                                key: k.clone(),
-                                value: v.clone(),
-                            },
-                            None,
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+    node_candidates(cluster, pod, &rejected, &mut push);
     if plugins.contains("NodeAffinity") {
         for k in pod.node_selector.iter().flatten().map(|(k, _)| k) {
             push(Edit::DropNodeSelector(k.clone()), None);
@@ -378,6 +330,65 @@ fn candidates(cluster: &Cluster, pod: &Pod, trace: &Trace, goal: Goal) -> Vec<Ca
     }
     out.sort_by_key(|c| c.rank);
     out
+}
+
+/// What each rejected node's own plugin points at: uncordon it, tolerate or remove
+/// its taint, give it the label the pod selects.
+fn node_candidates(
+    cluster: &Cluster,
+    pod: &Pod,
+    rejected: &[(&str, &str)],
+    push: &mut impl FnMut(Edit, Option<String>),
+) {
+    for (node, plugin) in rejected {
+        let Some(info) = cluster.node(node) else {
+            continue;
+        };
+        match *plugin {
+            "NodeUnschedulable" => {
+                push(Edit::Uncordon(node.to_string()), None);
+            }
+            "TaintToleration" => {
+                if let Some(t) =
+                    find_untolerated_do_not_schedule_taint(&info.node.taints, &pod.tolerations)
+                {
+                    if t.key != UNSCHEDULABLE_TAINT {
+                        push(
+                            Edit::Tolerate {
+                                key: t.key.clone(),
+                                value: t.value.clone().filter(|v| !v.is_empty()),
+                                effect: t.effect.clone(),
+                            },
+                            None,
+                        );
+                    }
+                    push(
+                        Edit::Untaint {
+                            node: node.to_string(),
+                            key: t.key.clone(),
+                            effect: Some(t.effect.clone()),
+                        },
+                        None,
+                    );
+                }
+            }
+            "NodeAffinity" => {
+                for (k, v) in pod.node_selector.iter().flatten() {
+                    if info.node.labels.get(k).map(|s| &**s) != Some(v.as_str()) {
+                        push(
+                            Edit::Label {
+                                node: node.to_string(),
+                                key: k.clone(),
+                                value: v.clone(),
+                            },
+                            None,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// For each short resource: the largest request that fits on some rejected node,
