@@ -1,10 +1,8 @@
 //! Explaining one pod: pick its profile, make it pending if it is bound, run a cycle.
 
-use std::sync::Arc;
-
 use k8s_openapi::jiff::Timestamp;
 
-use crate::engine::cycle::{CycleOptions, run_cycle};
+use crate::engine::cycle::{CycleOptions, replay_as_pending, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
@@ -126,18 +124,7 @@ pub fn explain_with(
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-    if pod.is_bound() {
-        let mut pending: Pod = (**pod).clone();
-        pending.node_name = None;
-        let mut c = cluster.clone();
-        c.delete_pod(&key);
-        let pending = Arc::new(pending);
-        c.upsert_pod((*pending).clone());
-        let mut trace = cycle(fw, &c, &pending);
-        trace.bound_to = pod.node_name.clone();
-        return Ok(trace);
-    }
-    Ok(cycle(fw, cluster, pod))
+    Ok(replay_as_pending(cluster, pod, |c, p| cycle(fw, c, p)))
 }
 
 /// A pods list's verdict on one pod: its replay through [`explain_with`] (first

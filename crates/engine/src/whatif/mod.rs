@@ -17,7 +17,7 @@ pub use edit::{Edit, EditError, GRAMMAR, Qty, RequestSpelling, TAINT_EFFECTS};
 pub use requests::{set_effective_request, set_request_in_manifest, show};
 
 use crate::engine::Framework;
-use crate::engine::cycle::{CycleOptions, run_cycle};
+use crate::engine::cycle::{CycleOptions, replay_as_pending, run_cycle};
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
 
@@ -42,17 +42,9 @@ pub fn replay(
     opts: &CycleOptions,
 ) -> Option<Trace> {
     let fw = profile_for(profiles, pod)?;
-    if pod.is_bound() || cluster.pod(&pod.key()).is_some_and(|p| p.is_bound()) {
-        let mut c = cluster.clone();
-        c.delete_pod(&pod.key());
-        let mut pending = pod.clone();
-        let bound_to = pending.node_name.take();
-        c.upsert_pod(pending.clone());
-        let mut trace = run_cycle(fw, &c, &pending, opts);
-        trace.bound_to = bound_to;
-        return Some(trace);
-    }
-    Some(run_cycle(fw, cluster, pod, opts))
+    Some(replay_as_pending(cluster, pod, |c, p| {
+        run_cycle(fw, c, p, opts)
+    }))
 }
 
 /// [`apply`] then [`replay`] of the edited pod: the trace of the edited model.

@@ -35,6 +35,28 @@ pub struct CycleOutput {
     pub state: CycleState,
 }
 
+/// Runs `cycle` for `pod` as a pending pod: a bound pod (or one whose copy in the
+/// cluster is bound) is taken off its node first, so the replay places it anew, and
+/// the trace records where it was bound. Explain and what-if replays share this rule.
+pub fn replay_as_pending(
+    cluster: &Cluster,
+    pod: &Pod,
+    cycle: impl FnOnce(&Cluster, &Pod) -> Trace,
+) -> Trace {
+    let key = pod.key();
+    if !pod.is_bound() && !cluster.pod(&key).is_some_and(|p| p.is_bound()) {
+        return cycle(cluster, pod);
+    }
+    let mut c = cluster.clone();
+    c.delete_pod(&key);
+    let mut pending = pod.clone();
+    let bound_to = pending.node_name.take();
+    c.upsert_pod(pending.clone());
+    let mut trace = cycle(&c, &pending);
+    trace.bound_to = bound_to;
+    trace
+}
+
 /// `explain`'s cycle: the scheduling cycle over every node, then the binding half as a
 /// dry run on the selected node, on the worker pool entered once.
 pub fn run_cycle(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> Trace {
