@@ -6,7 +6,10 @@ use crate::engine::cycle::{CycleOptions, replay_as_pending, run_cycle};
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
+use crate::report::remedies::{Goal, Remedies, suggest};
+use crate::report::whatif::{WhatIfComparison, compare};
 use crate::report::{PodQuery, PodVerdict, PodsList, TraceView};
+use crate::whatif::{Edit, EditError, Edited, apply, closest};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ExplainError {
@@ -24,6 +27,13 @@ pub enum ExplainError {
         key: String,
         scheduler: String,
         profiles: String,
+    },
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    #[error("--target {node:?}: no such node{}", .suggestion.as_ref().map(|s| format!("; did you mean {s:?}?")).unwrap_or_default())]
+    NoTargetNode {
+        node: String,
+        suggestion: Option<String>,
     },
 }
 
@@ -125,6 +135,94 @@ pub fn explain_with(
                 .join(", "),
         })?;
     Ok(replay_as_pending(cluster, pod, |c, p| cycle(fw, c, p)))
+}
+
+/// A pod's answer under what-if edits: the replay on the model as loaded, the replay
+/// on the edited copy (pod edits change the pod being explained), and their
+/// comparison. Nothing is written anywhere: the edits live in the copy.
+pub struct WhatIfRun {
+    pub edited: Edited,
+    pub before: Trace,
+    pub after: Trace,
+    pub comparison: WhatIfComparison,
+}
+
+/// [`explain_pod`] of `key` before and after `edits`.
+pub fn explain_what_if(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    edits: &[Edit],
+    opts: &CycleOptions,
+) -> Result<WhatIfRun, ExplainError> {
+    let before = explain_pod(cluster, profiles, key, None, opts)?;
+    let pod = cluster.pod(key).map(|p| p.as_ref());
+    let edited = apply(cluster, pod, edits)?;
+    let after = explain_pod(&edited.cluster, profiles, key, None, opts)?;
+    let written: Vec<String> = edits.iter().map(Edit::to_string).collect();
+    let notes: Vec<String> = edited
+        .notes
+        .iter()
+        .map(|(e, n)| format!("{e}: {n}"))
+        .collect();
+    let comparison = compare(&written, &notes, &before, &after);
+    Ok(WhatIfRun {
+        edited,
+        before,
+        after,
+        comparison,
+    })
+}
+
+/// What `--suggest` answers for `key` on `cluster` (already edited, when what-if
+/// edits are active): the remedies of [`suggest`], searched from a replay that ran
+/// every filter on every node (so each rejected node's every reason yields its
+/// candidates, and the answer is the same whatever the output format), or `None`
+/// when the pod is already placed where the goal asks.
+pub fn remedies_for(
+    cluster: &Cluster,
+    profiles: &[Framework],
+    key: &str,
+    target: Option<&str>,
+    limit: usize,
+    now: Timestamp,
+) -> Result<Option<Remedies>, ExplainError> {
+    if let Some(t) = target
+        && cluster.node(t).is_none()
+    {
+        return Err(ExplainError::NoTargetNode {
+            node: t.to_string(),
+            suggestion: closest(t, cluster.nodes().iter().map(|n| &*n.node.name)),
+        });
+    }
+    let opts = CycleOptions {
+        all_filters: true,
+        now,
+        ..Default::default()
+    };
+    let trace = explain_pod(cluster, profiles, key, None, &opts)?;
+    let goal = match target {
+        Some(t) => Goal::Target(t),
+        None => Goal::Schedulable,
+    };
+    let placed = match (&trace.outcome, goal) {
+        (crate::engine::trace::Outcome::Scheduled { node }, Goal::Target(t)) => node == t,
+        (crate::engine::trace::Outcome::Scheduled { .. }, Goal::Schedulable) => true,
+        _ => false,
+    };
+    if placed {
+        return Ok(None);
+    }
+    let Some(pod) = cluster.pod(key) else {
+        return Ok(None);
+    };
+    let replays = CycleOptions {
+        now,
+        ..Default::default()
+    };
+    Ok(Some(suggest(
+        cluster, profiles, pod, &trace, goal, limit, &replays,
+    )))
 }
 
 /// A pods list's verdict on one pod: its replay through [`explain_with`] (first

@@ -9,10 +9,13 @@ use clap::{Args, ValueEnum};
 use super::SourceArgs;
 use super::load::{load_cluster, load_config};
 use super::timings::{Timings, timed_load};
+use super::whatif::WhatIfArgs;
 use crate::engine::cycle::{CycleOptions, PhaseClock};
-use crate::explain::explain;
+use crate::explain::{WhatIfRun, explain_pod, explain_what_if, remedies_for};
 use crate::render::escape::terminal_safe;
-use crate::render::{json, table};
+use crate::render::{json, table, whatif};
+use crate::report::remedies::{DEFAULT_LIMIT, Remedies};
+use crate::report::whatif::WhatIfComparison;
 use crate::report::{Answer, RecordedWord};
 
 #[derive(Debug, Args, Clone)]
@@ -31,6 +34,18 @@ pub struct ExplainArgs {
     /// How many top-scoring nodes the table shows.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
+    /// Search the what-if edits (one, else two together) that would make the pod
+    /// schedulable, each verified by a full replay; smallest change first.
+    #[arg(long)]
+    pub suggest: bool,
+    /// With --suggest: edits that land the pod on NODE rather than anywhere.
+    #[arg(long, value_name = "NODE", requires = "suggest")]
+    pub target: Option<String>,
+    /// With --suggest: the most replays the search runs.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT)]
+    pub suggest_limit: usize,
     /// Print how long each phase took on stderr (load, scheduling cycle and its
     /// PreFilter, Filter and Score, render), one `phase: value unit` line each.
     #[arg(long)]
@@ -46,6 +61,8 @@ pub enum Format {
 
 pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
+    // A malformed edit is refused before anything is loaded.
+    let edits = args.what_if.edits()?;
     let timings = args.timings.then(|| Arc::new(Timings::new()));
     let loaded = match &timings {
         Some(t) => timed_load(source, t)?,
@@ -61,29 +78,66 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         ..Default::default()
     };
     let cycle_start = timings.as_ref().map(|t| t.now());
-    let trace = explain(&loaded.cluster, &config, &source.pod_key(&args.pod), &opts).map_err(
-        |e| match e {
-            // Name the command that lists them, with this run's own source flags.
-            crate::explain::ExplainError::PodNotFound { .. } => {
-                let mut all = source.clone();
-                all.live.namespace = None;
-                anyhow::anyhow!("{e}; `{}` lists them", all.command_line("pods"))
-            }
-            e => e.into(),
-        },
-    )?;
+    let key = source.pod_key(&args.pod);
+    let not_found = |e: crate::explain::ExplainError| match e {
+        // Name the command that lists them, with this run's own source flags.
+        crate::explain::ExplainError::PodNotFound { .. } => {
+            let mut all = source.clone();
+            all.live.namespace = None;
+            anyhow::anyhow!("{e}; `{}` lists them", all.command_line("pods"))
+        }
+        e => e.into(),
+    };
+    // Under what-if edits, the answer is the edited model's, and the cluster the
+    // causes are read from is the edited copy.
+    let (trace, edited, comparison) = if edits.is_empty() {
+        let trace =
+            explain_pod(&loaded.cluster, &config.profiles, &key, None, &opts).map_err(not_found)?;
+        (trace, None, None)
+    } else {
+        let WhatIfRun {
+            edited,
+            after,
+            comparison,
+            ..
+        } = explain_what_if(&loaded.cluster, &config.profiles, &key, &edits, &opts)
+            .map_err(not_found)?;
+        (after, Some(edited.cluster), Some(comparison))
+    };
+    let cluster = edited.as_ref().unwrap_or(&loaded.cluster);
     if let (Some(t), Some(start)) = (&timings, cycle_start) {
         t.add("scheduling cycle", t.now() - start);
     }
     let render_start = timings.as_ref().map(|t| t.now());
     // The rejections' exact causes and the pod's needs, from the cluster the replay
     // ran on; live, the real scheduler's word beside it.
-    let answer = Answer::of_replay(&trace, &loaded.cluster, &config.profiles).with_word(
-        RecordedWord::of(&trace, &loaded.cluster, loaded.live.as_ref()),
-    );
+    // The real scheduler's recorded word is about the cluster as it is, not edited.
+    let word = match comparison {
+        None => RecordedWord::of(&trace, cluster, loaded.live.as_ref()),
+        Some(_) => RecordedWord::NotRecorded,
+    };
+    let answer = Answer::of_replay(&trace, cluster, &config.profiles).with_word(word);
+    let remedies = if args.suggest {
+        let target = args.target.as_deref();
+        let found = remedies_for(
+            cluster,
+            &config.profiles,
+            &key,
+            target,
+            args.suggest_limit,
+            opts.now,
+        )?;
+        Some(found)
+    } else {
+        None
+    };
     match args.output {
         Format::Table => {
-            let text = table::render_answer(
+            let mut text = String::new();
+            if let Some(c) = &comparison {
+                text += &whatif::edits_header(&c.edits, &c.notes);
+            }
+            text += &table::render_answer(
                 &trace,
                 &answer,
                 &table::TableOptions {
@@ -91,6 +145,12 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
                     ..Default::default()
                 },
             );
+            if let Some(c) = &comparison {
+                text += &whatif::comparison(c);
+            }
+            if let Some(r) = &remedies {
+                text += &remedies_text(r.as_ref(), args.target.as_deref());
+            }
             out.write_all(terminal_safe(&text).as_bytes())?;
             if answer.word != RecordedWord::NotRecorded {
                 writeln!(out, "\n{}", terminal_safe(&source.config_label()))?;
@@ -104,7 +164,8 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         Format::Json | Format::Yaml => {
-            let v = json::answer_json(&trace, &answer);
+            let mut v = json::answer_json(&trace, &answer);
+            add_what_if_json(&mut v, comparison.as_ref(), remedies.as_ref());
             if args.output == Format::Json {
                 serde_json::to_writer_pretty(&mut *out, &v)?;
                 writeln!(out)?;
@@ -119,4 +180,48 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         eprint!("{}", t.report());
     }
     Ok(())
+}
+
+/// `--suggest`'s section: the remedies, or why there is nothing to search.
+fn remedies_text(found: Option<&Remedies>, target: Option<&str>) -> String {
+    match (found, target) {
+        (Some(r), _) => whatif::remedies(r),
+        (None, Some(t)) => format!("\nRemedies: none needed; the pod already lands on {t}.\n"),
+        (None, None) => "\nRemedies: none needed; the pod is schedulable (--target NODE searches \
+                         the edits that would land it on NODE).\n"
+            .into(),
+    }
+}
+
+/// `what_if: {edits, notes, before, after, changed}` and `suggestions` (with the
+/// search's own figures in `suggest`) beside the answer.
+fn add_what_if_json(
+    v: &mut serde_json::Value,
+    comparison: Option<&WhatIfComparison>,
+    remedies: Option<&Option<Remedies>>,
+) {
+    let Some(o) = v.as_object_mut() else { return };
+    if let Some(c) = comparison {
+        o.insert(
+            "what_if".into(),
+            serde_json::to_value(c).unwrap_or_default(),
+        );
+    }
+    if let Some(r) = remedies {
+        let suggestions = r.as_ref().map(|r| r.suggestions.as_slice()).unwrap_or(&[]);
+        o.insert(
+            "suggestions".into(),
+            serde_json::to_value(suggestions).unwrap_or_default(),
+        );
+        o.insert(
+            "suggest".into(),
+            serde_json::json!({
+                "needed": r.is_some(),
+                "replays": r.as_ref().map(|r| r.replays).unwrap_or(0),
+                "limit": r.as_ref().map(|r| r.limit),
+                "stopped_early": r.as_ref().is_some_and(|r| r.stopped_early),
+                "preemption": r.as_ref().and_then(|r| r.preemption.clone()),
+            }),
+        );
+    }
 }

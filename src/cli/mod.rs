@@ -16,6 +16,7 @@ mod simulate;
 mod snapshot;
 mod timings;
 mod tui;
+mod whatif;
 
 pub use args::{Inspector, LiveArgs, SourceArgs, TuiArgs, TuiCommand};
 pub use completions::{CompletionsArgs, run_completions, run_man};
@@ -25,6 +26,7 @@ pub use pods::{PodsArgs, PodsGroupBy, pods_text, run_pods};
 pub use simulate::{SimFormat, SimulateArgs, run_simulate};
 pub use snapshot::{SaveArgs, SnapshotCommand, run_snapshot_save};
 pub use tui::run_tui;
+pub use whatif::{WHAT_IF_HELP, WhatIfArgs};
 
 #[derive(Debug, Parser)]
 #[command(

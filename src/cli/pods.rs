@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
 use super::load::{load_cluster, load_config};
+use super::whatif::WhatIfArgs;
 use crate::engine::Framework;
 use crate::explain::pods_listing;
 use crate::model::Cluster;
@@ -27,6 +28,11 @@ pub struct PodsArgs {
     /// --verdicts).
     #[arg(long, value_enum, value_name = "KEY")]
     pub group_by: Option<PodsGroupBy>,
+    /// Cluster edits (node.*, pod.evict=NS/NAME; implies --verdicts): the listing of
+    /// the edited model, then which pending pods the edits make schedulable (each
+    /// replayed alone) and which they stop.
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,10 +43,22 @@ pub enum PodsGroupBy {
 
 pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
+    let edits = args.what_if.cluster_edits("pods")?;
     // The order is the configuration's QueueSort plugin's, so a bad --config is an
     // error here as in every other command.
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
+    if !edits.is_empty() {
+        let text = pods_what_if_text(
+            &loaded.cluster,
+            &edits,
+            &config.profiles,
+            source.live.namespace.as_deref(),
+            args.group_by == Some(PodsGroupBy::Reason),
+        )?;
+        out.write_all(text.as_bytes())?;
+        return Ok(());
+    }
     let text = pods_text(
         &loaded.cluster,
         &config.profiles,
@@ -64,4 +82,43 @@ pub fn pods_text(
     let now = verdicts.then(crate::clock::wall_clock);
     let (list, verdicts) = pods_listing(cluster, profiles, namespace, now);
     render::pods::render(&list, verdicts.as_deref(), grouped)
+}
+
+/// `pods --what-if`: the edits, the edited model's listing with verdicts, and what
+/// changed for the pending pods ([`crate::report::whatif::PodsChange`]).
+pub fn pods_what_if_text(
+    cluster: &Cluster,
+    edits: &[crate::whatif::Edit],
+    profiles: &[Framework],
+    namespace: Option<&str>,
+    grouped: bool,
+) -> Result<String> {
+    let edited = crate::whatif::apply(cluster, None, edits)?;
+    let now = Some(crate::clock::wall_clock());
+    let keyed = |list: &crate::report::PodsList, v: Option<Vec<crate::report::PodVerdict>>| {
+        let keys = list.rows.iter().map(|r| r.key());
+        keys.zip(v.unwrap_or_default()).collect::<Vec<_>>()
+    };
+    let (before_list, before) = pods_listing(cluster, profiles, namespace, now);
+    let (after_list, after) = pods_listing(&edited.cluster, profiles, namespace, now);
+    let edits: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
+    let notes: Vec<String> = edited
+        .notes
+        .iter()
+        .map(|(e, n)| format!("{e}: {n}"))
+        .collect();
+    let mut text =
+        render::escape::terminal_safe(&render::whatif::edits_header(&edits, &notes)).into_owned();
+    text += &render::pods::render(&after_list, after.as_deref(), grouped);
+    let change = crate::report::whatif::PodsChange::of(
+        &edits,
+        &keyed(&before_list, before),
+        &keyed(&after_list, after),
+    );
+    text.push('\n');
+    for line in change.lines() {
+        text += &render::escape::terminal_safe(&line);
+        text.push('\n');
+    }
+    Ok(text)
 }

@@ -7,3 +7,4 @@ pub mod json;
 pub mod pods;
 pub mod simulation;
 pub mod table;
+pub mod whatif;

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use schedscope_engine::engine::trace::{Outcome, Trace};
 use serde::Serialize;
 
+use crate::PodVerdict;
+
 /// One side of the comparison.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WhatIfSide {
@@ -122,6 +124,83 @@ pub fn compare(
     }
 }
 
+/// What cluster edits change for the pending pods, each replayed alone before and
+/// after (`pods --verdicts --what-if`): which become schedulable and which stop being
+/// so. The pods compete for the same room; each is judged as if it came first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodsChange {
+    pub edits: Vec<String>,
+    pub became_schedulable: Vec<String>,
+    pub no_longer_schedulable: Vec<String>,
+    /// Pods listed on both sides.
+    pub compared: usize,
+}
+
+impl PodsChange {
+    /// `before` and `after` are `(pod key, verdict)` in list order.
+    pub fn of(
+        edits: &[String],
+        before: &[(String, PodVerdict)],
+        after: &[(String, PodVerdict)],
+    ) -> PodsChange {
+        let was: BTreeMap<&str, bool> = before
+            .iter()
+            .map(|(k, v)| (k.as_str(), schedulable(v)))
+            .collect();
+        let mut out = PodsChange {
+            edits: edits.to_vec(),
+            became_schedulable: Vec::new(),
+            no_longer_schedulable: Vec::new(),
+            compared: 0,
+        };
+        for (key, v) in after {
+            let Some(&was) = was.get(key.as_str()) else {
+                continue;
+            };
+            out.compared += 1;
+            match (was, schedulable(v)) {
+                (false, true) => out.became_schedulable.push(key.clone()),
+                (true, false) => out.no_longer_schedulable.push(key.clone()),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// `node.uncordon=gen-a3 → 4 pods become schedulable: a, b, c, d`, and a line
+    /// for pods that stop being schedulable when there are any.
+    pub fn lines(&self) -> Vec<String> {
+        let edits = self.edits.join(" + ");
+        let list = |keys: &[String]| {
+            if keys.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", keys.join(", "))
+            }
+        };
+        let n = self.became_schedulable.len();
+        let mut lines = vec![format!(
+            "{edits} → {n} pod{} become{} schedulable{}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+            list(&self.became_schedulable)
+        )];
+        let m = self.no_longer_schedulable.len();
+        if m > 0 {
+            lines.push(format!(
+                "{edits} → {m} pod{} no longer schedulable{}",
+                if m == 1 { "" } else { "s" },
+                list(&self.no_longer_schedulable)
+            ));
+        }
+        lines
+    }
+}
+
+fn schedulable(v: &PodVerdict) -> bool {
+    matches!(v, PodVerdict::Schedulable { .. })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +242,42 @@ mod tests {
         assert_eq!(json["edits"][0], "node.uncordon=n2");
         assert_eq!(json["after"]["selected_node"], "n2");
         assert_eq!(json["changed"][0]["reason"], "node(s) were unschedulable");
+    }
+
+    #[test]
+    fn pods_change_counts_each_direction_and_reads_as_a_sentence() {
+        let yes = |n: &str| PodVerdict::Schedulable { node: n.into() };
+        let no = PodVerdict::Unschedulable {
+            nodes: 3,
+            reason: "x".into(),
+            nominated: None,
+        };
+        let before = vec![
+            ("a/1".to_string(), no.clone()),
+            ("a/2".to_string(), yes("n1")),
+            ("a/3".to_string(), no.clone()),
+            ("a/gone".to_string(), no.clone()),
+        ];
+        let after = vec![
+            ("a/1".to_string(), yes("n2")),
+            ("a/2".to_string(), no.clone()),
+            ("a/3".to_string(), no.clone()),
+        ];
+        let c = PodsChange::of(&["node.cordon=n1".into()], &before, &after);
+        assert_eq!(c.became_schedulable, ["a/1"]);
+        assert_eq!(c.no_longer_schedulable, ["a/2"]);
+        assert_eq!(c.compared, 3);
+        assert_eq!(
+            c.lines(),
+            [
+                "node.cordon=n1 → 1 pod becomes schedulable: a/1",
+                "node.cordon=n1 → 1 pod no longer schedulable: a/2"
+            ]
+        );
+        let none = PodsChange::of(&["node.uncordon=x".into()], &before, &before);
+        assert_eq!(
+            none.lines(),
+            ["node.uncordon=x → 0 pods become schedulable"]
+        );
     }
 }
