@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Parser;
 
 mod args;
+mod capacity;
 mod completions;
 mod explain;
 mod load;
@@ -19,6 +20,7 @@ mod tui;
 mod whatif;
 
 pub use args::{Inspector, LiveArgs, SourceArgs, TuiArgs, TuiCommand};
+pub use capacity::{CapacityArgs, CapacityFormat, run_capacity};
 pub use completions::{CompletionsArgs, run_completions, run_man};
 pub use explain::{ExplainArgs, Format, run_explain};
 pub use load::{Loaded, load_cluster, load_config, load_source};
@@ -112,6 +114,9 @@ pub enum Subcommand {
     /// Run the scheduler loop over every pending pod until the queue settles: a
     /// timeline of attempts, waits at Permit, bindings and preemptions.
     Simulate(SimulateArgs),
+    /// How many more copies of a pod fit, placed one after another by the full
+    /// scheduling cycle (no preemption), what stops the next, and where they go.
+    Capacity(CapacityArgs),
     /// Snapshots of a live cluster.
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
@@ -150,6 +155,13 @@ pub fn run(cli: &Cli) -> Result<()> {
                 ..args.clone()
             };
             run_pods(&args, out)
+        }),
+        Some(Subcommand::Capacity(args)) => cli.source_for(&args.source).and_then(|source| {
+            let args = CapacityArgs {
+                source,
+                ..args.clone()
+            };
+            run_capacity(&args, out)
         }),
         Some(Subcommand::Snapshot(SnapshotCommand::Save(args))) => cli
             .save_source(args)
@@ -250,6 +262,7 @@ mod tests {
             &["explain"][..],
             &["pods"],
             &["simulate"],
+            &["capacity"],
             &["snapshot", "save"],
         ] {
             assert!(!flags(sub).contains(&"theme".to_string()), "{sub:?}");

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
 use super::load::{load_config, load_source};
+use super::whatif::WhatIfArgs;
 use crate::render::escape::terminal_safe;
 
 #[derive(Debug, Args, Clone)]
@@ -26,6 +27,10 @@ pub struct SimulateArgs {
     /// Stop when simulated time passes this many seconds after the start.
     #[arg(long, default_value_t = 3600)]
     pub max_seconds: u64,
+    /// Cluster edits (node.*, pod.evict=NS/NAME) applied to the model before the
+    /// loop runs; nothing is written to any cluster.
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,22 +43,44 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let source = &args.source;
     use crate::engine::scheduler::{SimOptions, simulate};
     use crate::render::simulation;
+    let edits = args.what_if.cluster_edits("simulate")?;
     let snapshot = load_source(source)?;
     let config = load_config(source.config.as_deref())?;
+    let written: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
+    // No copy of a large model when nothing is edited.
+    let (cluster, notes) = if edits.is_empty() {
+        (snapshot.cluster, Vec::new())
+    } else {
+        let edited = crate::whatif::apply(&snapshot.cluster, None, &edits)?;
+        let notes = edited.notes.iter().map(|(e, n)| format!("{e}: {n}"));
+        let notes: Vec<String> = notes.collect();
+        (edited.cluster, notes)
+    };
     let opts = SimOptions {
         keep_traces: args.traces,
         max_attempts: args.max_attempts,
         max_duration: std::time::Duration::from_secs(args.max_seconds),
         ..SimOptions::default()
     };
-    let result = simulate(snapshot.cluster, config, opts);
+    let result = simulate(cluster, config, opts);
     match args.output {
         SimFormat::Text => {
-            let text = simulation::render_timeline(&result);
+            let mut text = String::new();
+            if !edits.is_empty() {
+                text += &crate::render::whatif::edits_header(&written, &notes);
+            }
+            text += &simulation::render_timeline(&result);
             out.write_all(terminal_safe(&text).as_bytes())?
         }
         SimFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &simulation::to_json(&result, args.traces))?;
+            let mut v = simulation::to_json(&result, args.traces);
+            if !edits.is_empty()
+                && let Some(o) = v.as_object_mut()
+            {
+                let w = serde_json::json!({"edits": written, "notes": notes});
+                o.insert("what_if".into(), w);
+            }
+            serde_json::to_writer_pretty(&mut *out, &v)?;
             writeln!(out)?;
         }
     }

@@ -2,6 +2,7 @@
 //! JSON schema (also as YAML) and a human table, the pods listing, the simulation
 //! timeline; [`escape`] makes untrusted text safe to print on a terminal.
 
+pub mod capacity;
 pub mod escape;
 pub mod json;
 pub mod pods;

@@ -5,6 +5,7 @@
 //! abbreviation or a duration.
 
 pub mod answer;
+pub mod capacity;
 pub mod causes;
 pub mod claims;
 pub mod format;
