@@ -3,6 +3,7 @@
 use k8s_openapi::jiff::Timestamp;
 
 use crate::engine::cycle::{CycleOptions, replay_as_pending, run_cycle};
+use crate::engine::profile::profile_for;
 use crate::engine::trace::Trace;
 use crate::engine::{Framework, SchedulerConfig};
 use crate::model::{Cluster, Pod};
@@ -123,17 +124,14 @@ pub fn explain_with(
             key,
         });
     };
-    let fw = choose_profile(profiles, pod, profile)
-        .and_then(|i| profiles.get(i))
-        .ok_or_else(|| ExplainError::NoProfile {
+    let fw = match profile.filter(|&i| i < profiles.len()) {
+        Some(i) => &profiles[i],
+        None => profile_for(profiles, pod).map_err(|e| ExplainError::NoProfile {
             key: key.clone(),
-            scheduler: pod.scheduler_name.clone(),
-            profiles: profiles
-                .iter()
-                .map(|p| p.profile_name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+            scheduler: e.scheduler,
+            profiles: e.profiles,
+        })?,
+    };
     Ok(replay_as_pending(cluster, pod, |c, p| cycle(fw, c, p)))
 }
 

@@ -16,6 +16,7 @@ use crate::engine::cycle::{CycleOptions, in_workers, run_scheduling_cycle};
 use crate::engine::framework::{Ctx, CycleState};
 use crate::engine::handle::Handle;
 use crate::engine::plugins::dynamic_resources::assume_allocations;
+use crate::engine::profile::{NoProfile, profile_for};
 use crate::engine::trace::{Outcome, Trace};
 use crate::model::{Cluster, Pod};
 
@@ -68,14 +69,8 @@ impl Capacity {
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CapacityError {
-    #[error(
-        "pod {pod} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})"
-    )]
-    NoProfile {
-        pod: String,
-        scheduler: String,
-        profiles: String,
-    },
+    #[error(transparent)]
+    NoProfile(#[from] NoProfile),
 }
 
 /// Copy `i` of `template`, as the oracle makes it: a fresh name and uid, no node, an
@@ -104,18 +99,7 @@ pub fn capacity(
     max: usize,
     opts: &CycleOptions,
 ) -> Result<Capacity, CapacityError> {
-    let fw = profiles
-        .iter()
-        .find(|f| f.profile_name == template.scheduler_name)
-        .ok_or_else(|| CapacityError::NoProfile {
-            pod: template.key(),
-            scheduler: template.scheduler_name.clone(),
-            profiles: profiles
-                .iter()
-                .map(|p| p.profile_name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+    let fw = profile_for(profiles, template)?;
     // Preemption never runs: copies count free room only.
     let mut fw = fw.clone();
     fw.post_filter.clear();

@@ -77,7 +77,7 @@ impl CapacityAnswer {
             })
             .collect();
         // Stable: plugin and reason order breaks ties.
-        stop_groups.sort_by(|a, b| b.nodes.cmp(&a.nodes));
+        stop_groups.sort_by_key(|g| std::cmp::Reverse(g.nodes));
         let mut per_node: Vec<NodeCopies> = c
             .per_node
             .iter()
@@ -86,7 +86,7 @@ impl CapacityAnswer {
                 copies,
             })
             .collect();
-        per_node.sort_by(|a, b| b.copies.cmp(&a.copies));
+        per_node.sort_by_key(|n| std::cmp::Reverse(n.copies));
         CapacityAnswer {
             pod: c.pod.clone(),
             count: c.count,

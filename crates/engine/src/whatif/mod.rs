@@ -18,19 +18,13 @@ pub use requests::{set_effective_request, set_request_in_manifest, show};
 
 use crate::engine::Framework;
 use crate::engine::cycle::{CycleOptions, replay_as_pending, run_cycle};
+use crate::engine::profile::profile_for;
 use crate::engine::trace::Trace;
 use crate::model::{Cluster, Pod};
 
 /// Parse every edit, stopping at the first malformed one.
 pub fn parse_edits<S: AsRef<str>>(texts: &[S]) -> Result<Vec<Edit>, EditError> {
     texts.iter().map(|t| t.as_ref().parse()).collect()
-}
-
-/// The profile serving `pod` (by schedulerName), as explain picks it.
-pub fn profile_for<'f>(profiles: &'f [Framework], pod: &Pod) -> Option<&'f Framework> {
-    profiles
-        .iter()
-        .find(|f| f.profile_name == pod.scheduler_name)
 }
 
 /// One scheduling cycle for `pod` on `cluster`, as `explain` runs it: a bound pod is
@@ -41,7 +35,7 @@ pub fn replay(
     pod: &Pod,
     opts: &CycleOptions,
 ) -> Option<Trace> {
-    let fw = profile_for(profiles, pod)?;
+    let fw = profile_for(profiles, pod).ok()?;
     Some(replay_as_pending(cluster, pod, |c, p| {
         run_cycle(fw, c, p, opts)
     }))

@@ -4,6 +4,7 @@
 //! profile by [`new_framework`] (`frameworkruntime.NewFramework`). `config` is the
 //! configuration as data; this module is what the engine runs from it.
 
+use crate::model::Pod;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -97,6 +98,35 @@ impl SchedulerConfig {
             .iter()
             .find(|p| p.profile_name == scheduler_name)
     }
+}
+
+/// No profile serves a pod's schedulerName: another scheduler's pod.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "pod {pod} asks for schedulerName {scheduler:?}, which no profile serves (profiles: {profiles})"
+)]
+pub struct NoProfile {
+    pub pod: String,
+    pub scheduler: String,
+    /// The profiles there are, comma-separated.
+    pub profiles: String,
+}
+
+/// The profile serving `pod`: the one its `spec.schedulerName` names, as
+/// kube-scheduler's profile map picks it (`profile.Map`).
+pub fn profile_for<'f>(profiles: &'f [Framework], pod: &Pod) -> Result<&'f Framework, NoProfile> {
+    profiles
+        .iter()
+        .find(|f| f.profile_name == pod.scheduler_name)
+        .ok_or_else(|| NoProfile {
+            pod: pod.key(),
+            scheduler: pod.scheduler_name.clone(),
+            profiles: profiles
+                .iter()
+                .map(|p| p.profile_name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// The registry tells the configuration which plugins have an args kind.
