@@ -412,16 +412,21 @@ fn resource_candidates(
         .collect();
     for r in &resources {
         let want = pod.requests.get(r);
-        // The node with the most room left for r, among those short of it.
-        let best = fit_nodes
+        // The most room left for r on a node short of it, and every node with it.
+        let room: Vec<(i64, &str)> = fit_nodes
             .iter()
             .filter_map(|n| cluster.node(n))
             .map(|i| (i.node.allocatable.get(r) - i.requested.get(r), i.name()))
             .filter(|(free, _)| *free < want)
-            .max_by_key(|(free, _)| *free);
-        let Some((free, node)) = best else {
+            .collect();
+        let Some(free) = room.iter().map(|(f, _)| *f).max() else {
             continue;
         };
+        let nodes: Vec<String> = room
+            .iter()
+            .filter(|(f, _)| *f == free)
+            .map(|(_, n)| n.to_string())
+            .collect();
         if free <= pod.overhead.get(r) {
             continue;
         }
@@ -429,7 +434,10 @@ fn resource_candidates(
         if let Some(q) = Qty::parse(&text) {
             push(
                 Edit::request(r, q),
-                Some(format!("{r} ≤ {text} → fits on {node}")),
+                Some(format!(
+                    "{r} ≤ {text} fits on {}",
+                    crate::answer::some_nodes(&nodes)
+                )),
             );
         }
     }
