@@ -252,7 +252,9 @@ const APP_LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-const PURE: &[&str] = &["config", "engine", "model", "text", "report"];
+const PURE: &[&str] = &[
+    "config", "engine", "model", "text", "report", "capacity", "whatif",
+];
 
 #[test]
 fn app_modules_name_only_what_is_below_them() {

@@ -20,6 +20,7 @@ use super::session::{Session, WaitingSource};
 use super::traces::{Traces, Want};
 use super::verdicts::{Verdicts, VerdictsWant};
 use super::waiting::{Clock, PermitGate};
+use super::whatif::WhatIf;
 use super::worker::CycleRunner;
 
 /// Loads a theme by name or path (the runner reads the environment; tests do not).
@@ -43,8 +44,15 @@ pub struct AppInit {
 }
 
 pub struct Shared {
+    /// The model every pane shows: `base` with the what-if edits applied (`base`
+    /// itself without any).
     pub cluster: Arc<Cluster>,
-    /// The cluster's version: traces of older ones are dropped.
+    /// The real model, as the data source sent it.
+    pub base: Arc<Cluster>,
+    /// The what-if edits (the state; `cluster` is derived from them).
+    pub whatif: WhatIf,
+    /// The cluster's version (a new model or other edits): traces of older ones are
+    /// dropped.
     pub generation: u64,
     pub profiles: Arc<Vec<Framework>>,
     pub theme: Theme,
@@ -63,6 +71,8 @@ pub struct Shared {
     /// Every pending pod's verdict, for the pods list.
     pub verdicts: Verdicts,
     pub session: Session,
+    /// A Remedies search for the worker.
+    pub remedies_job: Option<super::remedies::RemediesJob>,
 }
 
 impl Shared {
@@ -74,7 +84,9 @@ impl Shared {
         };
         let session = Session::new(src, init.clock);
         Shared {
+            base: cluster.clone(),
             cluster,
+            whatif: WhatIf::default(),
             generation: 0,
             profiles: Arc::new(init.profiles),
             theme: init.theme,
@@ -91,6 +103,7 @@ impl Shared {
             verdicts: Verdicts::new(init.runner.clone()),
             traces: Traces::new(init.runner),
             session,
+            remedies_job: None,
         }
     }
 
@@ -115,6 +128,7 @@ impl Shared {
             prompt: self.prompt.as_ref(),
             message: self.message.as_ref(),
             verdicts: &self.verdicts,
+            whatif: &self.whatif,
         }
     }
 
@@ -129,6 +143,8 @@ impl Shared {
             sim: self.session.sim(),
             generation: self.generation,
             now: self.session.now(),
+            whatif: &self.whatif,
+            base: &self.base,
         };
         (&mut self.traces, want)
     }
@@ -148,6 +164,7 @@ impl Shared {
             profile_override: self.profile_override,
             generation: self.generation,
             now: self.session.now(),
+            pod_edits: self.whatif.bound_pod_edits(),
         };
         self.verdicts.want(&want);
     }
@@ -174,12 +191,10 @@ impl Shared {
     /// A computed trace: the trace it replaced, when it is the one wanted.
     pub fn trace_ready(
         &mut self,
-        key: super::worker::TraceKey,
-        trace: Arc<crate::engine::trace::Trace>,
-        view: Arc<crate::report::TraceView>,
+        r: super::worker::Replayed,
     ) -> Option<Option<super::traces::Current>> {
         let (traces, want) = self.traces_and_want();
-        traces.ready(&want, key, trace, view)
+        traces.ready(&want, r)
     }
 
     /// The tabs of the tab bar (History only in simulation mode).
@@ -326,11 +341,30 @@ impl Shared {
         }
     }
 
-    /// A new cluster: a new version, and traces of older ones dropped.
+    /// A new cluster: the edits applied to it again (those that no longer apply
+    /// are dropped, and the status line says so), a new version, and traces of
+    /// older ones dropped.
     pub fn new_cluster(&mut self, cluster: Arc<Cluster>) {
-        self.cluster = cluster;
-        self.generation += 1;
+        self.base = cluster;
         self.source.updated = self.session.wall();
+        let dropped = self.rederive();
+        if !dropped.is_empty() {
+            let text = format!("dropped: {}", dropped.join("; "));
+            self.flash(&text, true);
+        }
+    }
+
+    /// The edited cluster from the real one and the edits, as a new version.
+    pub fn rederive(&mut self) -> Vec<String> {
+        let (cluster, dropped) = self.whatif.derive(&self.base);
+        self.cluster = cluster;
+        self.new_version();
+        dropped
+    }
+
+    /// The model changed (new data or other edits): traces of older versions go.
+    pub fn new_version(&mut self) {
+        self.generation += 1;
         self.traces.retain_generation(self.generation);
     }
 

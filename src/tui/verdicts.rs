@@ -2,7 +2,7 @@
 //! in the background (newest pods first) for the current cluster version and profile
 //! override, and dropped when either changes.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::engine::Framework;
 use crate::model::Cluster;
 use crate::report::{PodVerdict, newest_first};
+use crate::whatif::Edit;
 
 use super::worker::{CycleRunner, VerdictBatch, VerdictKey};
 
@@ -20,6 +21,8 @@ pub struct VerdictsWant<'a> {
     pub profile_override: Option<usize>,
     pub generation: u64,
     pub now: Timestamp,
+    /// What-if pod edits bound to a pod (`cluster` has the cluster edits already).
+    pub pod_edits: BTreeMap<String, Vec<Edit>>,
 }
 
 pub struct Verdicts {
@@ -74,6 +77,7 @@ impl Verdicts {
             profiles: w.profiles.clone(),
             now: w.now,
             runner: self.runner.clone(),
+            pod_edits: Arc::new(w.pod_edits.clone()),
         });
     }
 
