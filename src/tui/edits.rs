@@ -17,10 +17,12 @@ impl App {
             return;
         }
         self.shared.whatif = WhatIf::floating(edits);
-        let dropped = self.shared.rederive();
+        let errors = self.shared.rederive();
         self.rebuild_pods();
-        if !dropped.is_empty() {
-            self.flash(&format!("dropped: {}", dropped.join("; ")), true);
+        // A live source's first model is empty: its edits apply once it is there.
+        if !errors.is_empty() && !self.connecting() {
+            let text = format!("not applied to this model: {}", errors.join("; "));
+            self.flash(&text, true);
         }
     }
 

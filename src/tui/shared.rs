@@ -51,6 +51,8 @@ pub struct Shared {
     pub base: Arc<Cluster>,
     /// The what-if edits (the state; `cluster` is derived from them).
     pub whatif: WhatIf,
+    /// Why some of them do not apply to the current model.
+    not_applied: Vec<String>,
     /// The cluster's version (a new model or other edits): traces of older ones are
     /// dropped.
     pub generation: u64,
@@ -87,6 +89,7 @@ impl Shared {
             base: cluster.clone(),
             cluster,
             whatif: WhatIf::default(),
+            not_applied: Vec::new(),
             generation: 0,
             profiles: Arc::new(init.profiles),
             theme: init.theme,
@@ -347,19 +350,26 @@ impl Shared {
     pub fn new_cluster(&mut self, cluster: Arc<Cluster>) {
         self.base = cluster;
         self.source.updated = self.session.wall();
-        let dropped = self.rederive();
-        if !dropped.is_empty() {
-            let text = format!("dropped: {}", dropped.join("; "));
-            self.flash(&text, true);
+        let before = self.not_applied.clone();
+        self.rederive();
+        // Said once when it changes, not on every update of a live model.
+        if self.not_applied != before {
+            let text = match self.not_applied.as_slice() {
+                [] => "every what-if edit applies to the new model".to_string(),
+                errors => format!("not applied to this model: {}", errors.join("; ")),
+            };
+            self.flash(&text, !self.not_applied.is_empty());
         }
     }
 
-    /// The edited cluster from the real one and the edits, as a new version.
+    /// The edited cluster from the real one and the edits, as a new version; the
+    /// errors of the edits that do not apply to it.
     pub fn rederive(&mut self) -> Vec<String> {
-        let (cluster, dropped) = self.whatif.derive(&self.base);
+        let (cluster, errors) = self.whatif.derive(&self.base);
         self.cluster = cluster;
+        self.not_applied = errors.clone();
         self.new_version();
-        dropped
+        errors
     }
 
     /// The model changed (new data or other edits): traces of older versions go.

@@ -51,6 +51,8 @@ pub struct WhatIf {
     edits: Vec<ActiveEdit>,
     /// What the cluster edits said when last applied, in edit order.
     notes: Vec<String>,
+    /// The edits (by index) that did not apply to the last model, with why.
+    not_applied: Vec<(usize, String)>,
 }
 
 impl WhatIf {
@@ -72,7 +74,13 @@ impl WhatIf {
 
     /// The edits a replay of `pod` applies on top of the edited cluster.
     pub fn for_pod(&self, pod: &str) -> PodEdits {
-        let mine: Vec<&ActiveEdit> = self.edits.iter().filter(|a| a.applies_to(pod)).collect();
+        let mine: Vec<&ActiveEdit> = self
+            .edits
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| self.is_applied(*i) && a.applies_to(pod))
+            .map(|(_, a)| a)
+            .collect();
         PodEdits {
             edits: mine
                 .iter()
@@ -88,8 +96,10 @@ impl WhatIf {
     /// apply them; command-line pod edits are for the explained pod only).
     pub fn bound_pod_edits(&self) -> BTreeMap<String, Vec<Edit>> {
         let mut out: BTreeMap<String, Vec<Edit>> = BTreeMap::new();
-        for a in &self.edits {
-            if let Some(p) = &a.pod {
+        for (i, a) in self.edits.iter().enumerate() {
+            if let Some(p) = &a.pod
+                && self.is_applied(i)
+            {
                 out.entry(p.clone()).or_default().push(a.edit.clone());
             }
         }
@@ -97,55 +107,60 @@ impl WhatIf {
     }
 
     /// The cluster every pane shows: the cluster edits applied to `base` (`base`
-    /// itself without any). An edit that no longer applies (its node went away, a
-    /// pod edit's pod is gone) is dropped; its error is returned.
+    /// itself without any). An edit that does not apply to this model (its node is
+    /// not there, a pod edit's pod is gone; or a live source's first, empty model)
+    /// stays in the list, not applied, until a model it fits or an undo; the
+    /// errors of those are returned.
     pub fn derive(&mut self, base: &Arc<Cluster>) -> (Arc<Cluster>, Vec<String>) {
-        let mut dropped = Vec::new();
-        let mut kept = Vec::new();
+        let mut not_applied = Vec::new();
         let mut notes = Vec::new();
         let mut cluster = base.clone();
-        for a in std::mem::take(&mut self.edits) {
+        for (i, a) in self.edits.iter().enumerate() {
             if a.edit.is_pod_edit() {
-                kept.push(a);
                 continue;
             }
             match apply(&cluster, None, std::slice::from_ref(&a.edit)) {
                 Ok(e) => {
                     notes.extend(e.notes.into_iter().map(|(_, n)| n));
                     cluster = Arc::new(e.cluster);
-                    kept.push(a);
                 }
-                Err(e) => dropped.push(e.to_string()),
+                Err(e) => not_applied.push((i, e.to_string())),
             }
         }
-        self.edits = kept;
-        self.notes = notes;
         // Bound pod edits: each pod's, in order, on the edited cluster.
-        let mut ok = Vec::new();
-        for a in std::mem::take(&mut self.edits) {
-            let Some(key) = a.pod.clone() else {
-                ok.push(a);
+        let mut applied: BTreeMap<&str, Vec<Edit>> = BTreeMap::new();
+        for (i, a) in self.edits.iter().enumerate() {
+            let Some(key) = a.pod.as_deref() else {
                 continue;
             };
-            let mut mine: Vec<Edit> = ok
-                .iter()
-                .filter(|b: &&ActiveEdit| b.pod.as_deref() == Some(&key))
-                .map(|b| b.edit.clone())
-                .collect();
+            let mut mine = applied.get(key).cloned().unwrap_or_default();
             mine.push(a.edit.clone());
-            match cluster.pod(&key) {
-                None => dropped.push(format!(
-                    "what-if edit {:?}: pod {key} is gone",
+            let r = match cluster.pod(key) {
+                None => Err(format!(
+                    "what-if edit {:?}: pod {key} is not in the model",
                     a.edit.to_string()
                 )),
-                Some(p) => match apply(&cluster, Some(p), &mine) {
-                    Ok(_) => ok.push(a),
-                    Err(e) => dropped.push(e.to_string()),
-                },
+                Some(p) => apply(&cluster, Some(p), &mine)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+            };
+            match r {
+                Ok(()) => {
+                    applied.insert(key, mine);
+                }
+                Err(e) => not_applied.push((i, e)),
             }
         }
-        self.edits = ok;
-        (cluster, dropped)
+        not_applied.sort();
+        self.notes = notes;
+        self.not_applied = not_applied;
+        let errors = self.not_applied.iter().map(|(_, e)| e.clone()).collect();
+        (cluster, errors)
+    }
+
+    /// Whether edit `i` is left out of the model shown (it does not apply to it).
+    pub fn is_applied(&self, i: usize) -> bool {
+        !self.not_applied.iter().any(|(j, _)| *j == i)
     }
 
     /// Add `edit` if it applies: a cluster edit to `edited` (then the new edited
@@ -189,12 +204,14 @@ impl WhatIf {
                 .into_iter()
                 .map(|edit| ActiveEdit { edit, pod: None })
                 .collect(),
-            notes: Vec::new(),
+            ..WhatIf::default()
         }
     }
 
     /// `u`: the last edit, taken off.
     pub fn undo(&mut self) -> Option<ActiveEdit> {
+        let n = self.edits.len();
+        self.not_applied.retain(|(i, _)| *i + 1 < n);
         self.edits.pop()
     }
 
@@ -203,6 +220,7 @@ impl WhatIf {
         let n = self.edits.len();
         self.edits.clear();
         self.notes.clear();
+        self.not_applied.clear();
         n
     }
 
@@ -292,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn edits_that_no_longer_apply_to_a_new_model_are_dropped() {
+    fn edits_that_do_not_apply_to_a_new_model_wait_unapplied() {
         let base = base();
         let mut w = WhatIf::default();
         w.push(edit("node.uncordon=n2"), None, &base)
@@ -304,8 +322,18 @@ mod tests {
         let mut n2 = next.node("n2").expect("n2").node.as_ref().clone();
         n2.unschedulable = false;
         next.upsert_node(n2);
-        let (_, dropped) = w.derive(&Arc::new(next));
-        assert_eq!(dropped.len(), 2, "{dropped:?}");
-        assert!(!w.is_active());
+        let next = Arc::new(next);
+        let (shown, errors) = w.derive(&next);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].contains("not cordoned"), "{errors:?}");
+        assert!(Arc::ptr_eq(&shown, &next), "nothing applied");
+        assert_eq!(w.edits().len(), 2, "kept in the list");
+        assert!(!w.is_applied(0) && !w.is_applied(1));
+        assert!(w.for_pod("default/big").labels.is_empty());
+        // The model they fit again: applied again.
+        let (shown, errors) = w.derive(&base);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(!shown.node("n2").expect("n2").node.unschedulable);
+        assert_eq!(w.for_pod("default/big").edits, vec![edit("pod.cpu=1")]);
     }
 }

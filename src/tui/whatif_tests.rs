@@ -302,31 +302,28 @@ fn node_tab_cordons_uncordons_and_clones_the_node_shown() {
 }
 
 #[test]
-fn a_new_model_gets_the_edits_again_and_drops_those_that_no_longer_apply() {
+fn a_new_model_gets_the_edits_again_and_keeps_those_that_do_not_apply_unapplied() {
     let mut a = on_report();
     keys(
         &mut a,
         ":what-if node.uncordon=gen-a3 node.label=gen-b2:tier=x\n",
     );
     assert_eq!(a.shared.whatif.edits().len(), 2);
+    let data = |c: Cluster| {
+        Action::Data(DataUpdate {
+            cluster: Arc::new(c),
+            source: None,
+            status: None,
+            events: None,
+            notice: None,
+        })
+    };
     let mut next = demo();
     next.delete_node("gen-b2");
-    a.update(Action::Data(DataUpdate {
-        cluster: Arc::new(next),
-        source: None,
-        status: None,
-        events: None,
-        notice: None,
-    }));
+    a.update(data(next));
     settle(&mut a);
-    let kept: Vec<String> = a
-        .shared
-        .whatif
-        .edits()
-        .iter()
-        .map(|e| e.edit.to_string())
-        .collect();
-    assert_eq!(kept, ["node.uncordon=gen-a3"]);
+    assert_eq!(a.shared.whatif.edits().len(), 2, "the list is the state");
+    assert!(a.shared.whatif.is_applied(0) && !a.shared.whatif.is_applied(1));
     assert!(
         !a.shared
             .cluster
@@ -337,10 +334,26 @@ fn a_new_model_gets_the_edits_again_and_drops_those_that_no_longer_apply() {
     );
     assert!(a.shared.base.node("gen-a3").expect("a3").node.unschedulable);
     assert!(
-        message(&a).contains("dropped: what-if edit \"node.label=gen-b2:tier=x\""),
+        message(&a).contains("not applied to this model: what-if edit \"node.label=gen-b2:tier=x\": no node \"gen-b2\""),
         "{}",
         message(&a)
     );
+    keys(&mut a, "h");
+    let s = screen(&mut a, 160, 30);
+    assert!(
+        s.contains("node.uncordon=gen-a3 · ✗ node.label=gen-b2:tier=x"),
+        "{s}"
+    );
+    // The node back: the edit applies again.
+    a.update(data(demo()));
+    settle(&mut a);
+    assert!(a.shared.whatif.is_applied(1));
+    let b2 = a.shared.cluster.node("gen-b2").expect("b2").node.clone();
+    assert_eq!(
+        b2.labels.get("tier").map(|v| v.to_string()).as_deref(),
+        Some("x")
+    );
+    assert_eq!(message(&a), "every what-if edit applies to the new model");
 }
 
 #[test]

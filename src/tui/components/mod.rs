@@ -540,7 +540,17 @@ impl Panes {
 /// model shown is not the real one.
 fn whatif_banner(ctx: &PaneCtx) -> Line<'static> {
     let t = ctx.theme;
-    let edits: Vec<String> = ctx.whatif.edits().iter().map(|a| a.label()).collect();
+    // An edit that does not apply to this model is listed crossed out (✗).
+    let edits: Vec<String> = ctx
+        .whatif
+        .edits()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match ctx.whatif.is_applied(i) {
+            true => a.label(),
+            false => format!("✗ {}", a.label()),
+        })
+        .collect();
     Line::from(vec![
         Span::styled(
             " WHAT-IF ",
