@@ -57,9 +57,9 @@ pub struct TuiArgs {
     pub lease_namespace: String,
     /// What-if edit of the model the inspector shows (repeatable), active from the
     /// first frame: every replay (the pod's trace, the pods list's verdicts) runs on
-    /// the edited model, under a WHAT-IF banner; `u` undoes. Pod edits are for the
-    /// pod explained. Nothing is ever written, even with --act (which schedules on
-    /// the real model). EDIT is one of: pod.cpu=QTY, pod.memory=QTY,
+    /// the edited model, under a WHAT-IF banner; `u` undoes. A pod edit changes each
+    /// pod's own replay. Nothing is ever written, even with --act (which schedules
+    /// on the real model). EDIT is one of: pod.cpu=QTY, pod.memory=QTY,
     /// pod.request.RESOURCE=QTY, pod.drop-node-selector=KEY, pod.drop-node-affinity,
     /// pod.drop-pod-affinity=N, pod.drop-pod-anti-affinity=N, pod.drop-spread=N,
     /// pod.tolerate=KEY[=VALUE]:EFFECT, pod.priority=N, pod.drop-gate=NAME,

@@ -581,6 +581,66 @@ mod tests {
     }
 
     #[test]
+    fn what_if_keys() {
+        let key = |c: char| press(KeyCode::Char(c), KeyModifiers::NONE);
+        for focus in [Focus::Pods, Focus::Detail] {
+            assert!(matches!(
+                map_key(focus, Tab::Pipeline, &key('u')),
+                Some(Action::UndoEdit)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Scores, &key('U')),
+                Some(Action::ClearEdits)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Needs, &key('w')),
+                Some(Action::StartWhatIf)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Filters, &key('S')),
+                Some(Action::ToggleRemedies)
+            ));
+        }
+        // The Node tab's own: only there.
+        for (c, want) in [
+            ('x', Action::NodeCordon),
+            ('t', Action::NodeUntaint),
+            ('+', Action::NodeClone),
+        ] {
+            let got = map_key(Focus::Detail, Tab::Node, &key(c));
+            assert_eq!(format!("{got:?}"), format!("{:?}", Some(want)));
+        }
+        assert!(map_key(Focus::Pods, Tab::Node, &key('t')).is_none());
+        assert!(matches!(
+            map_key(Focus::Detail, Tab::Compare, &key('x')),
+            Some(Action::SwapCompare)
+        ));
+        // The Remedies view: moves, enter applies, S or esc closes, u still undoes.
+        let esc = press(KeyCode::Esc, KeyModifiers::NONE);
+        assert!(matches!(
+            map_remedies_key(&esc),
+            Some(Action::ToggleRemedies)
+        ));
+        assert!(matches!(
+            map_remedies_key(&key('S')),
+            Some(Action::ToggleRemedies)
+        ));
+        assert!(matches!(map_remedies_key(&key('j')), Some(Action::Down)));
+        assert!(matches!(
+            map_remedies_key(&press(KeyCode::Enter, KeyModifiers::NONE)),
+            Some(Action::Enter)
+        ));
+        assert!(matches!(
+            map_remedies_key(&key('u')),
+            Some(Action::UndoEdit)
+        ));
+        assert!(
+            map_remedies_key(&key('2')).is_none(),
+            "no tab switch under it"
+        );
+    }
+
+    #[test]
     fn prompt_keys() {
         assert!(matches!(
             map_input_key(&press(KeyCode::Char('q'), KeyModifiers::NONE)),

@@ -167,7 +167,7 @@ impl Shared {
             profile_override: self.profile_override,
             generation: self.generation,
             now: self.session.now(),
-            pod_edits: self.whatif.bound_pod_edits(),
+            whatif: &self.whatif,
         };
         self.verdicts.want(&want);
     }

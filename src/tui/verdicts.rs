@@ -2,7 +2,7 @@
 //! in the background (newest pods first) for the current cluster version and profile
 //! override, and dropped when either changes.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -10,8 +10,8 @@ use k8s_openapi::jiff::Timestamp;
 use crate::engine::Framework;
 use crate::model::Cluster;
 use crate::report::{PodVerdict, newest_first};
-use crate::whatif::Edit;
 
+use super::whatif::WhatIf;
 use super::worker::{CycleRunner, VerdictBatch, VerdictKey};
 
 /// What the verdicts are wanted for.
@@ -21,8 +21,9 @@ pub struct VerdictsWant<'a> {
     pub profile_override: Option<usize>,
     pub generation: u64,
     pub now: Timestamp,
-    /// What-if pod edits bound to a pod (`cluster` has the cluster edits already).
-    pub pod_edits: BTreeMap<String, Vec<Edit>>,
+    /// The what-if edits (`cluster` has the cluster edits already; each pod's
+    /// replay applies its pod edits).
+    pub whatif: &'a WhatIf,
 }
 
 pub struct Verdicts {
@@ -77,7 +78,7 @@ impl Verdicts {
             profiles: w.profiles.clone(),
             now: w.now,
             runner: self.runner.clone(),
-            pod_edits: Arc::new(w.pod_edits.clone()),
+            whatif: w.whatif.is_active().then(|| Arc::new(w.whatif.clone())),
         });
     }
 

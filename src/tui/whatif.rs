@@ -2,8 +2,9 @@
 //! Needs and Node tabs, a remedy), in order, is the state; the edited cluster is
 //! derived from the real model by [`crate::whatif::apply`], again whenever the model
 //! changes. Cluster edits change the model every pane shows; a pod edit changes one
-//! pod: the one selected when it was made, or (from the command line) whichever pod
-//! is explained. Nothing here writes anywhere: the edits live in this list only.
+//! pod's replay: the pod selected when it was made, or (from the command line) each
+//! pod's own, as `explain --what-if` would for it. Nothing here writes anywhere: the
+//! edits live in this list only.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::whatif::{Edit, apply};
 pub struct ActiveEdit {
     pub edit: Edit,
     /// A pod edit's pod (`namespace/name`); `None` for a cluster edit, or a pod edit
-    /// from the command line, which is for whichever pod is explained.
+    /// from the command line, which each pod's replay applies to that pod.
     pub pod: Option<String>,
 }
 
@@ -90,20 +91,6 @@ impl WhatIf {
             labels: mine.iter().map(|a| a.edit.to_string()).collect(),
             notes: self.notes.clone(),
         }
-    }
-
-    /// The pod edits bound to a pod, by pod (the pods list's background verdicts
-    /// apply them; command-line pod edits are for the explained pod only).
-    pub fn bound_pod_edits(&self) -> BTreeMap<String, Vec<Edit>> {
-        let mut out: BTreeMap<String, Vec<Edit>> = BTreeMap::new();
-        for (i, a) in self.edits.iter().enumerate() {
-            if let Some(p) = &a.pod
-                && self.is_applied(i)
-            {
-                out.entry(p.clone()).or_default().push(a.edit.clone());
-            }
-        }
-        out
     }
 
     /// The cluster every pane shows: the cluster edits applied to `base` (`base`
@@ -285,7 +272,6 @@ mod tests {
         assert!(other.edits.is_empty());
         assert_eq!(other.labels, ["node.cordon=n1"]);
         assert_eq!(w.edits()[0].label(), "pod.cpu=1 (default/big)");
-        assert_eq!(w.bound_pod_edits().len(), 1);
         assert_eq!(w.clear(), 2);
         assert!(!w.is_active());
     }

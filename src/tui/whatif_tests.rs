@@ -423,3 +423,35 @@ fn remedies_of_a_schedulable_pod_aim_at_the_node_tab_node() {
     assert_eq!(pane.key.target.as_deref(), Some(other.as_str()));
     assert!(pane.found.is_some(), "searched");
 }
+
+/// `--what-if`: active before the first replay is shown; a pod edit changes each
+/// pod's own replay (its trace and its verdict in the pods list).
+#[test]
+fn command_line_edits_apply_from_the_first_frame_to_each_pod() {
+    let mut a = app(demo());
+    let edits = ["pod.cpu=2", "node.uncordon=gen-a3"]
+        .iter()
+        .map(|e| e.parse().expect("edit"))
+        .collect();
+    a.start_with_edits(edits);
+    settle(&mut a);
+    assert!(matches!(
+        a.shared.verdicts.get(REPORT),
+        Some(PodVerdict::Schedulable { node }) if node == "gen-b1"
+    ));
+    assert!(
+        !a.shared
+            .cluster
+            .node("gen-a3")
+            .expect("a3")
+            .node
+            .unschedulable
+    );
+    keys(&mut a, &format!(":pod {REPORT}\n"));
+    assert_eq!(scheduled_on(&a).as_deref(), Some("gen-b1"));
+    let s = screen(&mut a, 160, 30);
+    assert!(
+        s.contains(" WHAT-IF  pod.cpu=2 · node.uncordon=gen-a3 "),
+        "{s}"
+    );
+}

@@ -6,7 +6,7 @@
 //! sends both back as [`Done::Trace`]. Tests take the same path ([`super::app::App::
 //! take_job_sync`]) with a runner returning hand-made traces.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -21,7 +21,7 @@ use crate::report::TraceView;
 use crate::report::whatif::{WhatIfComparison, compare};
 use crate::whatif::{Edit, apply};
 
-use super::whatif::PodEdits;
+use super::whatif::{PodEdits, WhatIf};
 
 pub trait CycleRunner: Send + Sync {
     fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace;
@@ -233,8 +233,9 @@ pub struct VerdictBatch {
     pub profiles: Arc<Vec<Framework>>,
     pub now: Timestamp,
     pub runner: Arc<dyn CycleRunner>,
-    /// What-if pod edits bound to a pod, applied to its own replay.
-    pub pod_edits: Arc<BTreeMap<String, Vec<Edit>>>,
+    /// The what-if edits, whose pod edits each pod's replay applies (`cluster` has
+    /// the cluster edits already).
+    pub whatif: Option<Arc<WhatIf>>,
 }
 
 impl VerdictBatch {
@@ -243,17 +244,22 @@ impl VerdictBatch {
         let pod = self.pods.pop_front()?;
         let cycle =
             |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run_for_verdict(fw, c, p, self.now);
-        let edits = self.pod_edits.get(&pod).map_or(&[][..], Vec::as_slice);
-        // The app checked the edits apply; should they not, the real pod's answer.
-        let cluster = with_pod_edits(&self.cluster, &pod, edits)
-            .map_or_else(|_| self.cluster.clone(), |(c, _)| c);
-        let verdict = pod_verdict(
-            &cluster,
-            &self.profiles,
-            &pod,
-            self.profile_override,
-            &cycle,
-        );
+        let edits = self
+            .whatif
+            .as_ref()
+            .map(|w| w.for_pod(&pod).edits)
+            .unwrap_or_default();
+        // As the trace says: an edit that does not fit the pod is its error.
+        let verdict = match with_pod_edits(&self.cluster, &pod, &edits) {
+            Ok((cluster, _)) => pod_verdict(
+                &cluster,
+                &self.profiles,
+                &pod,
+                self.profile_override,
+                &cycle,
+            ),
+            Err(message) => PodVerdict::Error { message },
+        };
         let key = VerdictKey {
             pod,
             generation: self.generation,
