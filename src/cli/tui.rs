@@ -15,11 +15,13 @@ use crate::source::live;
 /// Opens the inspector on the snapshot, or on the live cluster.
 pub fn run_tui(cli: &Cli) -> Result<()> {
     let ins = cli.inspector()?;
+    // Before anything is loaded or the terminal touched: a bad edit is a plain error.
+    let edits = what_if_edits(&ins.tui)?;
     if ins.tui.act {
-        return run_act(&ins);
+        return run_act(&ins, edits);
     }
     let Some(path) = ins.source.snapshot.clone() else {
-        return run_live_tui(&ins);
+        return run_live_tui(&ins, edits);
     };
     let progress = Arc::new(crate::source::LoadProgress::default());
     let loading = crate::tui::loading::Loading {
@@ -35,6 +37,7 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
         let snapshot = crate::source::load_snapshot_with_progress(&path, Some(&progress))
             .with_context(|| format!("cannot load snapshot {}", path.display()))?;
         let notes = load_notes(&snapshot.report);
+        check_edits(&snapshot.cluster, &edits)?;
         let config = load_config(config_path.as_deref())?;
         let source = format!("snapshot {}", path.display());
         let simulation = simulate.then(|| {
@@ -60,12 +63,41 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
         };
         let mut opts = crate::tui::TuiOptions::new(snapshot.cluster, config.profiles, source);
         opts.simulation = simulation;
+        opts.what_if = edits;
         Ok(crate::tui::loading::Loaded { opts, notes })
     })
 }
 
+/// `--what-if`, parsed. Refused with `--headless`: it has no view to edit, and the
+/// acting scheduler never schedules on edits.
+fn what_if_edits(args: &super::TuiArgs) -> Result<Vec<crate::whatif::Edit>> {
+    if args.what_if.is_empty() {
+        return Ok(Vec::new());
+    }
+    if args.headless {
+        anyhow::bail!(
+            "--what-if edits what the inspector shows, and --headless has no inspector \
+             (the acting scheduler never schedules on edits): drop --what-if or --headless"
+        );
+    }
+    Ok(crate::whatif::parse_edits(&args.what_if)?)
+}
+
+/// The cluster edits applied to the snapshot once, so that one naming a node or pod
+/// the snapshot lacks is an error before the inspector opens (pod edits wait for the
+/// pod explained).
+fn check_edits(cluster: &Cluster, edits: &[crate::whatif::Edit]) -> Result<()> {
+    let on_cluster: Vec<_> = edits.iter().filter(|e| !e.is_pod_edit()).cloned().collect();
+    if !on_cluster.is_empty() {
+        crate::whatif::apply(cluster, None, &on_cluster)?;
+    }
+    Ok(())
+}
+
 /// `--act`: the acting scheduler on the live cluster, in the inspector or headless.
-fn run_act(ins: &Inspector) -> Result<()> {
+/// What-if `edits` change only what the inspector shows: the session schedules on
+/// the real model it watches.
+fn run_act(ins: &Inspector, edits: Vec<crate::whatif::Edit>) -> Result<()> {
     use crate::act::{self, ActOptions};
     let args = &ins.tui;
     let config = load_config(ins.source.config.as_deref())?;
@@ -163,6 +195,7 @@ fn run_act(ins: &Inspector) -> Result<()> {
     tui.theme = ins.theme.clone();
     tui.updates = Some(rx);
     tui.waiting = Some(Box::new(crate::tui::acting::ActWaiting::new(handle)));
+    tui.what_if = edits;
     let shown = crate::tui::run(tui);
     // The inspector dropped its handle: the session stops and releases the Lease.
     let session = done_rx.recv_timeout(std::time::Duration::from_secs(10));
@@ -176,7 +209,7 @@ fn run_act(ins: &Inspector) -> Result<()> {
 }
 
 /// The inspector on a live cluster: watchers on their own thread send updates.
-fn run_live_tui(ins: &Inspector) -> Result<()> {
+fn run_live_tui(ins: &Inspector, edits: Vec<crate::whatif::Edit>) -> Result<()> {
     let config = load_config(ins.source.config.as_deref())?;
     let opts = ins.source.live_options();
     let client_config = runtime()?.block_on(live::client_config(&opts))?;
@@ -190,5 +223,6 @@ fn run_live_tui(ins: &Inspector) -> Result<()> {
     tui.theme = ins.theme.clone();
     tui.updates = Some(updates);
     tui.live = Some(control);
+    tui.what_if = edits;
     crate::tui::run(tui)
 }

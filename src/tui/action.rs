@@ -141,6 +141,20 @@ pub enum Action {
     ToggleConnection,
     /// Live: list every failed or forbidden kind again now.
     RetryConnection,
+    /// What-if: take the last edit off.
+    UndoEdit,
+    /// What-if: take every edit off.
+    ClearEdits,
+    /// What-if: the prompt for an edit.
+    StartWhatIf,
+    /// Open or close the Remedies view.
+    ToggleRemedies,
+    /// Node tab, what-if: cordon the node, or uncordon it.
+    NodeCordon,
+    /// Node tab, what-if: remove a taint (the prompt, filled with the first).
+    NodeUntaint,
+    /// Node tab, what-if: one more node like this one.
+    NodeClone,
     Mouse {
         kind: MouseKind,
         column: u16,

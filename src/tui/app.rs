@@ -20,7 +20,7 @@ use super::components::{
 use super::keymap;
 use super::playback::Simulation;
 use super::session::SessionChange;
-use super::worker::{TraceJob, TraceKey, VerdictBatch, VerdictKey};
+use super::worker::{Replayed, TraceJob, TraceKey, VerdictBatch, VerdictKey};
 use crate::report::PodVerdict;
 use crate::report::TraceView;
 
@@ -31,7 +31,7 @@ pub struct App {
     pub panes: Panes,
     /// Where the last frame put what, for the mouse.
     pub hits: Hits,
-    dirty: bool,
+    pub(super) dirty: bool,
     quit: bool,
 }
 
@@ -160,6 +160,8 @@ impl App {
             keymap::map_help_key(e)
         } else if self.panes.connection.is_some() {
             keymap::map_connection_key(e)
+        } else if self.panes.remedies.is_some() {
+            keymap::map_remedies_key(e)
         } else {
             keymap::map_key(self.shared.focus, self.shared.tab, e)
         };
@@ -263,6 +265,10 @@ impl App {
             }
             Action::Resize(..) => {}
             Action::Data(d) => self.data(d),
+            Action::UndoEdit => self.undo_edit(),
+            Action::ClearEdits => self.clear_edits(),
+            Action::StartWhatIf => self.prompt_edit(String::new()),
+            Action::ToggleRemedies => self.toggle_remedies(),
             // Moves, columns, enter, sort, views, compare swap, allow/reject: the pane's.
             other => self.route(&other),
         }
@@ -308,18 +314,34 @@ impl App {
             Effect::Reject(pod) => {
                 self.shared.prompt = Some(Prompt::new(PromptKind::Reject { pod }, "".into()))
             }
+            Effect::Edits(edits) => {
+                if self.apply_edits(&edits) {
+                    self.panes.remedies = None;
+                }
+            }
+            Effect::EditPrompt(text) => self.prompt_edit(text),
         }
     }
 
     /// A computed trace (with its view, when the worker built it).
     pub fn trace_ready(&mut self, key: TraceKey, trace: Arc<Trace>, view: Arc<TraceView>) {
+        self.replay_ready(Replayed {
+            key,
+            trace,
+            view,
+            whatif: None,
+        });
+    }
+
+    /// A computed trace with its view and, under what-if edits, its comparison.
+    pub fn replay_ready(&mut self, r: Replayed) {
         self.dirty = true;
         // The selected pod's own replay answers for its verdict too, ahead of the
         // background batch.
-        if let Some(vk) = self.shared.verdict_key_of(&key) {
-            self.verdict_ready(vk, PodVerdict::of(&trace, &view));
+        if let Some(vk) = self.shared.verdict_key_of(&r.key) {
+            self.verdict_ready(vk, PodVerdict::of(&r.trace, &r.view));
         }
-        if let Some(old) = self.shared.trace_ready(key, trace, view) {
+        if let Some(old) = self.shared.trace_ready(r) {
             let ctx = self.shared.ctx(self.panes.pods.pending_count);
             self.panes.trace_changed(&ctx, old.as_ref());
         }
@@ -344,8 +366,7 @@ impl App {
     /// (causes included), so tests see what users see.
     pub fn take_job_sync(&mut self) {
         if let Some(job) = self.take_job() {
-            let (key, trace, view) = job.run_with_view();
-            self.trace_ready(key, trace, view);
+            self.replay_ready(job.run());
         }
     }
 
@@ -356,7 +377,7 @@ impl App {
         let n = self.shared.session.waiting.len();
         self.panes.waiting.cursor.clamp(n);
         // A status-only update carries the same cluster: traces stay valid.
-        if Arc::ptr_eq(&self.shared.cluster, &d.cluster) {
+        if Arc::ptr_eq(&self.shared.base, &d.cluster) {
             if moved {
                 self.rebuild_pods();
             }
@@ -406,7 +427,10 @@ impl App {
     /// esc: close an overlay, else the pane's own back (a filter, a group), else the
     /// previous tab, else the pods list.
     fn back(&mut self) {
-        if self.panes.help.take().is_some() || self.panes.connection.take().is_some() {
+        if self.panes.help.take().is_some()
+            || self.panes.connection.take().is_some()
+            || self.panes.remedies.take().is_some()
+        {
             return;
         }
         let ctx = self.shared.ctx(self.panes.pods.pending_count);
@@ -458,6 +482,12 @@ impl App {
                 Some(Err(e)) => self.shared.flash(&e, true),
                 None => {}
             },
+            PromptKind::WhatIf => {
+                let text = p.text.trim();
+                if !text.is_empty() {
+                    self.apply_edits(&[text.to_string()]);
+                }
+            }
             PromptKind::Reject { pod } => {
                 let msg = match p.text.trim() {
                     "" => "rejected from schedscope",
@@ -518,6 +548,9 @@ impl App {
                 self.rebuild_pods();
             }
             PromptCommand::Tab(t) => sh.set_tab(t),
+            PromptCommand::WhatIf(edits) => {
+                self.apply_edits(&edits);
+            }
         }
     }
 

@@ -17,6 +17,8 @@ pub enum PromptCommand {
     All,
     Pending,
     Tab(Tab),
+    /// `what-if EDIT...` (`wi`): what-if edits to apply.
+    WhatIf(Vec<String>),
 }
 
 /// `None` for an empty command; an error says what the commands are.
@@ -35,13 +37,24 @@ pub fn parse(cmd: &str, tabs: &[Tab]) -> Option<Result<PromptCommand, String>> {
         ("node" | "no", Some(n)) => PromptCommand::Node(n),
         ("theme", Some(t)) => PromptCommand::Theme(t),
         ("profile", p) => PromptCommand::Profile(p),
+        ("what-if" | "whatif" | "wi", Some(e)) => {
+            let mut edits = vec![e];
+            edits.extend(parts.map(str::to_string));
+            PromptCommand::WhatIf(edits)
+        }
+        ("what-if" | "whatif" | "wi", None) => {
+            return Some(Err(format!(
+                "what-if needs an edit: one of {}",
+                crate::whatif::GRAMMAR.join(", ")
+            )));
+        }
         ("all", _) => PromptCommand::All,
         ("pending", _) => PromptCommand::Pending,
         (v, _) => match tabs.iter().find(|t| t.title().eq_ignore_ascii_case(v)) {
             Some(t) => PromptCommand::Tab(*t),
             None => {
                 return Some(Err(format!(
-                    "unknown command {cmd:?}; try ns NAME, pod NS/NAME, node NAME, theme NAME, profile NAME, all, pending, q"
+                    "unknown command {cmd:?}; try ns NAME, pod NS/NAME, node NAME, theme NAME, profile NAME, what-if EDIT, all, pending, q"
                 )));
             }
         },
@@ -78,5 +91,16 @@ mod tests {
             Some(Ok(PromptCommand::Tab(Tab::Node)))
         );
         assert_eq!(parse("pod", &tabs).map(|r| r.is_err()), Some(true));
+        assert_eq!(
+            parse("what-if node.cordon=n1 pod.cpu=1", &tabs),
+            Some(Ok(PromptCommand::WhatIf(vec![
+                "node.cordon=n1".into(),
+                "pod.cpu=1".into()
+            ])))
+        );
+        let e = parse("what-if", &tabs)
+            .and_then(Result::err)
+            .expect("an error");
+        assert!(e.contains("node.uncordon=NODE"), "{e}");
     }
 }

@@ -554,10 +554,10 @@ impl Fixture {
     /// does it on a worker thread).
     pub fn settle(&mut self) {
         while let Some(job) = self.app.take_job() {
-            let (k, t, v) = job.run_with_view();
-            self.app.trace_ready(k, t, v);
+            self.app.replay_ready(job.run());
         }
         self.app.take_verdicts_sync();
+        self.app.take_remedies_sync();
     }
 }
 

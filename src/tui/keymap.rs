@@ -179,7 +179,7 @@ pub static BINDINGS: &[Binding] = &[
         &[k(':')],
         ":",
         Action::StartCommand,
-        "command: ns NAME (ns alone: all), pod NS/NAME, node NAME, theme NAME, profile NAME, all, q",
+        "command: ns NAME (ns alone: all), pod NS/NAME, node NAME, theme NAME, profile NAME, what-if EDIT, all, q",
     ),
     b(
         Global,
@@ -294,6 +294,34 @@ pub static BINDINGS: &[Binding] = &[
         "live: list every failed or forbidden kind again now (no backoff wait)",
     ),
     b(
+        Global,
+        &[k('w')],
+        "w",
+        Action::StartWhatIf,
+        "what-if: type an edit (pod.cpu=2, node.uncordon=NODE, node.add=1:like=NODE, ...); the view replays on the edited model, nothing is written",
+    ),
+    b(
+        Global,
+        &[k('u')],
+        "u",
+        Action::UndoEdit,
+        "what-if: undo the last edit",
+    ),
+    b(
+        Global,
+        &[k('U')],
+        "U",
+        Action::ClearEdits,
+        "what-if: undo every edit (back to the real model)",
+    ),
+    b(
+        Global,
+        &[k('S')],
+        "S",
+        Action::ToggleRemedies,
+        "Remedies: the edits that would make the pod schedulable (or land it on the Node tab's node), each verified by a replay; enter applies one",
+    ),
+    b(
         Pods,
         &[k('A')],
         "A",
@@ -348,6 +376,34 @@ pub static BINDINGS: &[Binding] = &[
         "c",
         Action::MarkCompare,
         "mark this node for Compare",
+    ),
+    b(
+        Scope::Tab(Tab::Node),
+        &[k('x')],
+        "x",
+        Action::NodeCordon,
+        "what-if: cordon this node (uncordon a cordoned one)",
+    ),
+    b(
+        Scope::Tab(Tab::Node),
+        &[k('t')],
+        "t",
+        Action::NodeUntaint,
+        "what-if: remove a taint (the prompt starts with the first)",
+    ),
+    b(
+        Scope::Tab(Tab::Node),
+        &[k('+')],
+        "+",
+        Action::NodeClone,
+        "what-if: add a node like this one",
+    ),
+    b(
+        Scope::Tab(Tab::Needs),
+        &[code(KeyCode::Enter)],
+        "enter",
+        Action::Enter,
+        "what-if: toggle the selected need off (a request or priority: type the new value)",
     ),
     b(
         Scope::Tab(Tab::Compare),
@@ -456,6 +512,28 @@ pub fn map_connection_key(e: &KeyEvent) -> Option<Action> {
     }
 }
 
+/// Keys while the Remedies view is open: it moves and applies; `S`/`esc` close it;
+/// `q` quits.
+pub fn map_remedies_key(e: &KeyEvent) -> Option<Action> {
+    let key = normalise(e);
+    match key {
+        Key(KeyCode::Char('S') | KeyCode::Esc, _) => Some(Action::ToggleRemedies),
+        _ => match map_key(Focus::Pods, Tab::Pipeline, e)? {
+            a @ (Action::Quit
+            | Action::ToggleHelp
+            | Action::Enter
+            | Action::UndoEdit
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom) => Some(a),
+            _ => None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +578,66 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn what_if_keys() {
+        let key = |c: char| press(KeyCode::Char(c), KeyModifiers::NONE);
+        for focus in [Focus::Pods, Focus::Detail] {
+            assert!(matches!(
+                map_key(focus, Tab::Pipeline, &key('u')),
+                Some(Action::UndoEdit)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Scores, &key('U')),
+                Some(Action::ClearEdits)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Needs, &key('w')),
+                Some(Action::StartWhatIf)
+            ));
+            assert!(matches!(
+                map_key(focus, Tab::Filters, &key('S')),
+                Some(Action::ToggleRemedies)
+            ));
+        }
+        // The Node tab's own: only there.
+        for (c, want) in [
+            ('x', Action::NodeCordon),
+            ('t', Action::NodeUntaint),
+            ('+', Action::NodeClone),
+        ] {
+            let got = map_key(Focus::Detail, Tab::Node, &key(c));
+            assert_eq!(format!("{got:?}"), format!("{:?}", Some(want)));
+        }
+        assert!(map_key(Focus::Pods, Tab::Node, &key('t')).is_none());
+        assert!(matches!(
+            map_key(Focus::Detail, Tab::Compare, &key('x')),
+            Some(Action::SwapCompare)
+        ));
+        // The Remedies view: moves, enter applies, S or esc closes, u still undoes.
+        let esc = press(KeyCode::Esc, KeyModifiers::NONE);
+        assert!(matches!(
+            map_remedies_key(&esc),
+            Some(Action::ToggleRemedies)
+        ));
+        assert!(matches!(
+            map_remedies_key(&key('S')),
+            Some(Action::ToggleRemedies)
+        ));
+        assert!(matches!(map_remedies_key(&key('j')), Some(Action::Down)));
+        assert!(matches!(
+            map_remedies_key(&press(KeyCode::Enter, KeyModifiers::NONE)),
+            Some(Action::Enter)
+        ));
+        assert!(matches!(
+            map_remedies_key(&key('u')),
+            Some(Action::UndoEdit)
+        ));
+        assert!(
+            map_remedies_key(&key('2')).is_none(),
+            "no tab switch under it"
+        );
     }
 
     #[test]

@@ -261,7 +261,11 @@ where
             Event::Stop(stopped) => return Err(stopped.into()),
             // Other keys, the mouse: nothing to act on yet (not kept for the inspector,
             // where they would act on a screen nobody saw).
-            Event::Key(_) | Event::Action(_) | Event::Trace(..) | Event::Verdict(..) => {}
+            Event::Key(_)
+            | Event::Action(_)
+            | Event::Trace(..)
+            | Event::Verdict(..)
+            | Event::Remedies(..) => {}
         }
     }
 }

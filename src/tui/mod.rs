@@ -19,10 +19,12 @@ pub mod action;
 pub mod app;
 pub mod command;
 pub mod components;
+mod edits;
 pub mod format;
 pub mod keymap;
 pub mod loading;
 pub mod playback;
+pub mod remedies;
 pub mod runner;
 pub mod session;
 pub mod shared;
@@ -31,6 +33,7 @@ pub mod traces;
 pub mod verdicts;
 pub mod view;
 pub mod waiting;
+pub mod whatif;
 pub mod widgets;
 pub mod worker;
 
@@ -40,6 +43,8 @@ mod consistency_tests;
 mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod whatif_tests;
 
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
@@ -75,6 +80,9 @@ pub struct TuiOptions {
     /// `--simulate`: step through the scheduler loop over `cluster` (its model and
     /// waiting pods replace `cluster` and `waiting`).
     pub simulation: Option<Simulation>,
+    /// `--what-if`: edits of the model shown, active from the first frame (the
+    /// model itself, and under `--act` what is scheduled, stay the real ones).
+    pub what_if: Vec<crate::whatif::Edit>,
 }
 
 impl TuiOptions {
@@ -91,6 +99,7 @@ impl TuiOptions {
             updates: None,
             live: None,
             simulation: None,
+            what_if: Vec::new(),
         }
     }
 }
@@ -144,5 +153,6 @@ fn app_of(
     if let Some(control) = opts.live {
         app.set_live(control);
     }
+    app.start_with_edits(opts.what_if);
     (app, opts.updates)
 }

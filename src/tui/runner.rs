@@ -2,7 +2,6 @@
 //! owned events into one channel; the loop updates the app and redraws only when it
 //! changed. With no countdown running, it blocks on the channel and uses no CPU.
 
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -10,11 +9,10 @@ use crossterm::event::{self, Event as CtEvent, KeyEventKind, MouseButton, MouseE
 
 use super::action::{Action, DataUpdate, MouseKind};
 use super::app::App;
+use super::remedies::Found;
 use super::terminal::{self, Tui};
-use super::worker::{Done, TraceKey, VerdictKey, Work, WorkQueue};
-use crate::engine::trace::Trace;
+use super::worker::{Done, Replayed, VerdictKey, Work, WorkQueue};
 use crate::report::PodVerdict;
-use crate::report::TraceView;
 use crate::signals::{self, Stopped};
 
 pub enum Event {
@@ -23,8 +21,9 @@ pub enum Event {
     /// load's own channel).
     Loaded,
     Action(Action),
-    Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
+    Trace(Box<Replayed>),
     Verdict(VerdictKey, PodVerdict),
+    Remedies(Box<Found>),
     InputError(String),
     /// SIGTERM, SIGINT or SIGHUP: end the loop so the terminal is restored.
     Stop(Stopped),
@@ -94,8 +93,9 @@ fn spawn_worker(tx: Sender<Event>) -> Sender<Work> {
                 queue.push(w);
             }
             let ev = match queue.step() {
-                Some(Done::Trace(key, trace, view)) => Event::Trace(key, trace, view),
+                Some(Done::Trace(r)) => Event::Trace(r),
                 Some(Done::Verdict(key, verdict)) => Event::Verdict(key, verdict),
+                Some(Done::Remedies(f)) => Event::Remedies(f),
                 None => continue,
             };
             if tx.send(ev).is_err() {
@@ -120,8 +120,9 @@ fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
     match ev {
         Event::Key(k) => app.handle_key(&k),
         Event::Action(a) => app.update(a),
-        Event::Trace(key, trace, view) => app.trace_ready(key, trace, view),
+        Event::Trace(r) => app.replay_ready(*r),
         Event::Verdict(key, verdict) => app.verdict_ready(key, verdict),
+        Event::Remedies(f) => app.remedies_ready(*f),
         Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
         Event::Stop(stopped) => return Err(stopped.into()),
         // The load's result was taken before the inspector started.
@@ -176,6 +177,9 @@ pub fn run_loop(
     loop {
         if let Some(job) = app.take_job() {
             let _ = jobs.send(Work::Trace(job));
+        }
+        if let Some(job) = app.take_remedies_job() {
+            let _ = jobs.send(Work::Remedies(job));
         }
         if let Some(batch) = app.take_verdict_job() {
             let _ = jobs.send(Work::Verdicts(batch));

@@ -20,6 +20,7 @@ use super::session::{Session, WaitingSource};
 use super::traces::{Traces, Want};
 use super::verdicts::{Verdicts, VerdictsWant};
 use super::waiting::{Clock, PermitGate};
+use super::whatif::WhatIf;
 use super::worker::CycleRunner;
 
 /// Loads a theme by name or path (the runner reads the environment; tests do not).
@@ -43,8 +44,17 @@ pub struct AppInit {
 }
 
 pub struct Shared {
+    /// The model every pane shows: `base` with the what-if edits applied (`base`
+    /// itself without any).
     pub cluster: Arc<Cluster>,
-    /// The cluster's version: traces of older ones are dropped.
+    /// The real model, as the data source sent it.
+    pub base: Arc<Cluster>,
+    /// The what-if edits (the state; `cluster` is derived from them).
+    pub whatif: WhatIf,
+    /// Why some of them do not apply to the current model.
+    not_applied: Vec<String>,
+    /// The cluster's version (a new model or other edits): traces of older ones are
+    /// dropped.
     pub generation: u64,
     pub profiles: Arc<Vec<Framework>>,
     pub theme: Theme,
@@ -63,6 +73,8 @@ pub struct Shared {
     /// Every pending pod's verdict, for the pods list.
     pub verdicts: Verdicts,
     pub session: Session,
+    /// A Remedies search for the worker.
+    pub remedies_job: Option<super::remedies::RemediesJob>,
 }
 
 impl Shared {
@@ -74,7 +86,10 @@ impl Shared {
         };
         let session = Session::new(src, init.clock);
         Shared {
+            base: cluster.clone(),
             cluster,
+            whatif: WhatIf::default(),
+            not_applied: Vec::new(),
             generation: 0,
             profiles: Arc::new(init.profiles),
             theme: init.theme,
@@ -91,6 +106,7 @@ impl Shared {
             verdicts: Verdicts::new(init.runner.clone()),
             traces: Traces::new(init.runner),
             session,
+            remedies_job: None,
         }
     }
 
@@ -115,6 +131,7 @@ impl Shared {
             prompt: self.prompt.as_ref(),
             message: self.message.as_ref(),
             verdicts: &self.verdicts,
+            whatif: &self.whatif,
         }
     }
 
@@ -129,6 +146,8 @@ impl Shared {
             sim: self.session.sim(),
             generation: self.generation,
             now: self.session.now(),
+            whatif: &self.whatif,
+            base: &self.base,
         };
         (&mut self.traces, want)
     }
@@ -148,6 +167,7 @@ impl Shared {
             profile_override: self.profile_override,
             generation: self.generation,
             now: self.session.now(),
+            whatif: &self.whatif,
         };
         self.verdicts.want(&want);
     }
@@ -174,12 +194,10 @@ impl Shared {
     /// A computed trace: the trace it replaced, when it is the one wanted.
     pub fn trace_ready(
         &mut self,
-        key: super::worker::TraceKey,
-        trace: Arc<crate::engine::trace::Trace>,
-        view: Arc<crate::report::TraceView>,
+        r: super::worker::Replayed,
     ) -> Option<Option<super::traces::Current>> {
         let (traces, want) = self.traces_and_want();
-        traces.ready(&want, key, trace, view)
+        traces.ready(&want, r)
     }
 
     /// The tabs of the tab bar (History only in simulation mode).
@@ -326,11 +344,37 @@ impl Shared {
         }
     }
 
-    /// A new cluster: a new version, and traces of older ones dropped.
+    /// A new cluster: the edits applied to it again (those that no longer apply
+    /// are dropped, and the status line says so), a new version, and traces of
+    /// older ones dropped.
     pub fn new_cluster(&mut self, cluster: Arc<Cluster>) {
-        self.cluster = cluster;
-        self.generation += 1;
+        self.base = cluster;
         self.source.updated = self.session.wall();
+        let before = self.not_applied.clone();
+        self.rederive();
+        // Said once when it changes, not on every update of a live model.
+        if self.not_applied != before {
+            let text = match self.not_applied.as_slice() {
+                [] => "every what-if edit applies to the new model".to_string(),
+                errors => format!("not applied to this model: {}", errors.join("; ")),
+            };
+            self.flash(&text, !self.not_applied.is_empty());
+        }
+    }
+
+    /// The edited cluster from the real one and the edits, as a new version; the
+    /// errors of the edits that do not apply to it.
+    pub fn rederive(&mut self) -> Vec<String> {
+        let (cluster, errors) = self.whatif.derive(&self.base);
+        self.cluster = cluster;
+        self.not_applied = errors.clone();
+        self.new_version();
+        errors
+    }
+
+    /// The model changed (new data or other edits): traces of older versions go.
+    pub fn new_version(&mut self) {
+        self.generation += 1;
         self.traces.retain_generation(self.generation);
     }
 

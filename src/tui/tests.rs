@@ -1568,8 +1568,9 @@ fn bare_app() -> App {
 
 fn apply_done(app: &mut App, done: super::worker::Done) {
     match done {
-        super::worker::Done::Trace(k, t, v) => app.trace_ready(k, t, v),
+        super::worker::Done::Trace(r) => app.replay_ready(*r),
         super::worker::Done::Verdict(k, v) => app.verdict_ready(k, v),
+        super::worker::Done::Remedies(f) => app.remedies_ready(*f),
     }
 }
 

@@ -10,8 +10,10 @@ use crate::engine::trace::Trace;
 use crate::model::Cluster;
 
 use super::playback::Simulation;
-use super::worker::{CycleRunner, TraceCache, TraceJob, TraceKey};
+use super::whatif::WhatIf;
+use super::worker::{CycleRunner, JobEdits, Replayed, TraceCache, TraceJob, TraceKey};
 use crate::report::TraceView;
+use crate::report::whatif::WhatIfComparison;
 
 /// Why the detail pane has (or has not) a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +30,8 @@ pub struct Current {
     pub key: TraceKey,
     pub trace: Arc<Trace>,
     pub view: Arc<TraceView>,
+    /// Under what-if edits: before (the real model) and after (the edited one).
+    pub whatif: Option<Arc<WhatIfComparison>>,
 }
 
 /// What the wanted trace depends on.
@@ -39,6 +43,9 @@ pub struct Want<'a> {
     pub sim: Option<&'a Simulation>,
     pub generation: u64,
     pub now: Timestamp,
+    /// The what-if edits, and the real model they edit (`cluster` is the edited one).
+    pub whatif: &'a WhatIf,
+    pub base: &'a Arc<Cluster>,
 }
 
 pub struct Traces {
@@ -87,7 +94,8 @@ impl Traces {
     /// In simulation mode, the attempt whose trace the panes show: the picked one,
     /// else the latest with a trace. A profile override asks for a fresh replay.
     fn sim_attempt(&self, w: &Want, key: &str) -> Option<usize> {
-        if w.profile_override.is_some() {
+        // Edits ask for a replay of the edited model, as an override does.
+        if w.profile_override.is_some() || w.whatif.is_active() {
             return None;
         }
         let sim = w.sim?;
@@ -150,8 +158,13 @@ impl Traces {
         if self.current.as_ref().is_some_and(|c| c.key == want) {
             return out;
         }
-        if let Some((trace, view)) = self.cache.get(&want) {
-            out.replaced = Some(self.set_current(want, trace, view));
+        if let Some((_, trace, view, whatif)) = self.cache.get(&want) {
+            out.replaced = Some(self.set_current(Current {
+                key: want,
+                trace,
+                view,
+                whatif,
+            }));
             return out;
         }
         // An attempt's trace is already there: only its view is derived (here, once).
@@ -163,44 +176,57 @@ impl Traces {
         {
             let trace = Arc::new(t);
             let view = Arc::new(TraceView::new(&trace));
-            self.cache.insert(want.clone(), trace.clone(), view.clone());
-            out.replaced = Some(self.set_current(want, trace, view));
+            self.cache
+                .insert((want.clone(), trace.clone(), view.clone(), None));
+            out.replaced = Some(self.set_current(Current {
+                key: want,
+                trace,
+                view,
+                whatif: None,
+            }));
             return out;
         }
         self.status = TraceStatus::Computing;
+        let edits = w.whatif.is_active().then(|| {
+            Arc::new(JobEdits {
+                base: w.base.clone(),
+                pod: w.whatif.for_pod(&want.pod),
+            })
+        });
         self.job = Some(TraceJob {
             key: want,
             cluster: w.cluster.clone(),
             profiles: w.profiles.clone(),
             now: w.now,
             runner: self.runner.clone(),
+            edits,
         });
         out
     }
 
     /// A computed trace: cached, and shown if it is the one wanted. Returns the trace
     /// shown before when it replaced it.
-    pub fn ready(
-        &mut self,
-        w: &Want,
-        key: TraceKey,
-        trace: Arc<Trace>,
-        view: Arc<TraceView>,
-    ) -> Option<Option<Current>> {
-        if key.generation != w.generation {
+    pub fn ready(&mut self, w: &Want, r: Replayed) -> Option<Option<Current>> {
+        if r.key.generation != w.generation {
             return None;
         }
-        self.cache.insert(key.clone(), trace.clone(), view.clone());
-        (self.wanted_key(w).as_ref() == Some(&key)).then(|| self.set_current(key, trace, view))
+        let cur = Current {
+            key: r.key,
+            trace: r.trace,
+            view: r.view,
+            whatif: r.whatif,
+        };
+        self.cache.insert((
+            cur.key.clone(),
+            cur.trace.clone(),
+            cur.view.clone(),
+            cur.whatif.clone(),
+        ));
+        (self.wanted_key(w).as_ref() == Some(&cur.key)).then(|| self.set_current(cur))
     }
 
-    fn set_current(
-        &mut self,
-        key: TraceKey,
-        trace: Arc<Trace>,
-        view: Arc<TraceView>,
-    ) -> Option<Current> {
+    fn set_current(&mut self, cur: Current) -> Option<Current> {
         self.status = TraceStatus::Ready;
-        self.current.replace(Current { key, trace, view })
+        self.current.replace(cur)
     }
 }

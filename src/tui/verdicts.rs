@@ -11,6 +11,7 @@ use crate::engine::Framework;
 use crate::model::Cluster;
 use crate::report::{PodVerdict, newest_first};
 
+use super::whatif::WhatIf;
 use super::worker::{CycleRunner, VerdictBatch, VerdictKey};
 
 /// What the verdicts are wanted for.
@@ -20,6 +21,9 @@ pub struct VerdictsWant<'a> {
     pub profile_override: Option<usize>,
     pub generation: u64,
     pub now: Timestamp,
+    /// The what-if edits (`cluster` has the cluster edits already; each pod's
+    /// replay applies its pod edits).
+    pub whatif: &'a WhatIf,
 }
 
 pub struct Verdicts {
@@ -74,6 +78,7 @@ impl Verdicts {
             profiles: w.profiles.clone(),
             now: w.now,
             runner: self.runner.clone(),
+            whatif: w.whatif.is_active().then(|| Arc::new(w.whatif.clone())),
         });
     }
 

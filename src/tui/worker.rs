@@ -17,8 +17,11 @@ use crate::engine::trace::Trace;
 use crate::explain::{explain_with, pod_verdict};
 use crate::model::{Cluster, Pod};
 use crate::report::PodVerdict;
-
 use crate::report::TraceView;
+use crate::report::whatif::{WhatIfComparison, compare};
+use crate::whatif::{Edit, apply};
+
+use super::whatif::{PodEdits, WhatIf};
 
 pub trait CycleRunner: Send + Sync {
     fn run(&self, fw: &Framework, cluster: &Cluster, pod: &Pod, now: Timestamp) -> Trace;
@@ -106,13 +109,47 @@ pub struct TraceJob {
     pub profiles: Arc<Vec<Framework>>,
     pub now: Timestamp,
     pub runner: Arc<dyn CycleRunner>,
+    /// What-if edits are active: `cluster` is the edited one.
+    pub edits: Option<Arc<JobEdits>>,
+}
+
+/// A replay under what-if edits: the real model (for the comparison's "before") and
+/// the edits of the pod explained.
+pub struct JobEdits {
+    pub base: Arc<Cluster>,
+    pub pod: PodEdits,
+}
+
+/// A computed trace with its view, and under what-if edits the comparison with the
+/// real model.
+pub struct Replayed {
+    pub key: TraceKey,
+    pub trace: Arc<Trace>,
+    pub view: Arc<TraceView>,
+    pub whatif: Option<Arc<WhatIfComparison>>,
+}
+
+/// The pod's edits applied to `cluster` (the pod replaced in it), with their notes;
+/// `cluster` itself without any.
+pub fn with_pod_edits(
+    cluster: &Arc<Cluster>,
+    pod: &str,
+    edits: &[Edit],
+) -> Result<(Arc<Cluster>, Vec<String>), String> {
+    if edits.is_empty() {
+        return Ok((cluster.clone(), Vec::new()));
+    }
+    let p = cluster.pod(pod).ok_or_else(|| format!("no pod {pod}"))?;
+    let e = apply(cluster, Some(p), edits).map_err(|e| e.to_string())?;
+    let notes = e.notes.into_iter().map(|(_, n)| n).collect();
+    Ok((Arc::new(e.cluster), notes))
 }
 
 impl TraceJob {
-    fn compute(self) -> (TraceKey, Arc<Trace>) {
+    fn explain(&self, cluster: &Cluster) -> Trace {
         let cycle = |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run(fw, c, p, self.now);
-        let trace = explain_with(
-            &self.cluster,
+        explain_with(
+            cluster,
             &self.profiles,
             &self.key.pod,
             Some(self.key.profile),
@@ -120,28 +157,58 @@ impl TraceJob {
         )
         // The app asks only for pods it found with a profile; should the pod be gone
         // the panes say what `explain` would.
-        .unwrap_or_else(|e| explain_error(&self.cluster, &self.key, &e));
-        (self.key, Arc::new(trace))
+        .unwrap_or_else(|e| explain_error(cluster, &self.key, &e.to_string()))
     }
 
-    /// Run the cycle and derive its view, both off the UI thread.
+    /// Run the cycle (on the edited model, and on the real one to compare) and
+    /// derive its view, all off the UI thread.
+    pub fn run(self) -> Replayed {
+        let Some(edits) = self.edits.clone() else {
+            let trace = Arc::new(self.explain(&self.cluster));
+            // The rejections' exact causes, from the cluster and the profile the cycle
+            // ran with.
+            let view = TraceView::of_replay(&trace, &self.cluster, &self.profiles);
+            return Replayed {
+                key: self.key,
+                trace,
+                view: Arc::new(view),
+                whatif: None,
+            };
+        };
+        let (trace, cluster, pod_notes) =
+            match with_pod_edits(&self.cluster, &self.key.pod, &edits.pod.edits) {
+                Ok((c, notes)) => (self.explain(&c), c, notes),
+                Err(e) => (
+                    explain_error(&self.cluster, &self.key, &e),
+                    self.cluster.clone(),
+                    Vec::new(),
+                ),
+            };
+        let before = self.explain(&edits.base);
+        let notes: Vec<String> = edits.pod.notes.iter().cloned().chain(pod_notes).collect();
+        let cmp = compare(&edits.pod.labels, &notes, &before, &trace);
+        let view = TraceView::of_replay(&trace, &cluster, &self.profiles);
+        Replayed {
+            key: self.key,
+            trace: Arc::new(trace),
+            view: Arc::new(view),
+            whatif: Some(Arc::new(cmp)),
+        }
+    }
+
+    /// [`TraceJob::run`] as a tuple (tests).
     pub fn run_with_view(self) -> (TraceKey, Arc<Trace>, Arc<TraceView>) {
-        let cluster = self.cluster.clone();
-        let profiles = self.profiles.clone();
-        let (key, trace) = self.compute();
-        // The rejections' exact causes, from the cluster and the profile the cycle ran
-        // with.
-        let view = TraceView::of_replay(&trace, &cluster, &profiles);
-        (key, trace, Arc::new(view))
+        let r = self.run();
+        (r.key, r.trace, r.view)
     }
 }
 
-fn explain_error(cluster: &Cluster, key: &TraceKey, e: &crate::explain::ExplainError) -> Trace {
+fn explain_error(cluster: &Cluster, key: &TraceKey, message: &str) -> Trace {
     Trace::empty(
         key.pod.clone(),
         cluster.pod(&key.pod).map_or(0, |p| p.priority),
         crate::engine::trace::Outcome::Error {
-            message: e.to_string(),
+            message: message.to_string(),
         },
     )
 }
@@ -166,6 +233,9 @@ pub struct VerdictBatch {
     pub profiles: Arc<Vec<Framework>>,
     pub now: Timestamp,
     pub runner: Arc<dyn CycleRunner>,
+    /// The what-if edits, whose pod edits each pod's replay applies (`cluster` has
+    /// the cluster edits already).
+    pub whatif: Option<Arc<WhatIf>>,
 }
 
 impl VerdictBatch {
@@ -174,13 +244,22 @@ impl VerdictBatch {
         let pod = self.pods.pop_front()?;
         let cycle =
             |fw: &Framework, c: &Cluster, p: &Pod| self.runner.run_for_verdict(fw, c, p, self.now);
-        let verdict = pod_verdict(
-            &self.cluster,
-            &self.profiles,
-            &pod,
-            self.profile_override,
-            &cycle,
-        );
+        let edits = self
+            .whatif
+            .as_ref()
+            .map(|w| w.for_pod(&pod).edits)
+            .unwrap_or_default();
+        // As the trace says: an edit that does not fit the pod is its error.
+        let verdict = match with_pod_edits(&self.cluster, &pod, &edits) {
+            Ok((cluster, _)) => pod_verdict(
+                &cluster,
+                &self.profiles,
+                &pod,
+                self.profile_override,
+                &cycle,
+            ),
+            Err(message) => PodVerdict::Error { message },
+        };
         let key = VerdictKey {
             pod,
             generation: self.generation,
@@ -194,12 +273,14 @@ impl VerdictBatch {
 pub enum Work {
     Trace(TraceJob),
     Verdicts(VerdictBatch),
+    Remedies(super::remedies::RemediesJob),
 }
 
 /// What the worker did, sent back to the app as an owned message.
 pub enum Done {
-    Trace(TraceKey, Arc<Trace>, Arc<TraceView>),
+    Trace(Box<Replayed>),
     Verdict(VerdictKey, PodVerdict),
+    Remedies(Box<super::remedies::Found>),
 }
 
 /// The worker's to-do list: the latest trace request first (the user moved on from
@@ -208,6 +289,7 @@ pub enum Done {
 #[derive(Default)]
 pub struct WorkQueue {
     trace: Option<TraceJob>,
+    remedies: Option<super::remedies::RemediesJob>,
     verdicts: Option<VerdictBatch>,
 }
 
@@ -217,18 +299,24 @@ impl WorkQueue {
             Work::Trace(job) => self.trace = Some(job),
             // A newer batch (a new cluster version or profile) replaces the old one.
             Work::Verdicts(batch) => self.verdicts = Some(batch),
+            Work::Remedies(job) => self.remedies = Some(job),
         }
     }
 
     pub fn is_idle(&self) -> bool {
-        self.trace.is_none() && self.verdicts.as_ref().is_none_or(|b| b.pods.is_empty())
+        self.trace.is_none()
+            && self.remedies.is_none()
+            && self.verdicts.as_ref().is_none_or(|b| b.pods.is_empty())
     }
 
-    /// One unit of work: the trace asked for, else one verdict.
+    /// One unit of work: the trace asked for, else the remedies asked for, else one
+    /// verdict.
     pub fn step(&mut self) -> Option<Done> {
         if let Some(job) = self.trace.take() {
-            let (key, trace, view) = job.run_with_view();
-            return Some(Done::Trace(key, trace, view));
+            return Some(Done::Trace(Box::new(job.run())));
+        }
+        if let Some(job) = self.remedies.take() {
+            return Some(Done::Remedies(Box::new(job.run())));
         }
         let batch = self.verdicts.as_mut()?;
         match batch.next_verdict() {
@@ -244,9 +332,17 @@ impl WorkQueue {
 /// The last few traces with their derived views, so flipping between pods is instant
 /// and nothing is recomputed on redraw.
 pub struct TraceCache {
-    entries: VecDeque<(TraceKey, Arc<Trace>, Arc<TraceView>)>,
+    entries: VecDeque<Cached>,
     capacity: usize,
 }
+
+/// A trace, its view and its what-if comparison.
+pub type Cached = (
+    TraceKey,
+    Arc<Trace>,
+    Arc<TraceView>,
+    Option<Arc<WhatIfComparison>>,
+);
 
 impl TraceCache {
     pub fn new(capacity: usize) -> Self {
@@ -256,23 +352,22 @@ impl TraceCache {
         }
     }
 
-    pub fn get(&mut self, key: &TraceKey) -> Option<(Arc<Trace>, Arc<TraceView>)> {
-        let i = self.entries.iter().position(|(k, _, _)| k == key)?;
+    pub fn get(&mut self, key: &TraceKey) -> Option<Cached> {
+        let i = self.entries.iter().position(|e| &e.0 == key)?;
         let e = self.entries.remove(i)?;
-        let out = (e.1.clone(), e.2.clone());
-        self.entries.push_front(e);
-        Some(out)
+        self.entries.push_front(e.clone());
+        Some(e)
     }
 
-    pub fn insert(&mut self, key: TraceKey, trace: Arc<Trace>, view: Arc<TraceView>) {
-        self.entries.retain(|(k, _, _)| *k != key);
-        self.entries.push_front((key, trace, view));
+    pub fn insert(&mut self, entry: Cached) {
+        self.entries.retain(|e| e.0 != entry.0);
+        self.entries.push_front(entry);
         self.entries.truncate(self.capacity);
     }
 
     /// Drop traces of older cluster versions.
     pub fn retain_generation(&mut self, generation: u64) {
-        self.entries.retain(|(k, _, _)| k.generation == generation);
+        self.entries.retain(|e| e.0.generation == generation);
     }
 
     pub fn len(&self) -> usize {

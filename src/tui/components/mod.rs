@@ -38,6 +38,7 @@ mod pipeline;
 mod pods;
 mod preemption;
 mod profile;
+mod remedies;
 mod scores;
 mod status;
 pub mod table;
@@ -61,6 +62,7 @@ pub use pipeline::PipelinePane;
 pub use pods::PodsPane;
 pub use preemption::PreemptionPane;
 pub use profile::ProfilePane;
+pub use remedies::RemediesPane;
 pub use scores::ScoresPane;
 pub use status::{Message, Prompt, PromptKind, SourceInfo};
 pub use waiting::WaitingPane;
@@ -70,6 +72,7 @@ use super::format;
 use super::playback::Simulation;
 use super::traces::{Current, TraceStatus};
 use super::verdicts::Verdicts;
+use super::whatif::WhatIf;
 use super::widgets::{Cursor, Scroll, block, centered_note};
 use crate::engine::Framework;
 use crate::model::Cluster;
@@ -108,6 +111,8 @@ pub struct PaneCtx<'a> {
     pub message: Option<&'a Message>,
     /// The pending pods' verdicts known so far.
     pub verdicts: &'a Verdicts,
+    /// The what-if edits (the banner; `cluster` is already the edited model).
+    pub whatif: &'a WhatIf,
 }
 
 impl PaneCtx<'_> {
@@ -168,6 +173,10 @@ pub enum Effect {
     Allow(HeldPod),
     /// Ask for a reason, then reject this waiting pod.
     Reject(String),
+    /// Apply these what-if edits (in the `--what-if` spelling).
+    Edits(Vec<String>),
+    /// Open the what-if prompt with this text to complete (`pod.cpu=`).
+    EditPrompt(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -337,6 +346,8 @@ pub struct Panes {
     pub help: Option<HelpPane>,
     /// `C`, open.
     pub connection: Option<ConnectionPane>,
+    /// `S`, open.
+    pub remedies: Option<RemediesPane>,
 }
 
 impl Panes {
@@ -357,17 +368,18 @@ impl Panes {
 
     /// The focused pane (an open overlay first).
     pub fn focused(&mut self, focus: Focus, tab: Tab) -> &mut dyn Component {
-        if self.help.is_none() && self.connection.is_none() {
+        if self.help.is_none() && self.connection.is_none() && self.remedies.is_none() {
             return match focus {
                 Focus::Pods => &mut self.pods,
                 Focus::Detail => self.tab_mut(tab),
             };
         }
-        match (&mut self.help, &mut self.connection) {
-            (Some(h), _) => h,
-            (None, Some(c)) => c,
+        match (&mut self.help, &mut self.connection, &mut self.remedies) {
+            (Some(h), _, _) => h,
+            (None, Some(c), _) => c,
+            (None, None, Some(r)) => r,
             // Not reached: one of them is open.
-            (None, None) => &mut self.pods,
+            (None, None, None) => &mut self.pods,
         }
     }
 
@@ -478,6 +490,9 @@ impl Panes {
             status::draw_prompt(ctx, f, prompt_area);
         }
         status::draw(ctx, f, status_area);
+        if let Some(r) = &mut self.remedies {
+            r.draw(ctx, f, body, hits);
+        }
         if let Some(c) = &mut self.connection {
             c.draw(ctx, f, body, hits);
         }
@@ -496,8 +511,16 @@ impl Panes {
         if inner.height < 2 || inner.width < 4 {
             return;
         }
-        let [tabs_area, content] =
-            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+        let banner_h = u16::from(ctx.whatif.is_active() && inner.height > 3);
+        let [banner_area, tabs_area, content] = Layout::vertical([
+            Constraint::Length(banner_h),
+            Constraint::Length(1),
+            Constraint::Min(1),
+        ])
+        .areas(inner);
+        if banner_h > 0 {
+            f.render_widget(Paragraph::new(whatif_banner(ctx)), banner_area);
+        }
         draw_tabs(ctx, f, tabs_area, hits);
 
         let needs_trace = matches!(
@@ -511,6 +534,36 @@ impl Panes {
         }
         self.tab_mut(ctx.tab).draw(ctx, f, content, hits);
     }
+}
+
+/// `WHAT-IF node.uncordon=gen-a3 · pod.cpu=1 (default/web)  u undo · U clear`: the
+/// model shown is not the real one.
+fn whatif_banner(ctx: &PaneCtx) -> Line<'static> {
+    let t = ctx.theme;
+    // An edit that does not apply to this model is listed crossed out (✗).
+    let edits: Vec<String> = ctx
+        .whatif
+        .edits()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match ctx.whatif.is_applied(i) {
+            true => a.label(),
+            false => format!("✗ {}", a.label()),
+        })
+        .collect();
+    Line::from(vec![
+        Span::styled(
+            " WHAT-IF ",
+            t.warning.add_modifier(ratatui::style::Modifier::REVERSED),
+        ),
+        Span::styled(format!(" {} ", edits.join(" · ")), t.warning),
+        Span::styled(" u", t.key),
+        Span::styled(" undo ", t.dim),
+        Span::styled(" U", t.key),
+        Span::styled(" clear all ", t.dim),
+        Span::styled(" w", t.key),
+        Span::styled(" edit", t.dim),
+    ])
 }
 
 fn status_note(ctx: &PaneCtx) -> String {

@@ -9,7 +9,9 @@ use super::super::action::Action;
 use super::super::format;
 use super::super::traces::{Current, TraceStatus};
 use super::super::widgets::{Scroll, centered_note, scroll_text};
-use super::{Component, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod};
+use super::{
+    Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, scroll_by, traced_pod,
+};
 use crate::engine::plugins::dynamic_resources::diagnose::NodeDevice;
 use crate::model::{NodeInfo, Pod};
 use crate::report::Causes;
@@ -50,7 +52,14 @@ impl NodePane {
 }
 
 impl Component for NodePane {
-    scroll_keys!();
+    scroll_keys!(page_and_wheel);
+
+    fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
+        match node_edit(self.node.as_deref(), ctx, action) {
+            Some(e) => Handled::Then(e),
+            None => scroll_by(&mut self.scroll, action),
+        }
+    }
 
     fn node(&self, _ctx: &PaneCtx) -> Option<String> {
         self.node.clone()
@@ -59,6 +68,35 @@ impl Component for NodePane {
     fn draw(&mut self, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
         draw(self, ctx, f, area, hits)
     }
+}
+
+/// The Node tab's what-if keys on the node shown: cordon or uncordon it, remove a
+/// taint (the prompt starts with its first), add one like it.
+fn node_edit(node: Option<&str>, ctx: &PaneCtx, action: &Action) -> Option<Effect> {
+    if !matches!(
+        action,
+        Action::NodeCordon | Action::NodeUntaint | Action::NodeClone
+    ) {
+        return None;
+    }
+    let Some(info) = node.and_then(|n| ctx.cluster.node(n)) else {
+        return Some(Effect::Flash("no node shown".into(), true));
+    };
+    let name = info.name();
+    Some(match action {
+        Action::NodeCordon if info.node.unschedulable => {
+            Effect::Edits(vec![format!("node.uncordon={name}")])
+        }
+        Action::NodeCordon => Effect::Edits(vec![format!("node.cordon={name}")]),
+        Action::NodeUntaint => match info.node.taints.first() {
+            Some(taint) => Effect::EditPrompt(format!(
+                "node.untaint={name}:{}:{}",
+                taint.key, taint.effect
+            )),
+            None => Effect::Flash(format!("node {name} has no taints"), true),
+        },
+        _ => Effect::Edits(vec![format!("node.add=1:like={name}")]),
+    })
 }
 
 fn draw(pane: &mut NodePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {

@@ -12,6 +12,7 @@ use super::{
     Component, Effect, Handled, Hit, Hits, PaneCtx, mark_span, mark_style, move_cursor, nav,
 };
 use crate::engine::trace::Trace;
+use crate::report::whatif::{WhatIfComparison, WhatIfSide};
 use crate::report::{Headline, Mark, Stage, TraceView, plural};
 use crate::theme::Theme;
 
@@ -109,6 +110,9 @@ fn head_lines<'a>(ctx: &PaneCtx, trace: &Trace, view: &TraceView, t: &Theme) -> 
         first.push(Span::styled(format!("  · {}", view.headline), t.dim));
     }
     let mut head = vec![Line::from(first)];
+    if let Some(cmp) = ctx.current.and_then(|c| c.whatif.as_deref()) {
+        head.push(whatif_line(cmp, t));
+    }
     if let Some(w) = ctx.scheduler_word() {
         let style = if w.differs { t.warning } else { t.dim };
         let mark = if w.differs { "≠ " } else { "= " };
@@ -130,6 +134,35 @@ fn head_lines<'a>(ctx: &PaneCtx, trace: &Trace, view: &TraceView, t: &Theme) -> 
         )));
     }
     head
+}
+
+/// `what-if: Unschedulable, 0 feasible → Scheduled, 3 feasible, on gen-b1 (total
+/// 187)`: the real model's answer beside the edited one's.
+fn whatif_line(cmp: &WhatIfComparison, t: &Theme) -> Line<'static> {
+    let side = |s: &WhatIfSide| {
+        let mut text = format!("{}, {} feasible", s.verdict, s.feasible);
+        if let Some(n) = &s.selected_node {
+            text.push_str(&format!(", on {n}"));
+            if let Some(total) = s.total {
+                text.push_str(&format!(" (total {total})"));
+            }
+        }
+        text
+    };
+    let changed = cmp.before != cmp.after;
+    let mut spans = vec![
+        Span::styled("what-if: ", t.warning),
+        Span::styled(format!("real {}", side(&cmp.before)), t.dim),
+        Span::styled(" → ", t.warning),
+        Span::styled(
+            format!("edited {}", side(&cmp.after)),
+            if changed { t.warning } else { t.dim },
+        ),
+    ];
+    if !changed {
+        spans.push(Span::styled(" (no change)", t.dim));
+    }
+    Line::from(spans)
 }
 
 /// One row per extension point: its mark, how many plugins ran, its summary.

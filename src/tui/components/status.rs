@@ -59,6 +59,8 @@ pub enum PromptKind {
     Reject {
         pod: String,
     },
+    /// `w`: a what-if edit to apply.
+    WhatIf,
 }
 
 #[derive(Clone, Debug)]
@@ -135,7 +137,14 @@ pub fn draw(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
             }
             // Each part with how much it matters: when the bar is too narrow, whole
             // parts give way (least first) instead of the last one being cut mid-word.
-            let mut parts = vec![(source, 9)];
+            let mut parts = Vec::new();
+            // Always first (the first part never gives way): the model is not the real one.
+            let n = ctx.whatif.edits().len();
+            if n > 0 {
+                let s = if n == 1 { "" } else { "s" };
+                parts.push((format!("WHAT-IF {n} edit{s} · u undo"), 10));
+            }
+            parts.push((source, 9));
             if let Some(sim) = ctx.sim {
                 let c = sim.counts();
                 parts.push((
@@ -214,6 +223,7 @@ pub fn draw(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
     let left_style = match ctx.message {
         Some(m) if m.error => t.error.patch(bar),
         Some(_) => t.warning.patch(bar),
+        None if ctx.whatif.is_active() => t.warning.patch(bar),
         None if ctx
             .source
             .live_status
@@ -307,6 +317,7 @@ pub fn draw_prompt(ctx: &PaneCtx, f: &mut Frame, area: Rect) {
         PromptKind::Filter(..) => "/".to_string(),
         PromptKind::Command => ":".to_string(),
         PromptKind::Reject { pod } => format!("reject {pod}, reason: "),
+        PromptKind::WhatIf => "what-if edit: ".to_string(),
     };
     let width = area.width as usize;
     let text = &p.text;
