@@ -56,16 +56,9 @@ pub struct TuiArgs {
     #[arg(long, value_name = "NAMESPACE", default_value = crate::act::DEFAULT_LEASE_NAMESPACE, requires = "act")]
     pub lease_namespace: String,
     /// What-if edit of the model the inspector shows (repeatable), active from the
-    /// first frame: every replay (the pod's trace, the pods list's verdicts) runs on
-    /// the edited model, under a WHAT-IF banner; `u` undoes. A pod edit changes each
-    /// pod's own replay. Nothing is ever written, even with --act (which schedules
-    /// on the real model). EDIT is one of: pod.cpu=QTY, pod.memory=QTY,
-    /// pod.request.RESOURCE=QTY, pod.drop-node-selector=KEY, pod.drop-node-affinity,
-    /// pod.drop-pod-affinity=N, pod.drop-pod-anti-affinity=N, pod.drop-spread=N,
-    /// pod.tolerate=KEY[=VALUE]:EFFECT, pod.priority=N, pod.drop-gate=NAME,
-    /// pod.evict=NS/NAME, node.cordon=NODE, node.uncordon=NODE,
-    /// node.untaint=NODE:KEY[:EFFECT], node.label=NODE:KEY=VALUE, node.add=N:like=NODE.
-    #[arg(long = "what-if", value_name = "EDIT")]
+    /// first frame under a WHAT-IF banner; `u` undoes. Nothing is ever written, even
+    /// with --act (which schedules on the real model). See --help for every edit.
+    #[arg(long = "what-if", value_name = "EDIT", long_help = super::whatif::WHAT_IF_HELP)]
     pub what_if: Vec<String>,
 }
 

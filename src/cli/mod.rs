@@ -59,6 +59,8 @@ impl Cli {
                     simulate: t.tui.simulate || self.top.tui.simulate,
                     act: t.tui.act || self.top.tui.act,
                     headless: t.tui.headless || self.top.tui.headless,
+                    // Edits before `tui` come first, as they were typed.
+                    what_if: [&self.top.tui.what_if[..], &t.tui.what_if[..]].concat(),
                     ..t.tui.clone()
                 },
             ),
@@ -193,6 +195,25 @@ mod tests {
         assert!(!c.top.tui.simulate);
         // Not a flag of the other subcommands.
         assert!(Cli::try_parse_from(["schedscope", "pods", "--simulate"]).is_err());
+    }
+
+    #[test]
+    fn what_if_edits_before_and_after_tui_are_all_kept_in_order() {
+        let c = Cli::try_parse_from([
+            "schedscope",
+            "--what-if",
+            "node.cordon=a",
+            "tui",
+            "--what-if",
+            "pod.cpu=1",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.inspector().unwrap().tui.what_if,
+            ["node.cordon=a", "pod.cpu=1"]
+        );
+        let c = Cli::try_parse_from(["schedscope", "--what-if", "node.cordon=a"]).unwrap();
+        assert_eq!(c.inspector().unwrap().tui.what_if, ["node.cordon=a"]);
     }
 
     #[test]
