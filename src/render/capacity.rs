@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::report::capacity::CapacityAnswer;
-use crate::report::format::{pad, width};
+use crate::report::format::{CELL_MAX, clip, pad, width};
 
 /// The count, what stops the next copy, and the `top` nodes with the most copies.
 pub fn render(a: &CapacityAnswer, top: usize) -> String {
@@ -50,7 +50,8 @@ pub fn render(a: &CapacityAnswer, top: usize) -> String {
     );
     let _ = writeln!(out, "  {}  COPIES", pad("NODE", node_w));
     for n in shown {
-        let _ = writeln!(out, "  {}  {:>6}", pad(&n.node, node_w), n.copies);
+        let node = clip(&n.node, CELL_MAX);
+        let _ = writeln!(out, "  {}  {:>6}", pad(&node, node_w), n.copies);
     }
     if a.per_node.len() > shown.len() {
         let _ = writeln!(

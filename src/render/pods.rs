@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::escape::terminal_safe;
-use crate::report::format::{pad, width};
+use crate::report::format::{CELL_MAX, clip, pad, width};
 use crate::report::pods::group_header;
 use crate::report::{ListEntry, PodVerdict, PodsList};
 
@@ -20,7 +20,7 @@ pub fn render(list: &PodsList, verdicts: Option<&[PodVerdict]>, grouped: bool) -
             for entry in list.grouped(|i, _| verdicts.get(i)) {
                 match entry {
                     ListEntry::Group { reason, pods } => {
-                        let _ = writeln!(out, "\n{}", terminal_safe(&group_header(pods, &reason)));
+                        let _ = writeln!(out, "\n{}", cell(&group_header(pods, &reason)));
                     }
                     ListEntry::Pod(i) => table.row(&mut out, "  ", i),
                 }
@@ -50,7 +50,7 @@ impl<'a> PodsTable<'a> {
         let widest = |f: &dyn Fn(&crate::report::PodRow) -> String, least: usize| {
             list.rows
                 .iter()
-                .map(|r| width(&terminal_safe(&f(r))))
+                .map(|r| width(&cell(&f(r))))
                 .max()
                 .unwrap_or(0)
                 .max(least)
@@ -79,19 +79,23 @@ impl<'a> PodsTable<'a> {
 
     fn row(&self, out: &mut String, indent: &str, i: usize) {
         let r = &self.list.rows[i];
-        let key = pad(&terminal_safe(&r.key()), self.pod_w);
-        let sched = pad(&terminal_safe(&r.pod.scheduler_name), self.sched_w);
-        let label = r.state_label();
-        let state = terminal_safe(&label);
+        let key = pad(&cell(&r.key()), self.pod_w);
+        let sched = pad(&cell(&r.pod.scheduler_name), self.sched_w);
+        let state = cell(&r.state_label());
         let priority = r.pod.priority;
         let _ = match self.verdicts.and_then(|v| v.get(i)) {
             Some(v) => writeln!(
                 out,
                 "{indent}{key} {priority:>11}  {sched} {}  {}",
                 pad(&state, self.state_w),
-                terminal_safe(&v.label())
+                cell(&v.label())
             ),
             None => writeln!(out, "{indent}{key} {priority:>11}  {sched} {state}"),
         };
     }
+}
+
+/// One column's cell as printed: escaped for the terminal, then capped.
+fn cell(s: &str) -> String {
+    clip(&terminal_safe(s), CELL_MAX).into_owned()
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::engine::queue::QueueName;
 use crate::engine::scheduler::{Placement, SimEventKind, SimulationResult, StopReason};
 
+use crate::report::format::{CELL_MAX, clip, pad, width};
 use crate::report::offset as at;
 
 fn plural(n: u32, one: &str) -> String {
@@ -161,31 +162,31 @@ pub fn render_timeline(r: &SimulationResult) -> String {
     let pw = r
         .events
         .iter()
-        .map(|e| e.pod.len())
-        .chain(r.pods.iter().map(|p| p.pod.len()))
+        .map(|e| width(&cell(&e.pod)))
+        .chain(r.pods.iter().map(|p| width(&cell(&p.pod))))
         .max()
         .unwrap_or(3)
         .max(3);
     let _ = writeln!(out);
-    let _ = writeln!(out, "{:<tw$}  {:<pw$}  EVENT", "TIME", "POD");
+    let _ = writeln!(out, "{}  {}  EVENT", pad("TIME", tw), pad("POD", pw));
     for e in &r.events {
         let _ = writeln!(
             out,
-            "{:<tw$}  {:<pw$}  {}",
-            at(e.at_ms),
-            e.pod,
-            describe(&e.kind)
+            "{}  {}  {}",
+            pad(&at(e.at_ms), tw),
+            pad(&cell(&e.pod), pw),
+            cell(&describe(&e.kind))
         );
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "{:<pw$}  ATTEMPTS  RESULT", "POD");
+    let _ = writeln!(out, "{}  ATTEMPTS  RESULT", pad("POD", pw));
     for p in &r.pods {
         let _ = writeln!(
             out,
-            "{:<pw$}  {:<8}  {}",
-            p.pod,
+            "{}  {:<8}  {}",
+            pad(&cell(&p.pod), pw),
             p.attempts,
-            describe_placement(&p.placement)
+            cell(&describe_placement(&p.placement))
         );
     }
     let bound = r
@@ -249,6 +250,12 @@ pub fn to_json(r: &SimulationResult, traces: bool) -> Value {
         m.insert("traces".into(), Value::Array(t));
     }
     out
+}
+
+/// A pod column's cell: escaped as the whole text will be, then capped, so the
+/// column's width is what the terminal shows.
+fn cell(s: &str) -> String {
+    clip(&super::escape::terminal_safe(s), CELL_MAX).into_owned()
 }
 
 #[cfg(test)]

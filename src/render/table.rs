@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
 use crate::report::answer::some_nodes;
-use crate::report::format::{pad, width as text_width};
+use crate::report::format::{CELL_MAX, clip, pad, pad_left, width as text_width};
 use crate::report::needs::PodNeeds;
 use crate::report::{Answer, Causes, Group, GroupKind, Headline, TraceView, legend};
 
@@ -177,9 +177,8 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
         for (j, s) in t.scores.iter().enumerate() {
             let _ = write!(
                 header,
-                "  {:>w$}",
-                format!("{}×{}", abbrevs[j], s.weight),
-                w = width(j)
+                "  {}",
+                pad_left(&format!("{}×{}", abbrevs[j], s.weight), width(j))
             );
         }
         let _ = writeln!(o, "{header}");
@@ -196,15 +195,11 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
                 view.ranks[k], t.feasible[k], t.totals[k]
             );
             for (j, s) in t.scores.iter().enumerate() {
-                let _ = write!(
-                    line,
-                    "  {:>w$}",
-                    match (s.raw.get(k), s.normalized.get(k)) {
-                        (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
-                        _ => "-".to_string(),
-                    },
-                    w = width(j)
-                );
+                let cell = match (s.raw.get(k), s.normalized.get(k)) {
+                    (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
+                    _ => "-".to_string(),
+                };
+                let _ = write!(line, "  {}", pad_left(&cell, width(j)));
             }
             let _ = writeln!(o, "{line}");
         }
@@ -461,12 +456,16 @@ Claim      {} ({}{from})",
         for n in &c.nodes[..shown] {
             let width = c.nodes[..shown]
                 .iter()
-                .map(|n| n.node.chars().count())
+                .map(|n| text_width(&clip(&n.node, CELL_MAX)))
                 .max()
                 .unwrap_or(0);
             for (i, reason) in n.reasons.iter().enumerate() {
-                let node = if i == 0 { n.node.as_str() } else { "" };
-                let _ = writeln!(o, "  {node:<width$}  {reason}");
+                let node = if i == 0 {
+                    clip(&n.node, CELL_MAX)
+                } else {
+                    "".into()
+                };
+                let _ = writeln!(o, "  {}  {reason}", pad(&node, width));
             }
         }
         let more = c.nodes.len() - shown + c.nodes_not_diagnosed;

@@ -18,6 +18,48 @@ pub fn pad(s: &str, cells: usize) -> String {
     out
 }
 
+/// `s` preceded by spaces up to `cells` display cells (as `{:>w$}` pads by chars).
+/// Padding is written out rather than passed to the formatter as a width, which
+/// panics past 65,535.
+pub fn pad_left(s: &str, cells: usize) -> String {
+    let mut out = " ".repeat(cells.saturating_sub(width(s)));
+    out.push_str(s);
+    out
+}
+
+/// The most cells one cell of a column shows: more than any name Kubernetes accepts
+/// (253), so only hostile or corrupt input is cut.
+pub const CELL_MAX: usize = 256;
+
+/// `s` when it is at most `max` cells wide; else its start and its end around an
+/// ellipsis, with its length: `aaaa…aaaa (70000 chars)`, at most `max` cells.
+pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if width(s) <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let note = format!("… ({} chars) …", s.chars().count());
+    let keep = max.saturating_sub(width(&note)) / 2;
+    let mut head = String::new();
+    for c in s.chars() {
+        if width(&head) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > keep {
+            break;
+        }
+        head.push(c);
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut tail_cells = 0;
+    for c in s.chars().rev() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if tail_cells + w > keep {
+            break;
+        }
+        tail_cells += w;
+        tail.push(c);
+    }
+    let tail: String = tail.into_iter().rev().collect();
+    std::borrow::Cow::Owned(format!("{head}{note}{tail}"))
+}
+
 /// The one Go-style duration formatter (Go's `time.Duration.String`: `1m30s`,
 /// `250ms`, `1h0m0s`), the engine's, so messages and displays agree.
 pub use schedscope_engine::engine::go_duration;
@@ -152,6 +194,23 @@ pub fn plural(n: usize) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clip_keeps_short_text_and_cuts_long_text_in_the_middle_within_max() {
+        assert_eq!(clip("gen-a1", 10), "gen-a1");
+        let long = format!("{}{}", "a".repeat(70_000), "z".repeat(10));
+        let c = clip(&long, CELL_MAX);
+        assert!(width(&c) <= CELL_MAX, "{}", width(&c));
+        assert!(c.starts_with("aaa") && c.ends_with("zzz"), "{c}");
+        assert!(c.contains("(70010 chars)"), "{c}");
+        // Wide characters count by cells.
+        let wide = "界".repeat(300);
+        assert!(width(&clip(&wide, 100)) <= 100);
+        assert_eq!(pad_left("ab", 4), "  ab");
+        assert_eq!(pad_left("abcdef", 4), "abcdef");
+        // Past the 65,535 a formatter width may be.
+        assert_eq!(pad("x", 70_000).len(), 70_000);
+    }
+
     use super::*;
     use k8s_openapi::jiff::SignedDuration;
 

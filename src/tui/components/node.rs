@@ -225,7 +225,7 @@ pub fn gauge(t: &Theme, requested: i64, pod: i64, alloc: i64, width: usize) -> V
             t.dim
         };
         return vec![Span::styled(
-            format!("{:width$}", "none allocatable"),
+            crate::report::format::pad("none allocatable", width),
             style,
         )];
     }

@@ -105,7 +105,7 @@ pub fn profile_lines(
         for (i, l) in wrapped.into_iter().enumerate() {
             let label = if i == 0 { point } else { "" };
             out.push(Line::from(vec![
-                Span::styled(format!("{label:<indent$}"), t.key),
+                Span::styled(crate::report::format::pad(label, indent), t.key),
                 Span::styled(l, if plugins.is_empty() { t.dim } else { t.text }),
             ]));
         }
