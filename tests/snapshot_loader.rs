@@ -947,7 +947,8 @@ fn alias_expansion_is_bounded_and_names_the_file() {
     assert!(msg.starts_with("bomb.yaml: document 1 (line "), "{msg}");
     assert!(
         msg.ends_with(
-            "YAML syntax error: its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it"
+            "YAML syntax error: its aliases (*name) expand it beyond its own size plus 16 MiB \
+             (counted over every document of the input); refusing to build it"
         ),
         "{msg}"
     );
@@ -957,6 +958,40 @@ fn alias_expansion_is_bounded_and_names_the_file() {
     );
     let snap = load(&text);
     assert!(snap.cluster.pod("default/p").is_some());
+}
+
+/// The allowance covers the whole input: many documents, each expanding by less
+/// than the allowance, together exceed it and are refused, naming the document that
+/// crossed it (each was allowed the full 16 MiB, so a 4 MB file reached 4.35 GB).
+/// Issue 26, item 3.
+#[test]
+fn alias_allowance_is_shared_by_every_document() {
+    let doc = |i: usize| {
+        let big = "x".repeat(32 << 10);
+        let mut d = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\n  namespace: default\n  annotations:\n    a0: &big {big}\n"
+        );
+        // 100 aliases of 32 KiB: about 3 MiB per document, within 16 MiB alone.
+        for k in 1..100 {
+            d.push_str(&format!("    a{k}: *big\n"));
+        }
+        d.push_str("spec:\n  containers:\n  - name: c\n");
+        d
+    };
+    let one = doc(0);
+    assert!(load(&one).cluster.pod("default/p0").is_some());
+    // Twenty of them: about 60 MiB of expansion for 0.7 MB of text.
+    let many: Vec<String> = (0..20).map(doc).collect();
+    let (e, msg) = load_err(&many.join("---\n"), "many.yaml");
+    assert!(matches!(e, SnapshotError::Syntax { .. }), "{msg}");
+    assert!(msg.starts_with("many.yaml: document "), "{msg}");
+    assert!(
+        msg.contains("counted over every document of the input"),
+        "{msg}"
+    );
+    // Five fit (about 15 MiB in all).
+    let few: Vec<String> = (0..5).map(doc).collect();
+    assert_eq!(load(&few.join("---\n")).cluster.pods().count(), 5);
 }
 
 /// Old Mac line ends (CR only) are line breaks in YAML: documents split and lines

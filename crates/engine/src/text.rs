@@ -61,6 +61,51 @@ pub(crate) const ALIAS_EXPANSION_ALLOWANCE: usize = 16 << 20;
 thread_local! {
     /// Bytes the metered document may still expand to (see [`check_alias_expansion`]).
     static EXPANSION_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The allowance beyond each document's own size, shared by every document of
+    /// one input (see [`AliasAllowance`]); the meter draws from it when its document
+    /// has spent its own size.
+    static EXPANSION_POOL: std::cell::RefCell<Option<AliasAllowance>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// What aliases may add beyond the text itself, for a whole input: every document of
+/// a multi-document file (and every file of a directory) draws from the one
+/// allowance, so many documents cannot each expand by the full amount. Documents
+/// are parsed on several threads; the allowance is shared between them.
+#[derive(Clone, Debug)]
+pub struct AliasAllowance(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Default for AliasAllowance {
+    fn default() -> Self {
+        AliasAllowance::new(ALIAS_EXPANSION_ALLOWANCE)
+    }
+}
+
+impl AliasAllowance {
+    pub fn new(bytes: usize) -> Self {
+        AliasAllowance(std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(
+            bytes,
+        )))
+    }
+
+    /// Bytes left.
+    pub fn left(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Give back to `bytes` left (a parse that is done again from the start).
+    pub fn reset(&self, bytes: usize) {
+        self.0.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn draw(&self, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(bytes)
+            })
+            .is_ok()
+    }
 }
 
 /// Walks a YAML document without keeping anything, charging each scalar's bytes
@@ -71,18 +116,40 @@ impl ExpansionMeter {
     pub(crate) fn charge<E: de::Error>(bytes: usize) -> Result<ExpansionMeter, E> {
         // A node costs at least a few bytes, so aliases of empty values count too.
         let cost = bytes.saturating_add(8);
-        EXPANSION_LEFT.with(|left| match left.get().checked_sub(cost) {
-            Some(rest) => {
+        EXPANSION_LEFT.with(|left| {
+            if let Some(rest) = left.get().checked_sub(cost) {
                 left.set(rest);
-                Ok(ExpansionMeter)
+                return Ok(ExpansionMeter);
             }
-            None => Err(E::custom(EXPANSION_EXCEEDED)),
+            // The document's own size is spent: draw the rest, and a margin so that
+            // the shared counter is not touched for every scalar, from the input's
+            // allowance.
+            let need = cost - left.get();
+            let drawn = EXPANSION_POOL.with(|pool| {
+                let pool = pool.borrow();
+                let Some(pool) = pool.as_ref() else {
+                    return None;
+                };
+                let margin = need.saturating_add(64 << 10);
+                if pool.draw(margin) {
+                    Some(margin)
+                } else {
+                    pool.draw(need).then_some(need)
+                }
+            });
+            match drawn {
+                Some(d) => {
+                    left.set(left.get() + d - cost);
+                    Ok(ExpansionMeter)
+                }
+                None => Err(E::custom(EXPANSION_EXCEEDED)),
+            }
         })
     }
 }
 
-pub(crate) const EXPANSION_EXCEEDED: &str =
-    "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it";
+pub(crate) const EXPANSION_EXCEEDED: &str = "its aliases (*name) expand it beyond its own size plus 16 MiB \
+     (counted over every document of the input); refusing to build it";
 
 impl<'de> Deserialize<'de> for ExpansionMeter {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -149,13 +216,26 @@ pub fn check_alias_expansion(
     text: &str,
     options: serde_saphyr::Options,
 ) -> Result<(), serde_saphyr::Error> {
+    check_alias_expansion_within(text, options, &AliasAllowance::default())
+}
+
+/// [`check_alias_expansion`] for one document of a larger input: beyond its own size
+/// it draws from `allowance`, which every document of the input shares.
+pub fn check_alias_expansion_within(
+    text: &str,
+    options: serde_saphyr::Options,
+    allowance: &AliasAllowance,
+) -> Result<(), serde_saphyr::Error> {
     if !text.contains('&') {
         return Ok(());
     }
-    EXPANSION_LEFT.with(|left| left.set(text.len().saturating_add(ALIAS_EXPANSION_ALLOWANCE)));
+    EXPANSION_LEFT.with(|left| left.set(text.len()));
+    EXPANSION_POOL.with(|pool| *pool.borrow_mut() = Some(allowance.clone()));
     // Multi-document text is metered as one stream (the config and theme loaders).
     // Any other problem is left for the real parse to report in its own words.
-    match serde_saphyr::from_multiple_with_options::<ExpansionMeter>(text, options) {
+    let r = serde_saphyr::from_multiple_with_options::<ExpansionMeter>(text, options);
+    EXPANSION_POOL.with(|pool| *pool.borrow_mut() = None);
+    match r {
         Err(e) if e.to_string().contains(EXPANSION_EXCEEDED) => Err(e),
         _ => Ok(()),
     }

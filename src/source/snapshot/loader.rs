@@ -32,6 +32,8 @@ pub(super) struct Loader {
     pub(super) cluster: Cluster,
     /// Objects decoded and applied (of every kind, skipped ones too).
     pub(super) decoded: u64,
+    /// What YAML aliases may add beyond the text, over every document and file.
+    pub(super) alias_allowance: crate::text::AliasAllowance,
 }
 
 pub(super) fn ns_key(meta: &ObjectMeta) -> String {
@@ -392,13 +394,18 @@ impl Loader {
                 file: file.to_string(),
             });
         }
+        let allowance = self.alias_allowance.clone();
+        let before = allowance.left();
         let ctx = YamlCtx {
             file,
+            allowance: &allowance,
             text,
             file_idx,
         };
         let outs = par_map(units.len(), |u| ctx.run(&units[u]));
         if outs.iter().any(|o| o.is_none()) {
+            // The same text is parsed again: what the first pass drew is given back.
+            allowance.reset(before);
             // A List split into groups did not parse group by group (anchors shared
             // between items, unusual layout): parse whole documents instead, which
             // also reports any real error in the right place.

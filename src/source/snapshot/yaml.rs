@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::decode::{Body, Decoded, Loc, Start, decode_any};
 use super::parallel::par_map;
 use crate::source::{Origin, SnapshotError};
-use crate::text::check_alias_expansion;
+use crate::text::{AliasAllowance, check_alias_expansion_within};
 
 /// A YAML document: its text and the line it starts on.
 pub(super) struct YamlChunk<'a> {
@@ -103,9 +103,13 @@ pub(super) fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
-/// [`check_alias_expansion`], then the real parse with the snapshot options.
-pub(super) fn parse_yaml<T: DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
-    check_alias_expansion(text, yaml_options())?;
+/// [`check_alias_expansion_within`] the input's `allowance`, then the real parse
+/// with the snapshot options.
+pub(super) fn parse_yaml<T: DeserializeOwned>(
+    text: &str,
+    allowance: &AliasAllowance,
+) -> Result<T, serde_saphyr::Error> {
+    check_alias_expansion_within(text, yaml_options(), allowance)?;
     serde_saphyr::from_str_with_options(text, yaml_options())
 }
 
@@ -347,8 +351,11 @@ pub(super) fn split_list_items<'a>(
     let block_start = lines[items_at].0;
     let block_end = lines.get(end).map_or(text.len(), |l| l.0);
     let header = format!("{}{}", &text[..block_start], &text[block_end..]);
-    // On a worker, as every parse: the header may be nested deep too.
-    let head: YamlNode = par_map(1, |_| parse_yaml(&header).ok()).pop().flatten()?;
+    // On a worker, as every parse: the header may be nested deep too. A probe:
+    // metered on its own, the document is charged when it is parsed.
+    let head: YamlNode = par_map(1, |_| parse_yaml(&header, &AliasAllowance::default()).ok())
+        .pop()
+        .flatten()?;
     let YamlNode::Obj(head) = head else {
         return None;
     };
@@ -380,6 +387,8 @@ pub(super) fn split_list_items<'a>(
 
 pub(super) struct YamlCtx<'a> {
     pub(super) file: &'a str,
+    /// What aliases may add, for the whole input.
+    pub(super) allowance: &'a AliasAllowance,
     pub(super) text: &'a str,
     pub(super) file_idx: usize,
 }
@@ -417,7 +426,8 @@ impl YamlCtx<'_> {
                 item_kind,
                 list_api_version,
             } => {
-                let items: Vec<serde_saphyr::Spanned<YamlNode>> = parse_yaml(unit.text).ok()?;
+                let items: Vec<serde_saphyr::Spanned<YamlNode>> =
+                    parse_yaml(unit.text, self.allowance).ok()?;
                 Some(self.items(
                     items,
                     *first_item,
@@ -432,7 +442,7 @@ impl YamlCtx<'_> {
                     start: Start::Line(Some(*content_line)),
                     ..loc
                 };
-                let node: YamlNode = match parse_yaml(unit.text) {
+                let node: YamlNode = match parse_yaml(unit.text, self.allowance) {
                     Ok(n) => n,
                     Err(e) => return Some(vec![Err(syntax(e))]),
                 };

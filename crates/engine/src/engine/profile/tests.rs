@@ -1103,7 +1103,8 @@ fn alias_bomb_config_is_refused() {
     );
     assert!(
         e.contains(
-            "its aliases (*name) expand it beyond its own size plus 16 MiB; refusing to build it"
+            "its aliases (*name) expand it beyond its own size plus 16 MiB \
+             (counted over every document of the input); refusing to build it"
         ),
         "{}",
         &e[..400.min(e.len())]
