@@ -127,9 +127,7 @@ impl ExpansionMeter {
             let need = cost - left.get();
             let drawn = EXPANSION_POOL.with(|pool| {
                 let pool = pool.borrow();
-                let Some(pool) = pool.as_ref() else {
-                    return None;
-                };
+                let pool = pool.as_ref()?;
                 let margin = need.saturating_add(64 << 10);
                 if pool.draw(margin) {
                     Some(margin)
