@@ -86,7 +86,7 @@ fn simulate_steps_the_gang_demo_and_allows_a_waiting_pod() {
 /// for the signal.
 #[test]
 fn stop_signals_restore_the_terminal() {
-    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129), ("QUIT", 131)] {
         let mut s = Session::start(&["--snapshot", "examples/demo-cluster.yaml"]);
         s.wait_for("batch/quarterly-report");
         {
@@ -116,6 +116,70 @@ fn stop_signals_restore_the_terminal() {
         );
         drop(parser);
         assert!(!s.tty_is_raw(), "SIG{signal}: terminal left raw");
+    }
+}
+
+/// Whether the process is stopped (job control), from /proc.
+fn is_stopped(s: &Session) -> bool {
+    let pid = s.process_id().expect("pid");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the command name in parentheses.
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    state.starts_with('T')
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-Z (a key in raw mode) and `kill -TSTP` suspend the inspector as vim and htop
+/// do: the terminal is put back for the shell (raw mode off, alternate screen left,
+/// cursor shown, mouse reporting off) and the process stops; on SIGCONT (`fg`) it
+/// takes the terminal over again, redraws, and keys work. Issue 26, item 7.
+#[test]
+fn suspend_puts_the_terminal_back_and_resume_takes_it_over() {
+    for how in ["key", "TSTP"] {
+        let mut s = Session::start(&["--snapshot", "examples/demo-cluster.yaml"]);
+        s.wait_for("batch/quarterly-report");
+        assert!(s.tty_is_raw());
+        if how == "key" {
+            s.keys("\x1a");
+        } else {
+            s.signal("TSTP");
+        }
+        wait_until(&format!("{how}: stopped"), || is_stopped(&s));
+        {
+            let parser = s.parser.lock().unwrap();
+            let screen = parser.screen();
+            assert!(!screen.alternate_screen(), "{how}: alternate screen kept");
+            assert!(!screen.hide_cursor(), "{how}: cursor hidden");
+            assert_eq!(
+                screen.mouse_protocol_mode(),
+                vt100::MouseProtocolMode::None,
+                "{how}: mouse reporting on"
+            );
+        }
+        assert!(!s.tty_is_raw(), "{how}: terminal left raw while stopped");
+
+        s.signal("CONT");
+        wait_until(&format!("{how}: raw again"), || s.tty_is_raw());
+        wait_until(&format!("{how}: alternate screen again"), || {
+            s.parser.lock().unwrap().screen().alternate_screen()
+        });
+        s.wait_for("batch/quarterly-report");
+        // Keys act again: the help opens and closes, then q quits.
+        s.keys("?");
+        s.wait_for("Everywhere");
+        s.keys("?");
+        s.wait_until_gone("Everywhere");
+        s.keys("q");
+        let status = s.wait_exit();
+        assert!(status.success(), "{how}: exit status {status:?}");
+        assert_restored(&s, how);
     }
 }
 

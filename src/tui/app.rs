@@ -68,6 +68,11 @@ impl App {
         self.quit
     }
 
+    /// Draw again even though nothing changed (the screen was lost: a suspend).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
     /// Whether something changed since the last call (then the runner redraws).
     pub fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)

@@ -259,6 +259,16 @@ where
             Event::Action(Action::Resize(..)) => shown = None,
             Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
             Event::Stop(stopped) => return Err(stopped.into()),
+            Event::Suspend => {
+                super::terminal::suspend()?;
+                super::terminal::redraw_all(terminal)?;
+                shown = None;
+            }
+            Event::Key(k) if super::runner::is_suspend_key(&k) => {
+                super::terminal::suspend()?;
+                super::terminal::redraw_all(terminal)?;
+                shown = None;
+            }
             // Other keys, the mouse: nothing to act on yet (not kept for the inspector,
             // where they would act on a screen nobody saw).
             Event::Key(_)

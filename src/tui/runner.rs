@@ -25,8 +25,16 @@ pub enum Event {
     Verdict(VerdictKey, PodVerdict),
     Remedies(Box<Found>),
     InputError(String),
-    /// SIGTERM, SIGINT or SIGHUP: end the loop so the terminal is restored.
+    /// SIGTERM, SIGINT, SIGHUP or SIGQUIT: end the loop so the terminal is restored.
     Stop(Stopped),
+    /// SIGTSTP or the Ctrl-Z key: put the terminal back, stop, take it over on SIGCONT.
+    Suspend,
+}
+
+/// Ctrl-Z: in raw mode the terminal sends it as a key rather than SIGTSTP.
+pub(super) fn is_suspend_key(k: &crossterm::event::KeyEvent) -> bool {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    k.code == KeyCode::Char('z') && k.modifiers.contains(KeyModifiers::CONTROL)
 }
 
 fn spawn_input(tx: Sender<Event>) {
@@ -65,6 +73,8 @@ fn spawn_input(tx: Sender<Event>) {
 /// inspector) reads its events from the same channel, since a second watcher would
 /// exit the process once the first one's channel is gone.
 fn spawn_signals(tx: Sender<Event>) -> anyhow::Result<()> {
+    let suspend = tx.clone();
+    signals::watch_suspend(move || suspend.send(Event::Suspend).is_ok())?;
     signals::watch(move |stopped| {
         if tx.send(Event::Stop(stopped)).is_ok() {
             return true;
@@ -125,8 +135,9 @@ fn apply(app: &mut App, ev: Event) -> anyhow::Result<()> {
         Event::Remedies(f) => app.remedies_ready(*f),
         Event::InputError(e) => anyhow::bail!("reading terminal input: {e}"),
         Event::Stop(stopped) => return Err(stopped.into()),
-        // The load's result was taken before the inspector started.
-        Event::Loaded => {}
+        // The load's result was taken before the inspector started; the loop
+        // suspends before it applies events (it owns the terminal).
+        Event::Loaded | Event::Suspend => {}
     }
     Ok(())
 }
@@ -207,13 +218,34 @@ pub fn run_loop(
                 Err(_) => return Ok(()),
             }
         };
+        if suspends(tui, app, &ev)? {
+            continue;
+        }
         apply(app, ev)?;
         // Take everything already queued before drawing (fast scrolling, key repeat).
         while let Ok(ev) = rx.try_recv() {
+            if suspends(tui, app, &ev)? {
+                continue;
+            }
             apply(app, ev)?;
             if app.should_quit() {
                 return Ok(());
             }
         }
     }
+}
+
+/// Suspend on SIGTSTP or Ctrl-Z (true), with everything redrawn on the way back.
+fn suspends(tui: &mut Tui, app: &mut App, ev: &Event) -> anyhow::Result<bool> {
+    let suspend = match ev {
+        Event::Suspend => true,
+        Event::Key(k) => is_suspend_key(k),
+        _ => false,
+    };
+    if suspend {
+        terminal::suspend()?;
+        terminal::redraw_all(&mut tui.terminal)?;
+        app.mark_dirty();
+    }
+    Ok(suspend)
 }

@@ -1,5 +1,6 @@
-//! The one owner of the real terminal: raw mode, alternate screen, mouse capture, and
-//! a panic hook that puts the terminal back before the panic message prints.
+//! The one owner of the real terminal: raw mode, alternate screen, mouse capture, a
+//! panic hook that puts the terminal back before the panic message prints, and
+//! suspending (Ctrl-Z) with the terminal put back meanwhile.
 
 use std::io::{self, Stdout};
 use std::sync::Arc;
@@ -38,12 +39,40 @@ impl Tui {
             terminal: Terminal::new(CrosstermBackend::new(io::stdout()))?,
             previous_hook: Some(previous),
         };
-        enable_raw_mode()?;
-        execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
-        tui.terminal.hide_cursor()?;
+        take_over()?;
         tui.terminal.clear()?;
         Ok(tui)
     }
+}
+
+/// Take the terminal over (again): raw mode, alternate screen, mouse reporting,
+/// hidden cursor. The caller clears its `Terminal` so that all is drawn anew.
+fn take_over() -> io::Result<()> {
+    enable_raw_mode()?;
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        crossterm::cursor::Hide
+    )
+}
+
+/// Ctrl-Z or SIGTSTP: put the terminal back as the shell expects it, stop until
+/// SIGCONT (`fg`), then take it over again; the caller redraws everything.
+pub fn suspend() -> io::Result<()> {
+    restore();
+    crate::signals::stop_self();
+    take_over()
+}
+
+/// Clear the screen and have the next draw write every cell, without
+/// `Terminal::clear`, which asks the terminal for the cursor position: once the
+/// input thread is reading, that answer never reaches it.
+pub fn redraw_all<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+) -> Result<(), B::Error> {
+    let size = terminal.size()?;
+    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
 }
 
 impl Drop for Tui {
