@@ -124,6 +124,12 @@ pub enum SnapshotError {
          as printed by `kubectl get ... -o yaml` or `-o json`"
     )]
     NotText { file: String, offset: usize },
+    #[error(
+        "{file}: more than {limit_gib} GiB read without reaching its end (a device or an \
+         endless pipe?); a snapshot read whole is at most {limit_gib} GiB (a larger JSON \
+         List file is streamed)"
+    )]
+    TooLarge { file: String, limit_gib: u64 },
     #[error("{at}: {format} syntax error: {message}")]
     Syntax {
         at: Box<Origin>,

@@ -118,7 +118,7 @@ pub fn load_snapshot_with_progress(
     let mut read = Duration::ZERO;
     let mut timed_read = |f: &Path| {
         let t = Instant::now();
-        let r = std::fs::read(f);
+        let r = read_whole(f, MAX_WHOLE_READ);
         read += t.elapsed();
         if let (Some(p), Ok(b)) = (progress, &r) {
             p.bytes_read.fetch_add(b.len() as u64, Ordering::Relaxed);
@@ -136,14 +136,11 @@ pub fn load_snapshot_with_progress(
         }
         loader.report.from_directory = true;
         for f in files {
-            let bytes = timed_read(&f).map_err(|e| SnapshotError::Io {
-                path: f.clone(),
-                error: e,
-            })?;
+            let bytes = timed_read(&f).map_err(|e| whole_read_error(&f, e))?;
             loader.add_directory_file(&bytes, &f.display().to_string())?;
         }
     } else {
-        let bytes = timed_read(path).map_err(io)?;
+        let bytes = timed_read(path).map_err(|e| whole_read_error(path, e))?;
         loader.add_bytes(&bytes, &path.display().to_string())?;
     }
     let mut stats = LoadStats {
@@ -157,6 +154,56 @@ pub fn load_snapshot_with_progress(
         p.objects.store(loader.decoded, Ordering::Relaxed);
     }
     finish(loader, &mut stats, progress)
+}
+
+/// The most a snapshot read whole may hold: past the largest realistic one (15,000
+/// nodes as a JSON List are 2.3 GB, and a JSON List file is streamed, not read
+/// whole), short of reading a device or an endless pipe until memory runs out.
+pub const MAX_WHOLE_READ: u64 = 4 << 30;
+
+/// The whole of `path`, refusing more than `limit` bytes; `/dev/zero` and the like
+/// (no text starts with a run of NUL bytes) are refused at the first read.
+fn read_whole(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = Vec::new();
+    if let Ok(m) = file.metadata()
+        && m.is_file()
+    {
+        out.reserve(usize::try_from(m.len().min(limit)).unwrap_or(0));
+    }
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if out.is_empty() && n >= 4096 && chunk[..n].iter().all(|&b| b == 0) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "it starts with a run of NUL bytes: not a YAML or JSON snapshot",
+            ));
+        }
+        if (out.len() + n) as u64 > limit {
+            return Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, ""));
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn whole_read_error(path: &Path, error: std::io::Error) -> SnapshotError {
+    if error.kind() == std::io::ErrorKind::FileTooLarge {
+        return SnapshotError::TooLarge {
+            file: path.display().to_string(),
+            limit_gib: MAX_WHOLE_READ >> 30,
+        };
+    }
+    SnapshotError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
 }
 
 fn finish(
@@ -245,6 +292,33 @@ mod tests {
     use super::text::{bytes_to_text, line_col};
     use super::yaml::{is_marker, split_yaml};
     use crate::model::{Cluster, Node};
+
+    /// Issue 26 item 5: what is read whole is bounded, and a device of NULs is
+    /// refused at the first read (the limit is 4 GiB; here a small one).
+    #[test]
+    fn whole_reads_stop_at_the_limit_and_refuse_nul_devices() {
+        let dir = std::env::temp_dir().join(format!("schedscope-whole-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("big.yaml");
+        std::fs::write(&f, "a".repeat(10_000)).unwrap();
+        let e = super::read_whole(&f, 1_000).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        let msg = super::whole_read_error(&f, e).to_string();
+        assert!(
+            msg.contains("more than 4 GiB read without reaching its end"),
+            "{msg}"
+        );
+        assert_eq!(super::read_whole(&f, 10_000).unwrap().len(), 10_000);
+        let e = super::read_whole(std::path::Path::new("/dev/zero"), 1 << 30).unwrap_err();
+        assert!(e.to_string().contains("NUL bytes"), "{e}");
+        let msg = super::load_snapshot(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("cannot read /dev/zero: it starts with a run of NUL"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn split_yaml_counts_lines_and_skips_empty_documents() {
