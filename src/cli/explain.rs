@@ -177,7 +177,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     }
     if let (Some(t), Some(start)) = (&timings, render_start) {
         t.add("render", t.now() - start);
-        eprint!("{}", t.report());
+        crate::render::escape::raw_to_stderr(&t.report());
     }
     Ok(())
 }
