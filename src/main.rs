@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use schedscope::cli::Cli;
-use schedscope::render::escape::terminal_safe;
+use schedscope::render::escape::to_stderr;
 use schedscope::signals::Stopped;
 
 /// A cycle allocates and frees many small trace strings and a few large vectors per
@@ -28,10 +28,11 @@ fn main() -> ExitCode {
             }
             // Each cause once (many messages include their source), API statuses in
             // words; messages quote names, keys and values from the user's files.
-            eprintln!(
+            // To a closed or full stderr the message is lost, never a panic.
+            to_stderr(&format!(
                 "error: {}",
-                terminal_safe(&schedscope::source::error_chain_text(e.chain()))
-            );
+                schedscope::source::error_chain_text(e.chain())
+            ));
             ExitCode::from(2)
         }
     }

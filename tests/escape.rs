@@ -192,3 +192,105 @@ fn inspector_never_writes_the_snapshots_sequences() {
         "the title sequence reached the terminal"
     );
 }
+
+/// Line feeds in names, taints and the reasons quoting them, bidi controls and
+/// zero-width characters: the pod is rejected by one node's taint and fits the other.
+const SPOOF_SNAPSHOT: &str = r#"apiVersion: v1
+kind: Node
+metadata:
+  name: "tainted\nFAKE LINE node"
+  labels: {kubernetes.io/hostname: tainted}
+spec:
+  taints:
+  - {key: "k\nFAKE LINE taint", value: "v\u202Eevil\u200B", effect: NoSchedule}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: "ok\u2066\u200D\uFEFF"
+  labels: {kubernetes.io/hostname: ok}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: "web\nFAKE LINE pod\u202E\x9b"
+  namespace: default
+  uid: u1
+  creationTimestamp: "2026-01-10T09:00:00Z"
+spec:
+  schedulerName: "default-scheduler"
+  containers:
+  - name: c
+    image: nginx
+    resources: {requests: {cpu: "1"}}
+status: {phase: Pending}
+"#;
+
+/// No line of human output starts with text a value injected, and every bidi or
+/// zero-width character is spelled out; `-o json` escapes them and the C1 controls.
+#[test]
+fn line_feeds_bidi_and_zero_width_characters_never_spoof_output() {
+    let snap = file("spoof.yaml", SPOOF_SNAPSHOT).display().to_string();
+    let pod = "default/web\nFAKE LINE pod\u{202e}\u{9b}";
+    let spoofing = [
+        '\u{202e}', '\u{2066}', '\u{200b}', '\u{200d}', '\u{feff}', '\u{9b}',
+    ];
+    for args in [
+        vec!["pods"],
+        vec!["explain", pod],
+        vec!["explain", pod, "--all-filters"],
+        vec!["simulate"],
+        vec!["capacity", pod],
+    ] {
+        let out = run(&[&["--snapshot", &snap][..], &args].concat());
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(out.status.success(), "{args:?}: {text}");
+        assert!(
+            !text.lines().any(|l| l.starts_with("FAKE LINE")),
+            "{args:?}: a value added a line:\n{text}"
+        );
+        assert!(!text.contains(spoofing), "{args:?}: raw:\n{text}");
+        assert!(
+            text.contains(r"web\nFAKE LINE pod\u{202e}\u{9b}"),
+            "{args:?}:\n{text}"
+        );
+    }
+    let out = run(&["--snapshot", &snap, "explain", pod]);
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains(r"ok\u{2066}\u{200d}\u{feff}"), "{text}");
+    assert!(text.contains(r"k\nFAKE LINE taint"), "{text}");
+    assert!(text.contains(r"v\u{202e}evil\u{200b}"), "{text}");
+
+    for args in [
+        vec!["explain", pod, "-o", "json"],
+        vec!["simulate", "-o", "json"],
+        vec!["capacity", pod, "-o", "json"],
+    ] {
+        let out = run(&[&["--snapshot", &snap][..], &args].concat());
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        assert!(out.status.success(), "{args:?}: {text}");
+        assert!(!text.contains(spoofing), "{args:?}: raw:\n{text}");
+        assert!(
+            text.contains(r"web\nFAKE LINE pod\u202e\u009b"),
+            "{args:?}:\n{text}"
+        );
+        // The values themselves are exact.
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        if args[0] == "explain" {
+            assert_eq!(v["pod"], "default/web\nFAKE LINE pod\u{202e}\u{9b}");
+        }
+    }
+
+    // An error message quoting a name.
+    let out = run(&["--snapshot", &snap, "explain", "default/nope\u{202e}"]);
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains(spoofing), "{err}");
+    assert!(err.contains(r"nope\u{202e}"), "{err}");
+}

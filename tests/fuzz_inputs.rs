@@ -77,6 +77,9 @@ const VALUES: &[&str] = &[
     "\"\"",
     "\"\\u0000\\u001b[31m\\r\"",
     "\"\\t\"",
+    // Spoofing: a line feed, bidi override and isolate, zero-width space and joiner,
+    // a byte-order mark, C1 controls (CSI, NEL).
+    "\"a\\nSPOOF\\u202e\\u2066\\u200b\\u200d\\ufeff\\u009b\\u0085\"",
     "[]",
     "{}",
     "null",
@@ -87,6 +90,33 @@ const VALUES: &[&str] = &[
     "*nosuchanchor",
 ];
 
+/// What mutation 9 appends to a name (YAML escapes): a line feed and a would-be
+/// line, a bidi override and isolate, zero-width characters, C1 controls.
+const SPOOF: &str = r"\nSPOOF\u202e\u2066\u200b\u200d\ufeff\u009b\u0085";
+
+/// Characters no output may print raw (JSON escapes them, human output spells them
+/// out): controls but the line feed, bidi controls, zero-width characters.
+fn raw_spoofing(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200b}'..='\u{200f}' | '\u{2060}' | '\u{feff}' | '\u{61c}')
+}
+
+/// Output `run` printed that a value spoofed: a raw spoofing character (any output
+/// but YAML, whose serializer is not ours), or a line a value added (human output).
+fn spoofed(run: &Run, out: &str) -> Option<String> {
+    if matches!(run, Run::Explain(Format::Yaml)) {
+        return None;
+    }
+    if let Some(c) = out.chars().find(|&c| raw_spoofing(c)) {
+        return Some(format!("raw U+{:04X}", u32::from(c)));
+    }
+    let human = !matches!(run, Run::Explain(Format::Json));
+    if human && out.lines().any(|l| l.starts_with("SPOOF")) {
+        return Some("a value added a line".into());
+    }
+    None
+}
+
 const WEIGHTS: &[&str] = &["-1", "0", "101", "2147483647", "-2147483648", "1e30"];
 
 /// One line-level edit of YAML text.
@@ -96,7 +126,7 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         return String::new();
     }
     let at = rng.below(lines.len());
-    match rng.below(10) {
+    match rng.below(11) {
         // Replace a value.
         0..=4 => {
             // Prefer a line with a scalar value nearby.
@@ -140,6 +170,21 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         }
         // Truncate.
         8 => lines.truncate(at),
+        // A name (and every reason or message quoting it) with a line feed, bidi
+        // and zero-width characters and C1 controls in it.
+        9 => {
+            let named = (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
+                lines[i]
+                    .trim_start()
+                    .trim_start_matches("- ")
+                    .starts_with("name: ")
+            });
+            if let Some(i) = named {
+                let (key, value) = lines[i].split_once(": ").unwrap();
+                let value = value.trim().trim_matches('"').replace(['\\', '"'], "");
+                lines[i] = format!("{key}: \"{value}{SPOOF}\"");
+            }
+        }
         // Re-indent a line (structure changes type).
         _ => {
             let l = lines[at].clone();
@@ -196,6 +241,7 @@ fn config_mutant(rng: &mut Rng, text: &str) -> String {
     mutant(rng, text)
 }
 
+#[derive(Debug)]
 enum Run {
     Explain(Format),
     Simulate,
@@ -214,7 +260,7 @@ fn run_in_process(
     config: Option<&Path>,
     pod: &str,
     run: &Run,
-) -> Result<u8, String> {
+) -> Result<(u8, String), String> {
     let source = SourceArgs {
         snapshot: Some(snapshot.to_path_buf()),
         config: config.map(Path::to_path_buf),
@@ -250,8 +296,8 @@ fn run_in_process(
         ),
     }));
     match result {
-        Ok(Ok(())) => Ok(0),
-        Ok(Err(_)) => Ok(2),
+        Ok(Ok(())) => Ok((0, String::from_utf8_lossy(&out).into_owned())),
+        Ok(Err(_)) => Ok((2, String::from_utf8_lossy(&out).into_owned())),
         Err(panic) => Err(panic
             .downcast_ref::<String>()
             .cloned()
@@ -284,6 +330,7 @@ fn mutated_snapshots_and_configs_never_panic() {
     let mut rng = Rng(0x5EED_CAFE_F00D_D00D);
     let mut exits = [0usize; 3];
     let mut binary_runs = 0;
+    let mut spoof_shown = 0;
     let total = mutants();
     for round in 0..total {
         // One round in four mutates a configuration instead of the snapshot.
@@ -307,8 +354,8 @@ fn mutated_snapshots_and_configs_never_panic() {
             p
         });
         for run in &RUNS {
-            let code = run_in_process(&snap_path, cfg_path.as_deref(), &s.pod, run).unwrap_or_else(
-                |panic| {
+            let (code, out) = run_in_process(&snap_path, cfg_path.as_deref(), &s.pod, run)
+                .unwrap_or_else(|panic| {
                     let keep = dir.join(format!("panic-{round}.yaml"));
                     std::fs::copy(
                         if mutate_config {
@@ -325,8 +372,18 @@ fn mutated_snapshots_and_configs_never_panic() {
                         if mutate_config { "config" } else { "snapshot" },
                         keep.display()
                     )
-                },
-            );
+                });
+            if let Some(what) = spoofed(run, &out) {
+                let keep = dir.join(format!("spoofed-{round}.yaml"));
+                std::fs::write(&keep, &snapshot).unwrap();
+                panic!(
+                    "round {round} ({}, {run:?}, input kept at {}): {what}:\n{out}",
+                    s.name,
+                    keep.display()
+                );
+            }
+            // Escaped by human output and JSON alike.
+            spoof_shown += usize::from(out.contains(r"\nSPOOF"));
             exits[usize::from(code)] += 1;
         }
         if round % BINARY_EVERY == 0 {
@@ -355,4 +412,9 @@ fn mutated_snapshots_and_configs_never_panic() {
         exits[2]
     );
     assert!(binary_runs * BINARY_EVERY >= total);
+    // The spoofing mutations reach the outputs (or the checks above mean nothing).
+    assert!(
+        spoof_shown > total / 50,
+        "outputs showing a spoofed value: {spoof_shown}"
+    );
 }

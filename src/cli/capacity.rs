@@ -111,7 +111,7 @@ pub fn run_capacity(args: &CapacityArgs, out: &mut dyn Write) -> Result<()> {
                 let w = serde_json::json!({"edits": edits, "notes": notes});
                 o.insert("what_if".into(), w);
             }
-            serde_json::to_writer_pretty(&mut *out, &v)?;
+            crate::render::json::write_pretty(&mut *out, &v)?;
             writeln!(out)?;
         }
     }

@@ -20,7 +20,12 @@ pub fn run_completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Resu
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let name = cmd.get_name().to_string();
-    clap_complete::generate(shell, &mut cmd, name, out);
+    // clap_complete panics when its writer fails (a full disk, a closed pipe): it
+    // writes to memory, and the error of the real write reaches the caller.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, name, &mut script);
+    out.write_all(&script)?;
+    out.flush()?;
     Ok(())
 }
 
@@ -29,5 +34,6 @@ pub fn run_completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Resu
 pub fn run_man(out: &mut dyn Write) -> Result<()> {
     use clap::CommandFactory;
     clap_mangen::Man::new(Cli::command()).render(out)?;
+    out.flush()?;
     Ok(())
 }

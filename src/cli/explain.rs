@@ -167,7 +167,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             let mut v = json::answer_json(&trace, &answer);
             add_what_if_json(&mut v, comparison.as_ref(), remedies.as_ref());
             if args.output == Format::Json {
-                serde_json::to_writer_pretty(&mut *out, &v)?;
+                crate::render::json::write_pretty(&mut *out, &v)?;
                 writeln!(out)?;
             } else {
                 let text = serde_saphyr::to_string(&v).context("cannot render YAML")?;
@@ -177,7 +177,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     }
     if let (Some(t), Some(start)) = (&timings, render_start) {
         t.add("render", t.now() - start);
-        eprint!("{}", t.report());
+        crate::render::escape::raw_to_stderr(&t.report());
     }
     Ok(())
 }

@@ -9,7 +9,6 @@ use anyhow::{Context, Result};
 use super::SourceArgs;
 use crate::engine::SchedulerConfig;
 use crate::model::Cluster;
-use crate::render::escape::terminal_safe;
 use crate::source::live;
 use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
 
@@ -97,15 +96,15 @@ fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source:
                 } else {
                     format!("{} objects", progress.objects.load(Ordering::Relaxed))
                 };
-                eprint!(
+                crate::render::escape::raw_to_stderr(&format!(
                     "\r\x1b[Kloading: {:.0} of {:.0} MB, {what}",
                     mb(&progress.bytes_read),
                     mb(&progress.bytes_total)
-                );
+                ));
                 shown = true;
             }
             if shown {
-                eprint!("\r\x1b[K");
+                crate::render::escape::raw_to_stderr("\r\x1b[K");
             }
         });
         let r = crate::source::load_snapshot_with_progress(path, Some(&progress));
@@ -120,7 +119,7 @@ fn load_with_progress(path: &std::path::Path) -> Result<Snapshot, crate::source:
 /// answer, for scripts).
 fn report_load(report: &crate::source::LoadReport) {
     for line in load_notes(report) {
-        eprintln!("{}", terminal_safe(&line));
+        crate::render::escape::to_stderr(&line);
     }
 }
 

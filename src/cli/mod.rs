@@ -135,7 +135,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         return run_tui(cli);
     }
     let out: &mut dyn Write = &mut std::io::stdout().lock();
-    match &cli.command {
+    let result = match &cli.command {
         // Source flags may come before the subcommand too: merge them into its own.
         Some(Subcommand::Explain(args)) => cli.source_for(&args.source).and_then(|source| {
             let args = ExplainArgs {
@@ -171,7 +171,10 @@ pub fn run(cli: &Cli) -> Result<()> {
         Some(Subcommand::Completions(args)) => run_completions(args.shell, out),
         Some(Subcommand::Man) => run_man(out),
         Some(Subcommand::Tui(_)) | None => run_tui(cli),
-    }
+    };
+    // What is still buffered is written here, so a full disk is an error, not
+    // output silently cut at exit.
+    result.and_then(|()| Ok(out.flush()?))
 }
 
 #[cfg(test)]

@@ -42,14 +42,17 @@ pub struct SaveArgs {
     /// --redact. Keys Kubernetes defines and integer label values are kept.
     #[arg(long)]
     pub redact_names: bool,
-    /// The key of the --redact-names hash (HMAC-SHA256): the same key maps a name
-    /// the same way in every run. Default: a random key per run.
+    /// The key of the --redact-names hash (HMAC-SHA256): the same key and the same
+    /// input map a name the same way in every run. Default: a random key per run.
+    /// The hashed names sort as the originals do, so ties break the same way.
     #[arg(long, value_name = "KEY", requires = "redact_names")]
     pub redact_key: Option<String>,
 }
 
 /// `snapshot save`: list the live cluster (or read `--from`) and write it.
 pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) -> Result<()> {
+    // Refused before listing a cluster, not after.
+    save::check_target(&args.output)?;
     let redact = args.redact || args.redact_names;
     let (mut objects, report) = match &args.from {
         Some(from) => {

@@ -9,7 +9,6 @@ use anyhow::{Context, Result};
 use super::load::{load_config, load_notes, runtime};
 use super::{Cli, Inspector};
 use crate::model::Cluster;
-use crate::render::escape::terminal_safe;
 use crate::source::live;
 
 /// Opens the inspector on the snapshot, or on the live cluster.
@@ -123,11 +122,11 @@ fn run_act(ins: &Inspector, edits: Vec<crate::whatif::Edit>) -> Result<()> {
                 live_opts,
                 config,
                 opts,
-                |line| eprintln!("{}", terminal_safe(&line)),
+                |line| crate::render::escape::to_stderr(&line),
                 move || stopped.load(AtomicOrdering::SeqCst) != 0,
             )
             .await?;
-            eprintln!("stopped; Lease released");
+            crate::render::escape::to_stderr("stopped; Lease released");
             match stop.load(AtomicOrdering::SeqCst) {
                 0 => Ok(()),
                 signal => Err(crate::signals::Stopped { signal }.into()),

@@ -1,29 +1,27 @@
 //! `schedscope capacity` as text, from [`CapacityAnswer`].
 
-use std::fmt::Write;
-
 use crate::report::capacity::CapacityAnswer;
 use crate::report::format::{CELL_MAX, clip, pad, width};
 
 /// The count, what stops the next copy, and the `top` nodes with the most copies.
 pub fn render(a: &CapacityAnswer, top: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(
+    put_line!(
         out,
         "{} (each copy placed by a full scheduling cycle on top of the previous ones, \
          as kube-scheduler would; no preemption)",
         a.headline()
     );
-    let _ = writeln!(out, "Stopped    {}", a.stop);
+    put_line!(out, "Stopped    {}", a.stop);
     if let Some(f) = &a.fit_error {
-        let _ = writeln!(out, "FitError   {f}");
+        put_line!(out, "FitError   {f}");
     }
     if !a.stop_groups.is_empty() {
         let plugin_w = a.stop_groups.iter().map(|g| width(&g.plugin)).max();
         let plugin_w = plugin_w.unwrap_or(0);
-        let _ = writeln!(out, "\n   NODES  {}  REASON", pad("PLUGIN", plugin_w));
+        put_line!(out, "\n   NODES  {}  REASON", pad("PLUGIN", plugin_w));
         for g in &a.stop_groups {
-            let _ = writeln!(
+            put_line!(
                 out,
                 "  {:>6}  {}  {}",
                 g.nodes,
@@ -42,26 +40,26 @@ pub fn render(a: &CapacityAnswer, top: usize) -> String {
         .max()
         .unwrap_or(0)
         .max(4);
-    let _ = writeln!(
+    put_line!(
         out,
         "\nCopies per node ({} node{}):",
         a.per_node.len(),
         if a.per_node.len() == 1 { "" } else { "s" }
     );
-    let _ = writeln!(out, "  {}  COPIES", pad("NODE", node_w));
+    put_line!(out, "  {}  COPIES", pad("NODE", node_w));
     for n in shown {
         let node = clip(&n.node, CELL_MAX);
-        let _ = writeln!(out, "  {}  {:>6}", pad(&node, node_w), n.copies);
+        put_line!(out, "  {}  {:>6}", pad(&node, node_w), n.copies);
     }
     if a.per_node.len() > shown.len() {
-        let _ = writeln!(
+        put_line!(
             out,
             "  … and {} more nodes (--top N shows more; -o json lists all)",
             a.per_node.len() - shown.len()
         );
     }
     if let Some(n) = &a.split_note {
-        let _ = writeln!(out, "\nNote: {n}.");
+        put_line!(out, "\nNote: {n}.");
     }
     out
 }

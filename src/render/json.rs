@@ -1,10 +1,92 @@
 //! The answer as JSON, in the schema of `tests/fidelity/README.md` (maps keyed by
 //! node and plugin name, sorted), plus extra keys that never change the meaning of
-//! the listed ones.
+//! the listed ones; and [`write_pretty`], the one writer every JSON output uses.
 
 use std::collections::BTreeMap;
+use std::io;
 
+use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
 use serde_json::{Value, json};
+
+use super::escape::is_spoofing;
+
+/// Writes `value` as pretty-printed JSON, as `serde_json::to_writer_pretty` does, but
+/// with DEL, the C1 controls (U+0080–U+009F: CSI is U+009B) and the bidi and
+/// zero-width characters of [`is_spoofing`] escaped (`\u009b`, `\u202e`) besides
+/// what serde_json escapes (C0 controls, `"` and `\`): JSON printed on a terminal
+/// or read by a person stays inert and shows what it holds. The values are the same
+/// once parsed. Every JSON output (`-o json` of each subcommand) goes through it.
+pub fn write_pretty<W: io::Write + ?Sized, T: Serialize + ?Sized>(
+    out: &mut W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, InertText(PrettyFormatter::new()));
+    value.serialize(&mut ser)
+}
+
+/// Characters [`write_pretty`] escapes that serde_json leaves raw.
+fn escaped(c: char) -> bool {
+    matches!(c, '\u{7f}'..='\u{9f}') || is_spoofing(c)
+}
+
+/// serde_json's pretty formatter, with [`escaped`] characters written as `\uXXXX`.
+struct InertText<'a>(PrettyFormatter<'a>);
+
+impl Formatter for InertText<'_> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if escaped(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                // Every escaped character is in the Basic Multilingual Plane.
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
 
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
@@ -242,4 +324,29 @@ fn code_reasons(r: &PluginResult) -> Value {
 
 fn plugin_result(r: &PluginResult) -> Value {
     json!({"plugin": r.plugin, "code": r.code.as_str(), "reasons": r.reasons})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_pretty;
+    use serde_json::json;
+
+    #[test]
+    fn c1_bidi_and_zero_width_characters_are_escaped() {
+        let v = json!({"name\u{202e}": "a\u{9b}2J\u{85}\u{7f}\x1b b\u{200b}\u{feff}\u{2066}é✓\n"});
+        let mut out = Vec::new();
+        write_pretty(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "{\n  \"name\\u202e\": \"a\\u009b2J\\u0085\\u007f\\u001b b\\u200b\\ufeff\\u2066é✓\\n\"\n}"
+        );
+        // The same value once parsed.
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+        // Output is otherwise serde_json's own.
+        let plain = json!({"a": [1, {"b": null}], "c": "ü"});
+        let mut out = Vec::new();
+        write_pretty(&mut out, &plain).unwrap();
+        assert_eq!(out, serde_json::to_vec_pretty(&plain).unwrap());
+    }
 }

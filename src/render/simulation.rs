@@ -144,7 +144,7 @@ pub fn describe_placement(p: &Placement) -> String {
 /// The timeline: every event in order, then where each pod ended.
 pub fn render_timeline(r: &SimulationResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(
+    put_line!(
         out,
         "simulation from {}: {} attempts, {} at {}",
         r.start,
@@ -168,9 +168,9 @@ pub fn render_timeline(r: &SimulationResult) -> String {
         .unwrap_or(3)
         .max(3);
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}  {}  EVENT", pad("TIME", tw), pad("POD", pw));
+    put_line!(out, "{}  {}  EVENT", pad("TIME", tw), pad("POD", pw));
     for e in &r.events {
-        let _ = writeln!(
+        put_line!(
             out,
             "{}  {}  {}",
             pad(&at(e.at_ms), tw),
@@ -179,9 +179,9 @@ pub fn render_timeline(r: &SimulationResult) -> String {
         );
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}  ATTEMPTS  RESULT", pad("POD", pw));
+    put_line!(out, "{}  ATTEMPTS  RESULT", pad("POD", pw));
     for p in &r.pods {
-        let _ = writeln!(
+        put_line!(
             out,
             "{}  {:<8}  {}",
             pad(&cell(&p.pod), pw),
@@ -194,7 +194,7 @@ pub fn render_timeline(r: &SimulationResult) -> String {
         .iter()
         .filter(|p| matches!(p.placement, Placement::Bound { .. }))
         .count() as u32;
-    let _ = writeln!(out, "\n{} of {} bound", plural(bound, "pod"), r.pods.len());
+    put_line!(out, "\n{} of {} bound", plural(bound, "pod"), r.pods.len());
     out
 }
 

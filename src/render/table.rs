@@ -74,41 +74,43 @@ fn render_parts(
 
 /// Pod, verdict, FitError, the pod's needs, what is not modelled.
 fn verdict_section(o: &mut String, t: &Trace, headline: &Headline, needs: Option<&PodNeeds>) {
-    let _ = writeln!(
+    put_line!(
         o,
         "Pod        {}  (priority {}, profile {})",
-        t.pod, t.priority, t.profile
+        t.pod,
+        t.priority,
+        t.profile
     );
     if let Some(node) = &t.bound_to {
-        let _ = writeln!(
+        put_line!(
             o,
             "Bound      to {node} now; replayed as if it were pending again"
         );
     }
-    let _ = writeln!(o, "Verdict    {}", headline.sentence());
+    put_line!(o, "Verdict    {}", headline.sentence());
     if let Some(fe) = &t.fit_error {
-        let _ = writeln!(o, "FitError   {fe}");
+        put_line!(o, "FitError   {fe}");
     }
     if let Some(n) = needs {
         needs_section(o, n);
     }
     if !t.not_modelled.is_empty() {
-        let _ = writeln!(
+        put_line!(
             o,
             "\nNot modelled (this answer may differ from kube-scheduler's):"
         );
         for n in &t.not_modelled {
-            let _ = writeln!(o, "  {:<32} {}", n.plugin, n.what);
+            put_line!(o, "  {:<32} {}", n.plugin, n.what);
         }
     }
     for n in &t.upstream_behaviour {
-        let _ = writeln!(o, "Upstream   {}: {}", n.plugin, n.what);
+        put_line!(o, "Upstream   {}: {}", n.plugin, n.what);
     }
 }
 
 fn pre_filter_section(o: &mut String, t: &Trace) {
     // PreFilter.
-    let _ = writeln!(o, "\nPreFilter  {}", pre_filter_line(t));
+    put_line!(o, "\nPreFilter  {}", pre_filter_line(t));
     let skipped: Vec<&str> = t
         .pre_filter
         .plugins
@@ -117,14 +119,14 @@ fn pre_filter_section(o: &mut String, t: &Trace) {
         .map(|r| r.plugin.as_str())
         .collect();
     if !skipped.is_empty() {
-        let _ = writeln!(
+        put_line!(
             o,
             "           skipped (nothing to check): {}",
             skipped.join(", ")
         );
     }
     if let Some((node, passed)) = &t.nominated_node {
-        let _ = writeln!(
+        put_line!(
             o,
             "Nominated  {node}: {}",
             if *passed {
@@ -141,7 +143,7 @@ fn pre_filter_section(o: &mut String, t: &Trace) {
 fn filter_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptions) {
     // Filter summary.
     let feasible = t.filter.iter().filter(|v| v.feasible).count();
-    let _ = writeln!(
+    put_line!(
         o,
         "\nFilter     {feasible} of {} evaluated nodes feasible ({} nodes in the cluster)",
         t.filter.len(),
@@ -166,7 +168,7 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
     if !t.feasible.is_empty() && !t.scores.is_empty() && t.totals.len() == t.feasible.len() {
         let order = &view.rank_order;
         let shown = order.len().min(opts.top);
-        let _ = writeln!(
+        put_line!(
             o,
             "\nScores     top {shown} of {} feasible nodes; each cell is raw→normalized, total = Σ normalized × weight",
             t.feasible.len()
@@ -181,7 +183,7 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
                 pad_left(&format!("{}×{}", abbrevs[j], s.weight), width(j))
             );
         }
-        let _ = writeln!(o, "{header}");
+        put_line!(o, "{header}");
         for &k in order.iter().take(shown) {
             let mark = if t.selected_node.as_deref() == Some(&t.feasible[k]) {
                 "*"
@@ -201,13 +203,13 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
                 };
                 let _ = write!(line, "  {}", pad_left(&cell, width(j)));
             }
-            let _ = writeln!(o, "{line}");
+            put_line!(o, "{line}");
         }
         let names: Vec<String> = t.scores.iter().map(|s| s.plugin.clone()).collect();
-        let _ = writeln!(o, "  {}", legend(&names, abbrevs));
+        put_line!(o, "  {}", legend(&names, abbrevs));
         if view.ties.len() > 1 {
             let ties: Vec<String> = view.ties.iter().map(|&i| t.feasible[i].clone()).collect();
-            let _ = writeln!(
+            put_line!(
                 o,
                 "  = tie for the best total: {}. kube-scheduler breaks such ties by goroutine completion order, effectively at random; * marks the node its heap picks in this replay's order.",
                 some_nodes(&ties)
@@ -219,13 +221,13 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
 fn post_filter_section(o: &mut String, t: &Trace) {
     // PostFilter.
     if let Some(p) = &t.post_filter {
-        let _ = writeln!(
+        put_line!(
             o,
             "\nPostFilter {}",
             p.code.map(Code::as_str).unwrap_or("-")
         );
         for r in &p.plugins {
-            let _ = writeln!(
+            put_line!(
                 o,
                 "  {:<28} {:<30} {}",
                 r.plugin,
@@ -234,8 +236,8 @@ fn post_filter_section(o: &mut String, t: &Trace) {
             );
         }
         if let Some(n) = &p.nominated_node {
-            let _ = writeln!(o, "  nominated node: {n}");
-            let _ = writeln!(
+            put_line!(o, "  nominated node: {n}");
+            put_line!(
                 o,
                 "  victims (dry run, nothing evicted): {}",
                 p.victims.join(", ")
@@ -248,7 +250,7 @@ fn post_filter_section(o: &mut String, t: &Trace) {
 fn binding_section(o: &mut String, t: &Trace) {
     // Binding half.
     if !t.binding.is_empty() {
-        let _ = writeln!(
+        put_line!(
             o,
             "\nBinding    (dry run on {})",
             t.selected_node.as_deref().unwrap_or("-")
@@ -270,7 +272,7 @@ fn binding_section(o: &mut String, t: &Trace) {
                     }
                 })
                 .collect();
-            let _ = writeln!(
+            put_line!(
                 o,
                 "  {:<10} {}",
                 ph.point,
@@ -288,7 +290,7 @@ fn search_note(o: &mut String, t: &Trace) {
     // Only when more nodes are feasible than kube-scheduler looks for can its pick
     // differ (a DaemonSet pod's single feasible node is found either way).
     if t.num_nodes_to_find > 0 && t.feasible.len() > t.num_nodes_to_find {
-        let _ = writeln!(
+        put_line!(
             o,
             "\nNote       kube-scheduler stops after {} feasible nodes (percentageOfNodesToScore), starting where its previous cycle left off; this replay evaluates every node, so the real pick may be another high-scoring node.",
             t.num_nodes_to_find
@@ -306,7 +308,7 @@ fn needs_section(o: &mut String, needs: &PodNeeds) {
         for (i, entry) in l.entries.iter().enumerate() {
             let head = if first { "Needs" } else { "" };
             let label = if i == 0 { l.label } else { "" };
-            let _ = writeln!(o, "{head:<10} {}  {entry}", pad(label, width));
+            put_line!(o, "{head:<10} {}  {entry}", pad(label, width));
             first = false;
         }
     }
@@ -327,7 +329,7 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
         .enumerate()
         .map(|(i, g)| group_line(view, g, "-", view.all_cause_lines(i)))
         .collect();
-    let _ = writeln!(
+    put_line!(
         o,
         "\nAll filters  every plugin's own answer on every node ({total} rejection{}, {extra} beyond each node's first)",
         if total == 1 { "" } else { "s" }
@@ -338,7 +340,7 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
         return;
     }
     let shown = multi.len().min(opts.top);
-    let _ = writeln!(
+    put_line!(
         o,
         "  rejected by more than one plugin ({} node{}; the first rejection first):",
         multi.len(),
@@ -350,7 +352,7 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
         .max()
         .unwrap_or(0);
     for (r, plugins) in &multi[..shown] {
-        let _ = writeln!(
+        put_line!(
             o,
             "    {}  {}",
             pad(&view.rows[*r].node, width),
@@ -358,7 +360,7 @@ fn all_filters_section(o: &mut String, t: &Trace, view: &TraceView, opts: &Table
         );
     }
     if multi.len() > shown {
-        let _ = writeln!(
+        put_line!(
             o,
             "    ... and {} more (all in -o json)",
             multi.len() - shown
@@ -395,24 +397,26 @@ fn rejection_groups(o: &mut String, groups: &[GroupLine], opts: &TableOptions) {
     if groups.is_empty() {
         return;
     }
-    let _ = writeln!(
+    put_line!(
         o,
         "  {:>6}  {:<28} {:<30} REASON",
-        "NODES", "PLUGIN", "CODE"
+        "NODES",
+        "PLUGIN",
+        "CODE"
     );
     for (plugin, code, reason, nodes, causes) in groups {
         let mut ex: Vec<&str> = nodes.iter().take(opts.examples).copied().collect();
         if nodes.len() > opts.examples {
             ex.push("…");
         }
-        let _ = writeln!(
+        put_line!(
             o,
             "  {:>6}  {plugin:<28} {code:<30} {reason}  [{}]",
             nodes.len(),
             ex.join(", ")
         );
         for c in causes {
-            let _ = writeln!(o, "{CAUSE_INDENT}{c}");
+            put_line!(o, "{CAUSE_INDENT}{c}");
         }
     }
 }
@@ -427,30 +431,31 @@ fn claims_section(o: &mut String, view: &TraceView, opts: &TableOptions) {
             .as_ref()
             .map(|tpl| format!(", from template {tpl}"))
             .unwrap_or_default();
-        let _ = writeln!(
+        put_line!(
             o,
             "
 Claim      {} ({}{from})",
-            c.name, c.claim
+            c.name,
+            c.claim
         );
         for r in &c.requests {
-            let _ = writeln!(o, "  request    {r}");
+            put_line!(o, "  request    {r}");
         }
         for k in &c.constraints {
-            let _ = writeln!(o, "  constraint {k}");
+            put_line!(o, "  constraint {k}");
         }
         if !c.allocation.is_empty() {
-            let _ = writeln!(o, "  allocated  {}", c.allocation.join(", "));
+            put_line!(o, "  allocated  {}", c.allocation.join(", "));
         }
         if let Some(node) = &c.allocates_on {
-            let _ = writeln!(
+            put_line!(
                 o,
                 "  allocates  {} (on {node}, at Reserve)",
                 c.allocates.join(", ")
             );
         }
         if !c.reserved_for.is_empty() {
-            let _ = writeln!(o, "  reserved   for {}", c.reserved_for.join(", "));
+            put_line!(o, "  reserved   for {}", c.reserved_for.join(", "));
         }
         let shown = c.nodes.len().min(opts.top);
         for n in &c.nodes[..shown] {
@@ -465,12 +470,12 @@ Claim      {} ({}{from})",
                 } else {
                     "".into()
                 };
-                let _ = writeln!(o, "  {}  {reason}", pad(&node, width));
+                put_line!(o, "  {}  {reason}", pad(&node, width));
             }
         }
         let more = c.nodes.len() - shown + c.nodes_not_diagnosed;
         if more > 0 {
-            let _ = writeln!(
+            put_line!(
                 o,
                 "  ... and {more} more rejected node{} (all in -o json)",
                 if more == 1 { "" } else { "s" }

@@ -2,8 +2,6 @@
 //! comparison under it, the verified remedies as a table whose edits can be pasted
 //! back as `--what-if` arguments. Drawn from `report::whatif` and `report::remedies`.
 
-use std::fmt::Write;
-
 use crate::report::format::{pad, width};
 use crate::report::remedies::Remedies;
 use crate::report::whatif::{WhatIfComparison, WhatIfSide};
@@ -13,10 +11,10 @@ pub fn edits_header(edits: &[String], notes: &[String]) -> String {
     let mut out =
         String::from("WHAT-IF (the model in memory only; nothing is written to the cluster):\n");
     for e in edits {
-        let _ = writeln!(out, "  --what-if {e}");
+        put_line!(out, "  --what-if {e}");
     }
     for n in notes {
-        let _ = writeln!(out, "  note: {n}");
+        put_line!(out, "  note: {n}");
     }
     out.push('\n');
     out
@@ -45,7 +43,7 @@ pub fn comparison(c: &WhatIfComparison) -> String {
     ];
     for (what, b, a) in rows {
         let same = if a == b { "  (unchanged)" } else { "" };
-        let _ = writeln!(out, "  {} {b} → {a}{same}", pad(what, 15));
+        put_line!(out, "  {} {b} → {a}{same}", pad(what, 15));
     }
     if c.changed.is_empty() {
         out.push_str("  rejections: no group changed\n");
@@ -59,7 +57,7 @@ pub fn comparison(c: &WhatIfComparison) -> String {
         .max()
         .unwrap_or(0);
     for g in &c.changed {
-        let _ = writeln!(
+        put_line!(
             out,
             "    {}  {} → {}  {}",
             pad(&g.plugin, plugin_w),
@@ -75,7 +73,7 @@ pub fn comparison(c: &WhatIfComparison) -> String {
 pub fn remedies(r: &Remedies) -> String {
     let mut out = String::new();
     if let Some(p) = &r.preemption {
-        let _ = writeln!(out, "\nNote: {p}.");
+        put_line!(out, "\nNote: {p}.");
     }
     let search = format!(
         "{} replay{} of at most {}{}",
@@ -89,13 +87,13 @@ pub fn remedies(r: &Remedies) -> String {
         }
     );
     if r.suggestions.is_empty() {
-        let _ = writeln!(
+        put_line!(
             out,
             "\nRemedies: none found with one or two edits ({search})."
         );
         return out;
     }
-    let _ = writeln!(
+    put_line!(
         out,
         "\nRemedies, smallest change first, each verified by a full replay ({search}):"
     );
@@ -117,7 +115,7 @@ pub fn remedies(r: &Remedies) -> String {
         .collect();
     let edits_w = edits.iter().map(|e| width(e)).max().unwrap_or(0).max(5);
     let node_w = nodes.iter().map(|n| width(n)).max().unwrap_or(0).max(4);
-    let _ = writeln!(
+    put_line!(
         out,
         "  {}  {}  FEASIBLE  {}  TOTAL",
         pad("#", 3),
@@ -126,7 +124,7 @@ pub fn remedies(r: &Remedies) -> String {
     );
     for (i, s) in r.suggestions.iter().enumerate() {
         let total = s.total.map(|t| t.to_string()).unwrap_or_else(|| "-".into());
-        let _ = writeln!(
+        put_line!(
             out,
             "  {}  {}  {}  {}  {total}",
             pad(&(i + 1).to_string(), 3),
@@ -135,7 +133,7 @@ pub fn remedies(r: &Remedies) -> String {
             pad(&nodes[i], node_w),
         );
         if let Some(n) = &s.note {
-            let _ = writeln!(out, "       {n}");
+            put_line!(out, "       {n}");
         }
     }
     out

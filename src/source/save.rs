@@ -203,6 +203,89 @@ pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Whether `snapshot save` may write `path`: a regular file (or a symlink to one: the
+/// link is replaced, its target untouched) or a path that does not exist yet.
+/// Anything else is refused before a byte is written, since the save renames over
+/// its target: a device node, a FIFO or a socket (directly or through a symlink, as
+/// `/dev/stdout` is), a directory, and anything in `/dev`, `/proc` or `/sys`, whose
+/// entries are never snapshot files. `-o -` writes to stdout.
+pub fn check_target(path: &Path) -> anyhow::Result<()> {
+    use std::io::ErrorKind;
+    if is_stdout(path) {
+        return Ok(());
+    }
+    let refuse = |what: &str| {
+        anyhow::anyhow!(
+            "cannot write {}: it is {what}; snapshot save writes only to a regular file or \
+             a new path (-o - for stdout)",
+            path.display()
+        )
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(real) = std::fs::canonicalize(dir)
+        && ["/dev", "/proc", "/sys"]
+            .iter()
+            .any(|special| real.starts_with(special))
+    {
+        return Err(refuse(&format!("in {}", real.display())));
+    }
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+        }
+    };
+    let (meta, through) = if link.file_type().is_symlink() {
+        match std::fs::metadata(path) {
+            Ok(m) => (m, "a symlink to "),
+            // A dangling link: the save creates a new file in its place.
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("cannot write {}", path.display()))
+                );
+            }
+        }
+    } else {
+        (link, "")
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(());
+    }
+    let kind = if ft.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&ft)
+    };
+    Err(refuse(&format!("{through}{kind}")))
+}
+
+#[cfg(unix)]
+fn special_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
 /// Render objects as a `v1` List (`json`) or multi-document YAML.
 pub fn render_objects(objects: &[Value], json: bool) -> anyhow::Result<String> {
     use anyhow::Context;
@@ -248,6 +331,7 @@ pub fn write_objects(objects: &[Value], path: &Path) -> anyhow::Result<()> {
     let json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    check_target(path)?;
     let text = render_objects(objects, json)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

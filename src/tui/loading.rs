@@ -300,7 +300,7 @@ pub struct Loaded {
 
 fn print_notes(notes: &[String]) {
     for n in notes {
-        eprintln!("{}", terminal_safe(n));
+        crate::render::escape::to_stderr(n);
     }
 }
 

@@ -21,6 +21,7 @@ pub mod command;
 pub mod components;
 mod edits;
 pub mod format;
+pub mod inert;
 pub mod keymap;
 pub mod loading;
 pub mod playback;

@@ -13,10 +13,12 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
+use super::inert::InertBackend;
+
 type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
 
 pub struct Tui {
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    pub terminal: Terminal<InertBackend<CrosstermBackend<Stdout>>>,
     previous_hook: Option<Arc<PanicHook>>,
 }
 
@@ -36,7 +38,7 @@ impl Tui {
             prev(info);
         }));
         let mut tui = Tui {
-            terminal: Terminal::new(CrosstermBackend::new(io::stdout()))?,
+            terminal: Terminal::new(InertBackend(CrosstermBackend::new(io::stdout())))?,
             previous_hook: Some(previous),
         };
         take_over()?;

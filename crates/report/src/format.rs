@@ -27,13 +27,31 @@ pub fn pad_left(s: &str, cells: usize) -> String {
     out
 }
 
+/// `s` with every line feed spelled out (`\n`): a single-line field (a name, a
+/// reason, a message, a CEL expression a reason quotes) embedded in a line of human
+/// output, which must not add lines of its own. JSON keeps the exact value.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\n') {
+        std::borrow::Cow::Owned(s.replace('\n', "\\n"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// The most cells one cell of a column shows: more than any name Kubernetes accepts
 /// (253), so only hostile or corrupt input is cut.
 pub const CELL_MAX: usize = 256;
 
 /// `s` when it is at most `max` cells wide; else its start and its end around an
 /// ellipsis, with its length: `aaaa…aaaa (70000 chars)`, at most `max` cells.
+/// A cell is one line: its line feeds are spelled out first ([`one_line`]).
 pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let s = match one_line(s) {
+        std::borrow::Cow::Borrowed(s) => s,
+        std::borrow::Cow::Owned(escaped) => {
+            return std::borrow::Cow::Owned(clip(&escaped, max).into_owned());
+        }
+    };
     if width(s) <= max {
         return std::borrow::Cow::Borrowed(s);
     }

@@ -84,7 +84,7 @@ impl SchedulerWord {
             "real scheduler ({}) {verdict} the replay{}: {}",
             self.from,
             self.seen(now),
-            self.message
+            crate::format::one_line(&self.message)
         )
     }
 
@@ -94,7 +94,7 @@ impl SchedulerWord {
             "real scheduler ({}){}: {}",
             self.from,
             self.seen(now),
-            self.message
+            crate::format::one_line(&self.message)
         )
     }
 

@@ -123,7 +123,7 @@ const POD_SPEC: &[&str] = &[
 ];
 
 /// Container statuses: names and the resize-aware requests of bound pods (plus the
-/// fields the API type requires).
+/// fields the API type requires; `image` and `imageID` blanked, see `blanked`).
 const CONTAINER_STATUS: &[&str] = &[
     "name",
     "image",
@@ -153,8 +153,8 @@ const PV_SPEC: &[&str] = &[
     "csi.volumeHandle",
     "csi.readOnly",
     "csi.fsType",
-    // A local volume's source is required by the API type; its node affinity is
-    // what the scheduler reads.
+    // A local volume's source is required by the API type (its path is blanked, see
+    // `blanked`); its node affinity is what the scheduler reads.
     "local.path",
     "local.fsType",
 ];
@@ -568,7 +568,11 @@ pub fn redact_object(v: &mut Value) -> bool {
         return false;
     };
     let is_pod = kind == "Pod";
+    let blanked = blanked(kind);
     keep.apply(v);
+    for path in blanked {
+        blank(v, path);
+    }
     if is_pod {
         // The scheduler's own PodScheduled=False message is what the inspector shows
         // beside our verdict; any other condition's message and reason is free text.
@@ -591,9 +595,92 @@ pub fn redact_object(v: &mut Value) -> bool {
     true
 }
 
+/// Fields the API type requires but no plugin reads, whose values identify the
+/// cluster: kept as empty strings so the object still loads, their text dropped. A
+/// CSINode driver's `nodeID` (a cloud instance id), a container status's `image` and
+/// `imageID` (ImageLocality reads the node's image list, not these), a local
+/// volume's `path` (its node affinity is what VolumeBinding reads).
+fn blanked(kind: &str) -> &'static [&'static [&'static str]] {
+    match kind {
+        "Pod" => &[
+            &["status", "containerStatuses", "*", "image"],
+            &["status", "containerStatuses", "*", "imageID"],
+            &["status", "initContainerStatuses", "*", "image"],
+            &["status", "initContainerStatuses", "*", "imageID"],
+        ],
+        "CSINode" => &[&["spec", "drivers", "*", "nodeID"]],
+        "PersistentVolume" => &[&["spec", "local", "path"]],
+        "VolumeAttachment" => &[&["spec", "source", "inlineVolumeSpec", "local", "path"]],
+        _ => &[],
+    }
+}
+
+/// Sets the string at `path` (`*`: every item of an array) to `""`.
+fn blank(v: &mut Value, path: &[&str]) {
+    match path {
+        [] => {
+            if v.is_string() {
+                *v = Value::String(String::new());
+            }
+        }
+        ["*", rest @ ..] => {
+            if let Value::Array(items) = v {
+                for item in items {
+                    blank(item, rest);
+                }
+            }
+        }
+        [key, rest @ ..] => {
+            if let Some(child) = v.get_mut(*key) {
+                blank(child, rest);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identifying_required_fields_are_blanked() {
+        let mut pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "d"},
+            "spec": {"containers": [{"name": "c", "image": "registry.corp/app:1"}]},
+            "status": {
+                "containerStatuses": [{"name": "c", "image": "registry.corp/app:1",
+                    "imageID": "sha256:abc", "ready": true, "restartCount": 0}],
+                "initContainerStatuses": [{"name": "i", "image": "x", "imageID": "y",
+                    "ready": true, "restartCount": 0}],
+                "conditions": [
+                    {"type": "PodScheduled", "status": "False", "message": "0/3 nodes"},
+                    {"type": "Ready", "status": "False", "message": "secret text"}]
+            }
+        });
+        assert!(redact_object(&mut pod));
+        let st = &pod["status"]["containerStatuses"][0];
+        assert_eq!(
+            (st["image"].as_str(), st["imageID"].as_str()),
+            (Some(""), Some(""))
+        );
+        assert_eq!(pod["status"]["initContainerStatuses"][0]["imageID"], "");
+        assert_eq!(pod["status"]["conditions"][0]["message"], "0/3 nodes");
+        assert!(pod["status"]["conditions"][1].get("message").is_none());
+        let mut csinode = serde_json::json!({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n"},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0abc123"}]}
+        });
+        assert!(redact_object(&mut csinode));
+        assert_eq!(csinode["spec"]["drivers"][0]["nodeID"], "");
+        assert_eq!(csinode["spec"]["drivers"][0]["name"], "ebs.csi.aws.com");
+        let mut pv = serde_json::json!({
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "v"},
+            "spec": {"capacity": {"storage": "1Gi"}, "local": {"path": "/mnt/disks/ssd1"}}
+        });
+        assert!(redact_object(&mut pv));
+        assert_eq!(pv["spec"]["local"]["path"], "");
+    }
 
     #[test]
     fn bracketed_segments_keep_dots() {

@@ -14,11 +14,34 @@ use How::*;
 /// nodeName and the node, a claim and its volume, a selector and the labels it
 /// matches, a namespace and its `kubernetes.io/metadata.name` label) still matches,
 /// and the output is a valid DNS label and label value.
+///
+/// [`hash_names`] first ranks every name it will hash; a ranked name maps to `x`,
+/// its rank in 6 base-36 digits, then 14 hex digits of the HMAC: the pseudonyms sort
+/// as the originals do, so every order the scheduler reads from names (ties between
+/// nodes broken by name order, claims, devices, queue order) is the same, and the
+/// same key and input give the same output.
 pub struct NameHasher {
     key: Vec<u8>,
     /// Every mapping made, hashed → original, so a caller holding the key can read
     /// answers back.
     pub seen: BTreeMap<String, String>,
+    /// Each name's place among all the names of the input, in byte order.
+    ranks: BTreeMap<String, usize>,
+    /// While ranking: every name asked for.
+    recording: Option<std::collections::BTreeSet<String>>,
+}
+
+/// Digits of a rank: 36^6, over two billion distinct names.
+const RANK_DIGITS: usize = 6;
+
+/// `n` in `RANK_DIGITS` lowercase base-36 digits, which sort as the numbers do.
+fn base36(mut n: usize) -> String {
+    let mut digits = [b'0'; RANK_DIGITS];
+    for d in digits.iter_mut().rev() {
+        *d = b"0123456789abcdefghijklmnopqrstuvwxyz"[n % 36];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&digits).into_owned()
 }
 
 /// A random key for one run (the default of `--redact-names`).
@@ -54,6 +77,8 @@ impl NameHasher {
         NameHasher {
             key: key.to_vec(),
             seen: BTreeMap::new(),
+            ranks: BTreeMap::new(),
+            recording: None,
         }
     }
 
@@ -61,9 +86,15 @@ impl NameHasher {
         if s.is_empty() {
             return String::new();
         }
+        if let Some(names) = &mut self.recording {
+            names.insert(s.to_string());
+        }
         let mac = hmac_sha256(&self.key, s.as_bytes());
         let hex: String = mac[..10].iter().map(|b| format!("{b:02x}")).collect();
-        let out = format!("x{hex}");
+        let out = match self.ranks.get(s) {
+            Some(&rank) => format!("x{}{}", base36(rank), &hex[..20 - RANK_DIGITS]),
+            None => format!("x{hex}"),
+        };
         self.seen.insert(out.clone(), s.to_string());
         out
     }
@@ -584,6 +615,18 @@ fn at_path(v: &mut Value, path: &[String], f: &mut dyn FnMut(&mut Value)) {
 /// only the fields it keeps are covered). A PodScheduled message quotes names, so
 /// it goes too.
 pub fn hash_names(objects: &mut [Value], hasher: &mut NameHasher) {
+    // Every name first, on a copy, so the pseudonyms can keep the names' order.
+    let mut ranking = NameHasher::new(&hasher.key);
+    ranking.recording = Some(Default::default());
+    hash_each(&mut objects.to_vec(), &mut ranking);
+    let names = ranking.recording.take().unwrap_or_default();
+    hasher
+        .ranks
+        .extend(names.into_iter().enumerate().map(|(i, n)| (n, i)));
+    hash_each(objects, hasher);
+}
+
+fn hash_each(objects: &mut [Value], hasher: &mut NameHasher) {
     for o in objects {
         let kind = o["kind"].as_str().unwrap_or_default().to_string();
         // A namespaced object without a namespace is in `default`, which must hash
