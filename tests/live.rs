@@ -1056,6 +1056,22 @@ async fn a_silent_server_is_an_error_within_the_first_answer_bound() {
         first_answer: Some(Duration::from_millis(500)),
         ..Default::default()
     };
+    // `snapshot save` too (issue 26 item 6: it waited for minutes).
+    let started = Instant::now();
+    let Err(err) =
+        schedscope::source::save::fetch_objects_within(&client, &opts, false, WAIT).await
+    else {
+        panic!("a silent server was saved");
+    };
+    assert!(
+        err.to_string()
+            .starts_with("the API server did not answer within 500ms"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < WAIT,
+        "save gave up at the first-answer bound"
+    );
     let started = Instant::now();
     let Err(err) = live::load_once(client.clone(), &opts, WAIT).await else {
         panic!("a silent server loaded");

@@ -13,7 +13,7 @@ use crate::source::live;
 use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
 
 /// How long a one-shot command waits for a live cluster's lists.
-const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A cluster to explain: a snapshot, or one list of a live cluster (with what the
 /// real scheduler said about pending pods).

@@ -74,7 +74,8 @@ pub fn run_snapshot_save(live: &LiveArgs, args: &SaveArgs, out: &mut dyn Write) 
             let rt = runtime()?;
             rt.block_on(async {
                 let client = live::connect(&opts).await?;
-                save::fetch_objects(&client, &opts, redact).await
+                save::fetch_objects_within(&client, &opts, redact, super::load::LIVE_LIST_TIMEOUT)
+                    .await
             })?
         }
     };

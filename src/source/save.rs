@@ -110,6 +110,26 @@ fn optional_kind<K>(
 }
 
 /// List every kind the engine reads. Pods (only) follow `--namespace`.
+/// [`fetch_objects`] with the bounds of every other live path: a server that does
+/// not answer within the first-answer bound is called silent, and the whole listing
+/// must end within `timeout` (a server that accepts and never answers used to hold
+/// `snapshot save` for minutes).
+pub async fn fetch_objects_within(
+    client: &Client,
+    opts: &LiveOptions,
+    redact: bool,
+    timeout: std::time::Duration,
+) -> Result<(Vec<Value>, SaveReport), LiveError> {
+    super::live::probe(client, opts.first_answer()).await?;
+    match tokio::time::timeout(timeout, fetch_objects(client, opts, redact)).await {
+        Ok(r) => r,
+        Err(_) => Err(LiveError::Timeout(
+            timeout,
+            "still listing the objects to save".into(),
+        )),
+    }
+}
+
 pub async fn fetch_objects(
     client: &Client,
     opts: &LiveOptions,

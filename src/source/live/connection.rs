@@ -37,7 +37,7 @@ pub struct LiveOptions {
 pub const FIRST_ANSWER: Duration = Duration::from_secs(10);
 
 impl LiveOptions {
-    pub(super) fn first_answer(&self) -> Duration {
+    pub fn first_answer(&self) -> Duration {
         self.first_answer.unwrap_or(FIRST_ANSWER)
     }
 }
