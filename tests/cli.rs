@@ -1017,3 +1017,28 @@ fn explain_json_and_yaml_carry_the_needs() {
         serde_json::json!(["data: pvc data-postgres-1 (unbound, storageClass local-ssd)"])
     );
 }
+
+/// `snapshot save --from` reads YAML with the loader's own limits (issue 26 items
+/// 4 and 13): more than 1,024 documents, which the parser's default budget refused,
+/// and errors in the loader's words (file, document, line), not a parser snippet.
+#[test]
+fn save_from_reads_yaml_with_the_loaders_limits() {
+    let mut text = String::new();
+    for i in 0..1_100 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{cpu: '1'}}}}\n"
+        ));
+    }
+    let f = tmp_file("many-docs.yaml", &text);
+    let o = run(&["snapshot", "save", "--from", s(&f), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("kind: Node").count(), 1_100);
+    let bad = tmp_file(
+        "bad.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: [\n",
+    );
+    let o = run(&["snapshot", "save", "--from", s(&bad), "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("bad.yaml: document 2 (line "), "{e}");
+}

@@ -398,8 +398,8 @@ pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
                 .collect::<Result<_, _>>()
                 .with_context(|| format!("cannot parse {}", f.display()))?
         } else {
-            serde_saphyr::from_str_multiple(trimmed)
-                .with_context(|| format!("cannot parse {}", f.display()))?
+            // The loader's own YAML limits and wording (it just read this file).
+            super::snapshot::yaml_documents(&text, &f.display().to_string())?
         };
         for d in docs {
             flatten(d, None, &mut out);

@@ -43,6 +43,7 @@ use loader::Loader;
 use text::Format;
 
 pub(crate) use text::bytes_to_text;
+pub(crate) use yaml::yaml_documents;
 
 /// A loaded snapshot: the cluster as the scheduler would see it, and what was read.
 #[derive(Clone, Debug, Default)]

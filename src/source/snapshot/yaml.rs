@@ -113,6 +113,39 @@ pub(super) fn parse_yaml<T: DeserializeOwned>(
     serde_saphyr::from_str_with_options(text, yaml_options())
 }
 
+/// Every document of a YAML text as JSON values, with the loader's own limits
+/// (alias allowance, depth, no document or scalar-size caps a large snapshot would
+/// hit) and its error wording, for the paths that need raw objects
+/// (`snapshot save --from`): one set of limits for every reader of a snapshot.
+pub(crate) fn yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, SnapshotError> {
+    let allowance = AliasAllowance::default();
+    let mut out = Vec::new();
+    let mut document = 0;
+    for chunk in split_yaml(text) {
+        if chunk.content_line.is_none() {
+            continue;
+        }
+        document += 1;
+        let v: Value = parse_yaml(chunk.text, &allowance).map_err(|e| {
+            let at = e.location();
+            SnapshotError::Syntax {
+                at: Box::new(Origin {
+                    file: file.to_string(),
+                    document: Some(document),
+                    item: None,
+                    array: false,
+                    line: at.map(|l| (chunk.start_line + l.line()).saturating_sub(1)),
+                    column: at.map(|l| l.column()),
+                }),
+                format: "YAML",
+                message: strip_location(e.to_string()),
+            }
+        })?;
+        out.push(v);
+    }
+    Ok(out)
+}
+
 /// Strip the parser's own " at line L, column C ..." suffix (the location is
 /// reported separately, relative to the whole file) and advice meant for programmers.
 pub(super) fn strip_location(mut msg: String) -> String {
