@@ -126,7 +126,7 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         return String::new();
     }
     let at = rng.below(lines.len());
-    match rng.below(11) {
+    match rng.below(13) {
         // Replace a value.
         0..=4 => {
             // Prefer a line with a scalar value nearby.
@@ -183,6 +183,33 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
                 let (key, value) = lines[i].split_once(": ").unwrap();
                 let value = value.trim().trim_matches('"').replace(['\\', '"'], "");
                 lines[i] = format!("{key}: \"{value}{SPOOF}\"");
+            }
+        }
+        // Documents of anchored text under many aliases (each within the old
+        // per-document allowance; together past the whole input's).
+        10 => {
+            let big = "y".repeat(16 << 10);
+            for d in 0..1 + rng.below(4) {
+                lines.push("---".into());
+                lines.push(format!(
+                    "kind: ConfigMap\nmetadata: {{name: bomb{d}}}\ndata:\n  a: &a {big}"
+                ));
+                for k in 0..200 {
+                    lines.push(format!("  k{k}: *a"));
+                }
+            }
+        }
+        // A very long name (past a formatter's 65,535 width).
+        11 => {
+            let named = (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
+                lines[i]
+                    .trim_start()
+                    .trim_start_matches("- ")
+                    .starts_with("name: ")
+            });
+            if let Some(i) = named {
+                let (key, _) = lines[i].split_once(": ").unwrap();
+                lines[i] = format!("{key}: {}", "n".repeat(70_000));
             }
         }
         // Re-indent a line (structure changes type).
