@@ -158,11 +158,7 @@ pub fn explain_what_if(
     let edited = apply(cluster, pod, edits)?;
     let after = explain_pod(&edited.cluster, profiles, key, None, opts)?;
     let written: Vec<String> = edits.iter().map(Edit::to_string).collect();
-    let notes: Vec<String> = edited
-        .notes
-        .iter()
-        .map(|(e, n)| format!("{e}: {n}"))
-        .collect();
+    let notes = edited.note_lines();
     let comparison = compare(&written, &notes, &before, &after);
     Ok(WhatIfRun {
         edited,

@@ -89,11 +89,7 @@ pub fn run_capacity(args: &CapacityArgs, out: &mut dyn Write) -> Result<()> {
     )?;
     let answer = CapacityAnswer::of(&cap);
     let edits: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
-    let notes: Vec<String> = edited
-        .notes
-        .iter()
-        .map(|(e, n)| format!("{e}: {n}"))
-        .collect();
+    let notes = edited.note_lines();
     match args.output {
         CapacityFormat::Table => {
             let mut text = String::new();
@@ -105,12 +101,7 @@ pub fn run_capacity(args: &CapacityArgs, out: &mut dyn Write) -> Result<()> {
         }
         CapacityFormat::Json => {
             let mut v = serde_json::to_value(&answer)?;
-            if !edits.is_empty()
-                && let Some(o) = v.as_object_mut()
-            {
-                let w = serde_json::json!({"edits": edits, "notes": notes});
-                o.insert("what_if".into(), w);
-            }
+            crate::render::whatif::add_edits_json(&mut v, &edits, &notes);
             crate::render::json::write_pretty(&mut *out, &v)?;
             writeln!(out)?;
         }

@@ -102,11 +102,7 @@ pub fn pods_what_if_text(
     let (before_list, before) = pods_listing(cluster, profiles, namespace, now);
     let (after_list, after) = pods_listing(&edited.cluster, profiles, namespace, now);
     let edits: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
-    let notes: Vec<String> = edited
-        .notes
-        .iter()
-        .map(|(e, n)| format!("{e}: {n}"))
-        .collect();
+    let notes = edited.note_lines();
     let mut text =
         render::escape::terminal_safe(&render::whatif::edits_header(&edits, &notes)).into_owned();
     text += &render::pods::render(&after_list, after.as_deref(), grouped);

@@ -52,8 +52,7 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         (snapshot.cluster, Vec::new())
     } else {
         let edited = crate::whatif::apply(&snapshot.cluster, None, &edits)?;
-        let notes = edited.notes.iter().map(|(e, n)| format!("{e}: {n}"));
-        let notes: Vec<String> = notes.collect();
+        let notes = edited.note_lines();
         (edited.cluster, notes)
     };
     let opts = SimOptions {
@@ -74,12 +73,7 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         }
         SimFormat::Json => {
             let mut v = simulation::to_json(&result, args.traces);
-            if !edits.is_empty()
-                && let Some(o) = v.as_object_mut()
-            {
-                let w = serde_json::json!({"edits": written, "notes": notes});
-                o.insert("what_if".into(), w);
-            }
+            crate::render::whatif::add_edits_json(&mut v, &written, &notes);
             crate::render::json::write_pretty(&mut *out, &v)?;
             writeln!(out)?;
         }

@@ -6,6 +6,15 @@ use crate::report::format::{pad, width};
 use crate::report::remedies::Remedies;
 use crate::report::whatif::{WhatIfComparison, WhatIfSide};
 
+/// `what_if: {edits, notes}` beside an answer in JSON, when there are edits (the
+/// answers that have no before/after: capacity, simulate).
+pub fn add_edits_json(v: &mut serde_json::Value, edits: &[String], notes: &[String]) {
+    if let (false, Some(o)) = (edits.is_empty(), v.as_object_mut()) {
+        let w = serde_json::json!({"edits": edits, "notes": notes});
+        o.insert("what_if".into(), w);
+    }
+}
+
 /// The lines above the edited answer: which edits, and what they had to say.
 pub fn edits_header(edits: &[String], notes: &[String]) -> String {
     let mut out =

@@ -126,24 +126,34 @@ pub(crate) fn yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, Snaps
             continue;
         }
         document += 1;
-        let v: Value = parse_yaml(chunk.text, &allowance).map_err(|e| {
-            let at = e.location();
-            SnapshotError::Syntax {
-                at: Box::new(Origin {
-                    file: file.to_string(),
-                    document: Some(document),
-                    item: None,
-                    array: false,
-                    line: at.map(|l| (chunk.start_line + l.line()).saturating_sub(1)),
-                    column: at.map(|l| l.column()),
-                }),
-                format: "YAML",
-                message: strip_location(e.to_string()),
-            }
-        })?;
+        let v: Value = parse_yaml(chunk.text, &allowance)
+            .map_err(|e| syntax_error(file, document, chunk.start_line, e))?;
         out.push(v);
     }
     Ok(out)
+}
+
+/// A parse error of `document` (starting at `start_line` of `file`), located in the
+/// file, in the loader's words.
+fn syntax_error(
+    file: &str,
+    document: usize,
+    start_line: u64,
+    e: serde_saphyr::Error,
+) -> SnapshotError {
+    let at = e.location();
+    SnapshotError::Syntax {
+        at: Box::new(Origin {
+            file: file.to_string(),
+            document: Some(document),
+            item: None,
+            array: false,
+            line: at.map(|l| (start_line + l.line()).saturating_sub(1)),
+            column: at.map(|l| l.column()),
+        }),
+        format: "YAML",
+        message: strip_location(e.to_string()),
+    }
 }
 
 /// Strip the parser's own " at line L, column C ..." suffix (the location is
@@ -438,21 +448,7 @@ impl YamlCtx<'_> {
             array: false,
             start: Start::Line(None),
         };
-        let syntax = |e: serde_saphyr::Error| {
-            let at = e.location();
-            SnapshotError::Syntax {
-                at: Box::new(Origin {
-                    file: self.file.to_string(),
-                    document: Some(unit.document),
-                    item: None,
-                    array: false,
-                    line: at.map(|l| (unit.start_line + l.line()).saturating_sub(1)),
-                    column: at.map(|l| l.column()),
-                }),
-                format: "YAML",
-                message: strip_location(e.to_string()),
-            }
-        };
+        let syntax = |e| syntax_error(self.file, unit.document, unit.start_line, e);
         match &unit.kind {
             UnitKind::Items {
                 first_item,

@@ -21,6 +21,16 @@ pub struct Edited {
     pub notes: Vec<(String, String)>,
 }
 
+impl Edited {
+    /// Each note as a person reads it: `edit: note`.
+    pub fn note_lines(&self) -> Vec<String> {
+        self.notes
+            .iter()
+            .map(|(e, n)| format!("{e}: {n}"))
+            .collect()
+    }
+}
+
 /// The taint the node lifecycle controller keeps on cordoned nodes.
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
