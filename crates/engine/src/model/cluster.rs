@@ -226,6 +226,26 @@ impl Cluster {
         self.pods.insert(key, pod);
     }
 
+    /// The cluster as release `fts` counts its pods' requests (PodLevelResources,
+    /// InPlacePodVerticalScaling): `None` when no pod counts differently from now.
+    pub fn accounted_for(&self, fts: &crate::version::Features) -> Option<Cluster> {
+        let changed: Vec<Pod> = self
+            .pods
+            .values()
+            .filter_map(|p| {
+                p.accounted_as(fts.pod_level_resources, fts.in_place_pod_vertical_scaling)
+            })
+            .collect();
+        if changed.is_empty() {
+            return None;
+        }
+        let mut c = self.clone();
+        for p in changed {
+            c.upsert_pod(p);
+        }
+        Some(c)
+    }
+
     pub fn delete_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
         let old = self.pods.remove(key)?;
         if old.is_bound() {
