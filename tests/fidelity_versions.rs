@@ -12,7 +12,7 @@ use schedscope::engine::cycle::CycleOptions;
 use schedscope::explain::explain;
 use schedscope::render::json::to_json;
 use schedscope::source::load_snapshot;
-use schedscope::version::KubeVersion;
+use schedscope::version::{KubeVersion, Release, VersionSource};
 use serde_json::Value;
 
 #[path = "support/fidelity.rs"]
@@ -34,16 +34,37 @@ fn scenario_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// How the release reaches the replay.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// The configuration is built for the release (`SchedulerConfig::defaults_at`).
+    Config,
+    /// The cluster names the release and the cycle re-builds v1.35's profiles for it
+    /// (what `--kube-version` does).
+    Cluster,
+}
+
 /// Our answer for a scenario replayed at `version`, as the CLI's `-o json` gives it.
 fn answer_at(dir: &Path, version: KubeVersion) -> Value {
-    let snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
+    answer_via(dir, version, Via::Config)
+}
+
+fn answer_via(dir: &Path, version: KubeVersion, via: Via) -> Value {
+    let mut snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
     let cfg_path = dir.join("config.yaml");
+    let built_for = match via {
+        Via::Config => version,
+        Via::Cluster => {
+            snap.cluster.kube_version = Some(Release::new(version, VersionSource::Flag));
+            KubeVersion::default()
+        }
+    };
     let config = if cfg_path.exists() {
         let text = std::fs::read_to_string(&cfg_path).unwrap();
-        SchedulerConfig::from_str_at(&text, &cfg_path.display().to_string(), version)
+        SchedulerConfig::from_str_at(&text, &cfg_path.display().to_string(), built_for)
             .expect("config loads")
     } else {
-        SchedulerConfig::defaults_at(version)
+        SchedulerConfig::defaults_at(built_for)
     };
     let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap();
     let opts = CycleOptions {
@@ -67,14 +88,16 @@ fn check(name: &str) {
         let expected: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let version = KubeVersion::parse(release).unwrap();
-        let actual = answer_at(&dir, version);
-        let diffs = compare(&expected, &actual);
-        if !diffs.is_empty() {
-            failures.push(format!(
-                "v{release} ({file}):\n{}\nnot modelled: {}",
-                diffs.join("\n"),
-                actual["not_modelled"]
-            ));
+        for via in [Via::Config, Via::Cluster] {
+            let actual = answer_via(&dir, version, via);
+            let diffs = compare(&expected, &actual);
+            if !diffs.is_empty() {
+                failures.push(format!(
+                    "v{release} ({file}, {via:?}):\n{}\nnot modelled: {}",
+                    diffs.join("\n"),
+                    actual["not_modelled"]
+                ));
+            }
         }
         checked += 1;
     }

@@ -137,6 +137,55 @@ impl serde::Serialize for KubeVersion {
     }
 }
 
+/// Where the replayed release came from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionSource {
+    /// `--kube-version`.
+    Flag,
+    /// The version a snapshot recorded (`schedscope snapshot save`).
+    Snapshot,
+    /// The live API server's `/version`.
+    ApiServer,
+    /// A must-gather's or cluster dump's own record of the version.
+    Dump,
+    /// None given: schedscope's default (the newest supported release).
+    Default,
+}
+
+impl VersionSource {
+    /// "from --kube-version", "from the API server", ...
+    pub fn phrase(&self) -> &'static str {
+        match self {
+            VersionSource::Flag => "from --kube-version",
+            VersionSource::Snapshot => "recorded in the snapshot",
+            VersionSource::ApiServer => "from the API server",
+            VersionSource::Dump => "from the cluster dump",
+            VersionSource::Default => "default",
+        }
+    }
+}
+
+/// The release a replay follows and where that came from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Release {
+    pub version: KubeVersion,
+    pub source: VersionSource,
+}
+
+impl Release {
+    pub fn new(version: KubeVersion, source: VersionSource) -> Release {
+        Release { version, source }
+    }
+}
+
+impl fmt::Display for Release {
+    /// `v1.34 (from --kube-version)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.version, self.source.phrase())
+    }
+}
+
 /// Default feature gates that matter to the scheduler, and the behaviour switches of
 /// one release. Plugins are built with it (upstream `feature.Features`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

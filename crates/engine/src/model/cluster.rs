@@ -92,6 +92,11 @@ pub struct Cluster {
     /// Pods that ran to completion (phase Succeeded or Failed), `namespace/name` →
     /// phase: the scheduler ignores them, but a user asking about one is told so.
     pub finished_pods: BTreeMap<String, String>,
+    /// The kube-scheduler release the cluster runs, when known or chosen
+    /// (`--kube-version`, a snapshot's record, the API server): cycles replay that
+    /// release (the engine re-builds its plugins for it). `None`: the frameworks as
+    /// built.
+    pub kube_version: Option<crate::version::Release>,
     /// Bound pods by label.
     label_index: LabelIndex,
     /// What the engine derives from the nodes alone (see [`Cluster::node_derived`]).

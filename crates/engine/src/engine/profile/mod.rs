@@ -17,7 +17,9 @@ use crate::config::{
     self, Args, ArgsKinds, ConfigError, ConfigSource, DefaultArgs, DefaultedConfig,
 };
 
+mod at_release;
 mod new_framework;
+pub use at_release::at_release;
 pub use new_framework::{PluginEntry, ProfileSpec, describe, new_framework};
 
 /// A loaded configuration: every profile built, ready for scheduling cycles.
@@ -116,6 +118,21 @@ impl SchedulerConfig {
             origin,
             registry,
         )
+    }
+
+    /// Every profile re-built for kube-scheduler `version` (see [`at_release`]).
+    pub fn at_version(&self, version: KubeVersion) -> SchedulerConfig {
+        let fts = version.features();
+        let registry = registry();
+        SchedulerConfig {
+            profiles: self
+                .profiles
+                .iter()
+                .map(|fw| at_release(fw, &fts, &registry))
+                .collect(),
+            version,
+            ..self.clone()
+        }
     }
 
     /// The profile a pod with `spec.schedulerName` = `scheduler_name` uses.
