@@ -6,7 +6,7 @@ mod support {
     pub mod bin;
 }
 
-use support::bin::{json, ok, refused, root, s};
+use support::bin::{json, ok, refused, root, run, s, stderr};
 
 fn scenario(name: &str) -> (String, String) {
     let dir = root().join("tests/fidelity-versions").join(name);
@@ -174,4 +174,69 @@ fn a_profile_preset_loads_like_a_config_file() {
         "default/pending",
     ]);
     assert!(err.contains("unknown profile preset"), "{err}");
+}
+
+/// A copy of a scenario's snapshot with the version `snapshot save` records.
+fn snapshot_recording(name: &str, git_version: &str) -> std::path::PathBuf {
+    let dir = root().join("tests/fidelity-versions").join(name);
+    let text = std::fs::read_to_string(dir.join("snapshot.yaml")).unwrap();
+    let out = std::env::temp_dir().join(format!(
+        "schedscope-versions-{}-{git_version}.yaml",
+        std::process::id()
+    ));
+    std::fs::write(
+        &out,
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kube-system\n  annotations:\n    \
+             schedscope.dev/kube-version: {git_version}\n---\n{text}"
+        ),
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn the_version_a_snapshot_recorded_is_the_default_and_the_flag_wins() {
+    let (_, pod) = scenario("v13-dra-claim-gate-off-1.33");
+    let snap = snapshot_recording("v13-dra-claim-gate-off-1.33", "v1.33.3-eks-1");
+    let v = json(&["explain", "-s", s(&snap), &pod, "-o", "json"]);
+    assert_eq!(v["kube_version"]["version"], "v1.33.3");
+    assert_eq!(v["kube_version"]["source"], "snapshot");
+    assert_eq!(
+        v["best_nodes"],
+        expected_best("v13-dra-claim-gate-off-1.33", "expected-1.33.json")
+    );
+    let table = ok(&["explain", "-s", s(&snap), &pod]);
+    assert!(
+        table.contains("Release    v1.33.3 (recorded in the snapshot)"),
+        "{table}"
+    );
+    let v = json(&[
+        "explain",
+        "-s",
+        s(&snap),
+        "--kube-version",
+        "1.35",
+        &pod,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(v["kube_version"]["source"], "flag");
+    assert_eq!(
+        v["best_nodes"],
+        expected_best("v13-dra-claim-gate-off-1.33", "expected-1.35.json")
+    );
+    // A release schedscope does not replay is said, and v1.35 replayed.
+    let old = snapshot_recording("v13-dra-claim-gate-off-1.33", "v1.30.2");
+    let o = run(&["explain", "-s", s(&old), &pod, "-o", "json"]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("the snapshot records kube-scheduler \"v1.30.2\""),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("kube_version").is_none());
+    let _ = std::fs::remove_file(snap);
+    let _ = std::fs::remove_file(old);
 }

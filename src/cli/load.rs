@@ -13,7 +13,7 @@ use crate::render::escape::terminal_safe;
 use crate::source::live;
 use crate::source::presets::Preset;
 use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
-use crate::version::{Release, VersionSource};
+use crate::version::{KubeVersion, Release, VersionSource};
 
 /// How long a one-shot command waits for a live cluster's lists.
 const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -47,13 +47,27 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     let rt = runtime()?;
     let config = rt.block_on(live::client_config(&opts))?;
     let server = config.cluster_url.to_string();
-    let st = rt
+    let (st, version) = rt
         .block_on(async {
             let client = kube::Client::try_from(config).map_err(live::LiveError::Client)?;
-            live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
+            // The API server's release is the one replayed (unless --kube-version);
+            // a server that does not say leaves v1.35.
+            let version = client.apiserver_version().await.ok();
+            let st = live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await?;
+            Ok::<_, live::LiveError>((st, version))
         })
         .with_context(|| format!("reading the live cluster at {server}"))?;
     let mut cluster = st.cluster;
+    if let Some(info) = version {
+        match KubeVersion::parse(&info.git_version) {
+            Ok(v) => cluster.kube_version = Some(Release::new(v, VersionSource::ApiServer)),
+            Err(e) if args.kube_version.is_none() => eprintln!(
+                "warning: the API server is {}: {e}; replaying v1.35 (--kube-version chooses another)",
+                terminal_safe(&info.git_version)
+            ),
+            Err(_) => {}
+        }
+    }
     choose_version(&mut cluster, args);
     Ok(Loaded {
         cluster,
