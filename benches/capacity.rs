@@ -35,7 +35,8 @@ fn main() {
                 pods: 150_000,
                 zones: 3,
             };
-            let s = load_snapshot_str(&synthetic_cluster_json(&spec)).expect("synthetic loads");
+            let s = load_snapshot_str(&synthetic_cluster_json(&spec), "synthetic")
+                .expect("synthetic loads");
             (s.cluster, "synthetic 5,000 nodes / 150,000 pods".into())
         }
     };
