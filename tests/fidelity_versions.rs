@@ -2,7 +2,8 @@
 //! the real kube-scheduler of several releases (`expected-1.32.json` = v1.32.0,
 //! `-1.33` = v1.33.3, `-1.34` = v1.34.1, `-1.34.7`, `-1.35` = v1.35.4; see that folder's
 //! README). Ours, replayed at that exact release, must match each one field by field,
-//! compared as `tests/fidelity.rs` compares.
+//! compared as `tests/fidelity.rs` compares. `tests/fidelity-versions-added` holds
+//! scenarios added here, answered the same way (see its README).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -28,9 +29,13 @@ const RELEASES: [(&str, &str); 5] = [
     ("expected-1.35.json", "1.35.4"),
 ];
 
+/// The scenario folders: the shared ones (copied unchanged) and those added here.
+const ROOTS: [&str; 2] = ["fidelity-versions", "fidelity-versions-added"];
+
+/// `name` is `ROOT/SCENARIO`.
 fn scenario_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fidelity-versions")
+        .join("tests")
         .join(name)
 }
 
@@ -122,11 +127,15 @@ macro_rules! scenarios {
         #[test]
         fn every_scenario_directory_is_tested() {
             let listed: BTreeSet<&str> = [$($dir),*].into_iter().collect();
-            let dirs: BTreeSet<String> = std::fs::read_dir(scenario_dir(""))
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().join("snapshot.yaml").exists())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+            let dirs: BTreeSet<String> = ROOTS
+                .iter()
+                .flat_map(|root| {
+                    std::fs::read_dir(scenario_dir(root))
+                        .unwrap()
+                        .filter_map(|e| e.ok())
+                        .filter(|e| e.path().join("snapshot.yaml").exists())
+                        .map(move |e| format!("{root}/{}", e.file_name().to_string_lossy()))
+                })
                 .collect();
             let dirs: BTreeSet<&str> = dirs.iter().map(String::as_str).collect();
             assert_eq!(listed, dirs);
@@ -135,25 +144,27 @@ macro_rules! scenarios {
 }
 
 scenarios! {
-    v01 => "v01-taint-histogram-fit-error",
-    v03 => "v03-oversized-pod-no-victims",
-    v05 => "v05-gpu-pod-cpu-only-nodes",
-    v06 => "v06-sidecar-hostport-existing-pod",
-    v09 => "v09-pod-level-resources",
-    v10 => "v10-volume-attributes-class",
-    v11 => "v11-rwop-in-use-no-preemption",
-    v12 => "v12-pv-node-affinity-conflict",
-    v13 => "v13-dra-claim-gate-off-1.33",
-    v14 => "v14-dra-first-available-score",
-    v15 => "v15-best-effort-balanced-allocation",
-    v17 => "v17-dra-incomplete-pool",
+    v01 => "fidelity-versions/v01-taint-histogram-fit-error",
+    v03 => "fidelity-versions/v03-oversized-pod-no-victims",
+    v05 => "fidelity-versions/v05-gpu-pod-cpu-only-nodes",
+    v06 => "fidelity-versions/v06-sidecar-hostport-existing-pod",
+    v09 => "fidelity-versions/v09-pod-level-resources",
+    v10 => "fidelity-versions/v10-volume-attributes-class",
+    v11 => "fidelity-versions/v11-rwop-in-use-no-preemption",
+    v12 => "fidelity-versions/v12-pv-node-affinity-conflict",
+    v13 => "fidelity-versions/v13-dra-claim-gate-off-1.33",
+    v14 => "fidelity-versions/v14-dra-first-available-score",
+    v15 => "fidelity-versions/v15-best-effort-balanced-allocation",
+    v17 => "fidelity-versions/v17-dra-incomplete-pool",
+    v20 => "fidelity-versions-added/v20-resize-infeasible",
+    v21 => "fidelity-versions-added/v21-resize-deferred",
 }
 
 /// The v1.35 answers of the shared scenarios are what the default replay gives too
 /// (no `--kube-version`): 1.35 is the default.
 #[test]
 fn the_default_replay_is_v1_35() {
-    let dir = scenario_dir("v01-taint-histogram-fit-error");
+    let dir = scenario_dir("fidelity-versions/v01-taint-histogram-fit-error");
     assert_eq!(
         answer_at(&dir, KubeVersion::default()),
         answer_at(&dir, KubeVersion::parse("1.35.4").unwrap())

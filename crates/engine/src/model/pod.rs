@@ -573,17 +573,23 @@ fn apply_non_zero_defaults(q: &mut Quantities) {
         .or_insert(Quantity::from_units(DEFAULT_MEMORY_REQUEST));
 }
 
-/// Resize-aware request of a bound container: max(spec, status.resources,
-/// status.allocatedResources) per resource.
+/// Resize-aware request of a bound container (upstream `determineContainerReqs`):
+/// max(spec, status.resources, status.allocatedResources) per resource; while the
+/// pod's resize is Infeasible, max(status.resources, status.allocatedResources) only
+/// (the spec asks for what the node will never give).
 fn with_status_resources(
     mut req: Quantities,
     name: &str,
     statuses: Option<&Vec<core::ContainerStatus>>,
+    infeasible: bool,
     path: &dyn Fn() -> String,
 ) -> Result<Quantities, FieldError> {
     let Some(cs) = statuses.and_then(|s| s.iter().find(|s| s.name == name)) else {
         return Ok(req);
     };
+    if infeasible {
+        req.clear();
+    }
     let actual = parse_list(
         cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
         &|| format!("{}.resources.requests", path()),
@@ -594,6 +600,17 @@ fn with_status_resources(
     max_into(&mut req, &actual);
     max_into(&mut req, &allocated);
     Ok(req)
+}
+
+/// `IsPodResizeInfeasible`: the pod's first `PodResizePending` condition says
+/// `Infeasible`.
+fn resize_infeasible(status: &core::PodStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodResizePending")
+        .is_some_and(|c| c.reason.as_deref() == Some("Infeasible"))
 }
 
 fn compute_requests(
@@ -608,6 +625,7 @@ fn compute_requests(
     let defaults =
         mode != RequestMode::Filter && (mode == RequestMode::ScoreIncoming || !pod_level);
     let status_aware = mode != RequestMode::ScoreIncoming;
+    let infeasible = status.is_some_and(resize_infeasible);
     let mut sum = Quantities::new();
     for (i, c) in spec.containers.iter().enumerate() {
         let mut r = container_requests(c, &|| format!("spec.containers[{i}]"))?;
@@ -616,6 +634,7 @@ fn compute_requests(
                 r,
                 &c.name,
                 status.and_then(|s| s.container_statuses.as_ref()),
+                infeasible,
                 &|| format!("status.containerStatuses[{}]", c.name),
             )?;
         }
@@ -633,6 +652,7 @@ fn compute_requests(
                 r,
                 &c.name,
                 status.and_then(|s| s.init_container_statuses.as_ref()),
+                infeasible,
                 &|| format!("status.initContainerStatuses[{}]", c.name),
             )?;
         }
