@@ -73,6 +73,9 @@ pub fn explain(
     key: &str,
     opts: &CycleOptions,
 ) -> Result<Trace, ExplainError> {
+    // Pods counted as the replayed release counts them (PodLevelResources, resizes).
+    let accounted = cluster.accounted_for(&config.version.features());
+    let cluster = accounted.as_ref().unwrap_or(cluster);
     explain_pod(cluster, &config.profiles, &pod_key(key, None), None, opts)
 }
 

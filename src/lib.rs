@@ -3,7 +3,7 @@
 
 // The pure layers live in their own crates, so the compiler keeps them free of the
 // terminal, the network and files; they are re-exported under their module names.
-pub use schedscope_engine::{capacity, config, engine, model, text, whatif};
+pub use schedscope_engine::{capacity, config, engine, model, text, version, whatif};
 pub use schedscope_report as report;
 
 pub mod act;

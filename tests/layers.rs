@@ -228,7 +228,7 @@ fn collect(text: &str, module: &[&str]) -> Vec<Named> {
 
 /// The application crate's top-level modules and those each may name. What is not
 /// listed may not be named; the pure layers (engine, model, config, text, whatif,
-/// capacity, report)
+/// capacity, version, report)
 /// are other crates, re-exported, and any module may use them.
 const APP_LAYERS: &[(&str, &[&str])] = &[
     ("allocator", &[]),
@@ -254,7 +254,7 @@ const APP_LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 const PURE: &[&str] = &[
-    "capacity", "config", "engine", "model", "text", "whatif", "report",
+    "capacity", "config", "engine", "model", "text", "version", "whatif", "report",
 ];
 
 #[test]

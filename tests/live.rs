@@ -1018,12 +1018,22 @@ async fn pod_with_claims_explained_live_as_from_a_snapshot() {
 async fn save_leaves_out_forbidden_optional_kinds_and_names_them() {
     let api = FakeApi::start().await;
     seed(&api);
+    api.serve_version("v1.34.1-fake");
     api.forbid("volumeattachments", true);
     let (objects, report) = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
         .await
         .expect("an optional kind does not fail the save");
     assert_eq!(report.objects["Pod"], 10);
     assert_eq!(objects.iter().filter(|o| o["kind"] == "Pod").count(), 10);
+    // The server's release is recorded on kube-system's Namespace.
+    let kube_system = objects
+        .iter()
+        .find(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "kube-system")
+        .expect("kube-system carries the version");
+    assert_eq!(
+        kube_system["metadata"]["annotations"][save::VERSION_ANNOTATION],
+        "v1.34.1-fake"
+    );
     // (The test API server has no Coscheduling CRD: a missing CRD is no news.)
     assert_eq!(
         report.left_out,
@@ -1102,4 +1112,67 @@ async fn a_silent_server_is_an_error_within_the_first_answer_bound() {
     assert_eq!(u.cluster.pod_count(), 0);
     task.abort();
     held.abort();
+}
+
+/// Live, the API server's `/version` is the release replayed and named as such; a
+/// snapshot `snapshot save` wrote records it and replays the same; `--kube-version`
+/// wins over both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_servers_version_is_replayed_live_and_recorded_by_save() {
+    let dir = format!(
+        "{}/tests/fidelity-versions/v13-dra-claim-gate-off-1.33",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let expected = |file: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{file}")).unwrap()).unwrap()
+    };
+    let api = FakeApi::start().await;
+    for o in yaml_objects(&format!("{dir}/snapshot.yaml")) {
+        let kind = o["kind"].as_str().unwrap().to_string();
+        api.apply(plural_of(&kind), o);
+    }
+    api.serve_version("v1.33.3+k3s1");
+    let live = explain_live_json(&api, "default/pending", "version").await;
+    assert_eq!(live["kube_version"]["version"], "v1.33.3");
+    assert_eq!(live["kube_version"]["source"], "api_server");
+    assert_eq!(
+        live["best_nodes"],
+        expected("expected-1.33.json")["best_nodes"]
+    );
+
+    let (objects, _) = save::fetch_objects(&api.client(), &LiveOptions::default(), false)
+        .await
+        .expect("save");
+    let file = std::env::temp_dir().join(format!("schedscope-version-{}.yaml", std::process::id()));
+    save::write_objects(&objects, &file).unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedscope"))
+            .args([
+                "explain",
+                "-s",
+                file.to_str().unwrap(),
+                "default/pending",
+                "-o",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let saved = run(&[]);
+    assert_eq!(saved["kube_version"]["source"], "snapshot");
+    assert_eq!(saved["best_nodes"], live["best_nodes"]);
+    let flagged = run(&["--kube-version", "1.35"]);
+    assert_eq!(flagged["kube_version"]["source"], "flag");
+    assert_eq!(
+        flagged["best_nodes"],
+        expected("expected-1.35.json")["best_nodes"]
+    );
+    let _ = std::fs::remove_file(file);
 }

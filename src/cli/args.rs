@@ -8,6 +8,8 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::source::live::LiveOptions;
+use crate::source::presets::Preset;
+use crate::version::KubeVersion;
 
 /// `schedscope tui`: the inspector's options, also accepted before the subcommand.
 #[derive(Debug, Args, Clone, Default)]
@@ -77,6 +79,15 @@ pub struct SourceArgs {
         value_name = "FILE"
     )]
     pub config: Option<PathBuf>,
+    /// A published scheduler profile instead of --config (a file under profiles/:
+    /// LowNodeUtilization, HighNodeUtilization, NoScoring, MostAllocated).
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    pub profile_preset: Option<Preset>,
+    /// The kube-scheduler release to replay: 1.32, 1.33, 1.34 or 1.35, or a patch
+    /// (1.34.1). A minor means its newest patch checked (1.34 = 1.34.7). Default: the
+    /// version the snapshot recorded, else 1.35.
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<KubeVersion>,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -114,7 +125,15 @@ impl SourceArgs {
     pub fn or(self, outer: &SourceArgs) -> SourceArgs {
         SourceArgs {
             snapshot: self.snapshot.or_else(|| outer.snapshot.clone()),
-            config: self.config.or_else(|| outer.config.clone()),
+            // A preset given here stands for a configuration file (`preset:NAME`),
+            // read through the same loader.
+            config: self
+                .profile_preset
+                .map(Preset::config_path)
+                .or(self.config)
+                .or_else(|| outer.config.clone()),
+            profile_preset: self.profile_preset.or(outer.profile_preset),
+            kube_version: self.kube_version.or(outer.kube_version),
             live: LiveArgs {
                 kubeconfig: self
                     .live
@@ -179,9 +198,22 @@ impl SourceArgs {
 
     /// Which scheduler configuration is in use, in words.
     pub fn config_label(&self) -> String {
+        let version = match self.kube_version {
+            Some(v) => format!("{v} (from --kube-version)"),
+            None => "v1.35".into(),
+        };
         match &self.config {
-            Some(p) => format!("scheduler config {}", p.display()),
-            None => "scheduler config: v1.35 defaults".into(),
+            Some(p) => match Preset::of_path(p) {
+                Some(preset) => format!(
+                    "scheduler profile preset {preset} ({}), {version}",
+                    preset.file().display()
+                ),
+                None if self.kube_version.is_some() => {
+                    format!("scheduler config {}, {version}", p.display())
+                }
+                None => format!("scheduler config {}", p.display()),
+            },
+            None => format!("scheduler config: {version} defaults"),
         }
     }
 }

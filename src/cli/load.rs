@@ -10,7 +10,9 @@ use super::SourceArgs;
 use crate::engine::SchedulerConfig;
 use crate::model::Cluster;
 use crate::source::live;
+use crate::source::presets::Preset;
 use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
+use crate::version::{KubeVersion, Release, VersionSource};
 
 /// How long a one-shot command waits for a live cluster's lists.
 pub(super) const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -44,16 +46,40 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     let rt = runtime()?;
     let config = rt.block_on(live::client_config(&opts))?;
     let server = config.cluster_url.to_string();
-    let st = rt
+    let (st, version) = rt
         .block_on(async {
             let client = kube::Client::try_from(config).map_err(live::LiveError::Client)?;
-            live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await
+            // The API server's release is the one replayed (unless --kube-version);
+            // a server that does not say leaves v1.35.
+            let version = client.apiserver_version().await.ok();
+            let st = live::load_once(client, &opts, LIVE_LIST_TIMEOUT).await?;
+            Ok::<_, live::LiveError>((st, version))
         })
         .with_context(|| format!("reading the live cluster at {server}"))?;
+    let mut cluster = st.cluster;
+    if let Some(info) = version {
+        match KubeVersion::parse(&info.git_version) {
+            Ok(v) => cluster.kube_version = Some(Release::new(v, VersionSource::ApiServer)),
+            Err(e) if args.kube_version.is_none() => eprintln!(
+                "warning: the API server is {}: {e}; replaying v1.35 (--kube-version chooses another)",
+                terminal_safe(&info.git_version)
+            ),
+            Err(_) => {}
+        }
+    }
+    choose_version(&mut cluster, args);
     Ok(Loaded {
-        cluster: st.cluster,
+        cluster,
         live: Some(st.events),
     })
+}
+
+/// The release the cluster is replayed by: `--kube-version`, else what the source
+/// recorded (left as the loader set it), else none (v1.35, the default).
+fn choose_version(cluster: &mut Cluster, args: &SourceArgs) {
+    if let Some(v) = args.kube_version {
+        cluster.kube_version = Some(Release::new(v, VersionSource::Flag));
+    }
 }
 
 /// Loads the snapshot named on the command line.
@@ -61,9 +87,10 @@ pub fn load_source(args: &SourceArgs) -> Result<Snapshot> {
     let path = args.snapshot.as_deref().context(
         "no cluster given: pass --snapshot PATH (for example --snapshot examples/demo-cluster.yaml)",
     )?;
-    let snapshot = load_with_progress(path)
+    let mut snapshot = load_with_progress(path)
         .with_context(|| format!("cannot load snapshot {}", path.display()))?;
     report_load(&snapshot.report);
+    choose_version(&mut snapshot.cluster, args);
     Ok(snapshot)
 }
 
@@ -134,10 +161,18 @@ pub(super) fn load_notes(report: &crate::source::LoadReport) -> Vec<String> {
     lines
 }
 
+/// The scheduler configuration: the file, the profile preset it stands for
+/// (`--profile-preset` sets `preset:NAME`), or v1.35's defaults. The release replayed
+/// is the cluster's ([`Cluster::kube_version`]): cycles re-build the profiles for it.
 pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
     match path {
         None => Ok(SchedulerConfig::defaults()),
-        Some(p) => crate::source::read_scheduler_config(p)
-            .with_context(|| format!("invalid scheduler configuration {}", p.display())),
+        Some(p) => match Preset::of_path(p) {
+            Some(preset) => preset
+                .load()
+                .with_context(|| format!("invalid profile preset {preset}")),
+            None => crate::source::read_scheduler_config(p)
+                .with_context(|| format!("invalid scheduler configuration {}", p.display())),
+        },
     }
 }

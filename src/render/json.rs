@@ -251,6 +251,14 @@ pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
     if let Some(n) = &answer.needs {
         v["needs"] = needs_json(n);
     }
+    if let Some(r) = &answer.release {
+        v["kube_version"] = json!({
+            "version": r.release.version.to_string(),
+            "replays": r.release.version.resolved().to_string(),
+            "source": r.release.source,
+            "notes": r.notes,
+        });
+    }
     let word = match &answer.word {
         RecordedWord::NotRecorded => return v,
         RecordedWord::Silent => Value::Null,

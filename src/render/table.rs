@@ -39,13 +39,19 @@ pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
 /// The table of an [`Answer`]: its headline, its needs under it, its groups and
 /// causes.
 pub fn render_answer(t: &Trace, answer: &Answer, opts: &TableOptions) -> String {
-    render_parts(
+    let mut out = render_parts(
         t,
         &answer.view,
         &answer.headline,
         answer.needs.as_ref(),
         opts,
-    )
+    );
+    // The release replayed, when the cluster names one: under the pod line.
+    if let Some(r) = &answer.release {
+        let at = out.find('\n').map_or(out.len(), |i| i + 1);
+        out.insert_str(at, &format!("Release    {}\n", r.line()));
+    }
+    out
 }
 
 fn render_parts(

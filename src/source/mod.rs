@@ -9,6 +9,7 @@ pub mod kinds;
 pub mod lean_pod;
 pub mod live;
 pub mod observed;
+pub mod presets;
 pub mod redact;
 pub mod save;
 pub mod snapshot;

@@ -24,6 +24,39 @@ use super::live::{LiveError, LiveOptions, resource_name};
 
 const PAGE: u32 = 500;
 
+/// The annotation `snapshot save` puts on the `kube-system` Namespace: the API
+/// server's `gitVersion` (its `/version`), which `kubectl get` output does not carry.
+/// The loader reads it back as the release to replay.
+pub const VERSION_ANNOTATION: &str = "schedscope.dev/kube-version";
+/// The Namespace that carries [`VERSION_ANNOTATION`].
+pub const VERSION_NAMESPACE: &str = "kube-system";
+
+/// Records `git_version` on the `kube-system` Namespace among `objects` (added when
+/// the list has none).
+pub fn record_version(objects: &mut Vec<Value>, git_version: &str) {
+    let is_it = |v: &Value| v["kind"] == "Namespace" && v["metadata"]["name"] == VERSION_NAMESPACE;
+    if !objects.iter().any(is_it) {
+        objects.insert(
+            0,
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": VERSION_NAMESPACE},
+            }),
+        );
+    }
+    if let Some(ns) = objects.iter_mut().find(|v| is_it(v))
+        && let Some(meta) = ns.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        let annotations = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(a) = annotations.as_object_mut() {
+            a.insert(VERSION_ANNOTATION.into(), git_version.into());
+        }
+    }
+}
+
 /// What a save wrote, per kind, and the optional kinds it could not list.
 #[derive(Debug, Default)]
 pub struct SaveReport {
@@ -214,6 +247,11 @@ pub async fn fetch_objects(
         if n > 0 {
             report.objects.insert("PodGroup".into(), n);
         }
+    }
+    // The release, for replays of this snapshot (`--kube-version` overrides it); a
+    // server that does not say leaves the default (v1.35) to the replay.
+    if let Ok(info) = client.apiserver_version().await {
+        record_version(&mut out, &info.git_version);
     }
     Ok((out, report))
 }
@@ -457,6 +495,30 @@ pub fn clean(v: &mut Value, redact: bool) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_version_is_recorded_on_kube_system_and_survives_redaction() {
+        let mut objects = vec![json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1"}})];
+        record_version(&mut objects, "v1.34.1-eks-1");
+        assert_eq!(objects[0]["kind"], "Namespace");
+        let mut ns = objects[0].clone();
+        assert!(clean(&mut ns, true));
+        assert_eq!(
+            ns["metadata"]["annotations"][VERSION_ANNOTATION],
+            "v1.34.1-eks-1"
+        );
+        // An existing kube-system Namespace gets the annotation, not a second object.
+        let mut objects = vec![json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "kube-system", "annotations": {"a": "b"}}})];
+        record_version(&mut objects, "v1.33.3");
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0]["metadata"]["annotations"]["a"], "b");
+        assert_eq!(
+            objects[0]["metadata"]["annotations"][VERSION_ANNOTATION],
+            "v1.33.3"
+        );
+    }
 
     #[test]
     fn redaction_keeps_what_the_scheduler_reads() {

@@ -150,6 +150,8 @@ struct State {
     min_rv: u64,
     /// Resources (plurals) whose list and watch are answered 403, as RBAC would.
     forbidden: std::collections::BTreeSet<String>,
+    /// What `/version` says (`gitVersion`); `None`: 404, as before it was served.
+    git_version: Option<String>,
     resources: BTreeMap<String, Res>,
     fail_next: u32,
     requests: u64,
@@ -222,6 +224,7 @@ impl FakeApi {
             rv: 1000,
             min_rv: 0,
             forbidden: Default::default(),
+            git_version: None,
             resources,
             fail_next: 0,
             requests: 0,
@@ -502,6 +505,12 @@ impl FakeApi {
         self.serve(listener);
     }
 
+    /// Serve `/version` with this `gitVersion` (a real API server always does; the
+    /// tests written before it was read keep a server that does not).
+    pub fn serve_version(&self, git_version: &str) {
+        self.state.lock().expect("state").git_version = Some(git_version.to_string());
+    }
+
     /// Answer list and watch of `plural` with 403 Forbidden (RBAC without it), or
     /// serve it again.
     pub fn forbid(&self, plural: &str, forbidden: bool) {
@@ -619,6 +628,21 @@ fn field_match(obj: &Value, selector: Option<&String>) -> bool {
 }
 
 fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
+    // The server's release, as a real API server serves it (not counted as a
+    // request of the resources: tests count and fail those).
+    let served = state.lock().expect("state").git_version.clone();
+    if req.uri().path() == "/version"
+        && let Some(git_version) = served
+    {
+        return full(
+            StatusCode::OK,
+            &json!({
+                "major": "1", "minor": "34", "gitVersion": git_version,
+                "gitCommit": "0", "gitTreeState": "clean", "buildDate": "2025-01-01T00:00:00Z",
+                "goVersion": "go1.24.0", "compiler": "gc", "platform": "linux/amd64",
+            }),
+        );
+    }
     let q = query(&req);
     let mut st = state.lock().expect("state");
     st.requests += 1;

@@ -100,10 +100,28 @@ pub fn capacity(
     opts: &CycleOptions,
 ) -> Result<Capacity, CapacityError> {
     let fw = profile_for(profiles, template)?;
+    // The cluster's release, when it names one (see `run_cycle`).
+    let fts = cluster.kube_version.as_ref().map(|r| r.version.features());
+    let mut fw = match &fts {
+        Some(fts) => {
+            crate::engine::profile::at_release(fw, fts, &crate::engine::plugins::registry())
+        }
+        None => fw.clone(),
+    };
     // Preemption never runs: copies count free room only.
-    let mut fw = fw.clone();
     fw.post_filter.clear();
-    let mut cluster = cluster.clone();
+    let mut cluster = match &fts {
+        Some(fts) => cluster
+            .accounted_for(fts)
+            .unwrap_or_else(|| cluster.clone()),
+        None => cluster.clone(),
+    };
+    let template = &match &fts {
+        Some(fts) => template
+            .accounted_as(fts.pod_level_resources, fts.in_place_pod_vertical_scaling)
+            .unwrap_or_else(|| template.clone()),
+        None => template.clone(),
+    };
     let workers = opts.workers(cluster.nodes().len());
     Ok(in_workers(workers, || {
         place_copies(&fw, &mut cluster, template, max, opts)

@@ -19,4 +19,5 @@ pub mod config;
 pub mod engine;
 pub mod model;
 pub mod text;
+pub mod version;
 pub mod whatif;

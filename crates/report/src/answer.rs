@@ -5,7 +5,8 @@
 
 use schedscope_engine::engine::Framework;
 use schedscope_engine::engine::trace::{Outcome, Trace};
-use schedscope_engine::model::Cluster;
+use schedscope_engine::model::{Cluster, Pod};
+use schedscope_engine::version::Release;
 
 use super::needs::PodNeeds;
 use super::scheduler_word::{SchedulerWord, SchedulingEvents};
@@ -217,6 +218,52 @@ pub struct Answer {
     /// The pod's own needs, when the pod is in the cluster the replay ran on.
     pub needs: Option<PodNeeds>,
     pub word: RecordedWord,
+    /// The kube-scheduler release replayed, when the cluster names one (else the
+    /// frameworks' own, v1.35 by default), with what it means for this pod.
+    pub release: Option<ReleaseNote>,
+}
+
+/// The release replayed and what differs for the pod because of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReleaseNote {
+    pub release: Release,
+    /// Sentences, e.g. that the pod's resource claims are ignored.
+    pub notes: Vec<String>,
+}
+
+impl ReleaseNote {
+    /// `release` replayed for `pod` (when the pod is known).
+    pub fn of(release: &Release, pod: Option<&Pod>) -> ReleaseNote {
+        let fts = release.version.features();
+        let minor = format!("1.{}", release.version.minor);
+        let mut notes = Vec::new();
+        if let Some(pod) = pod {
+            if !fts.dynamic_resource_allocation && !pod.resource_claims.is_empty() {
+                notes.push(format!(
+                    "DRA (DynamicResourceAllocation) is off by default in {minor}: kube-scheduler ignores the pod's resource claims and allocates no devices"
+                ));
+            }
+            if !fts.pod_level_resources && pod.older_accounting.is_some() {
+                notes.push(format!(
+                    "pod-level resources (PodLevelResources) are off by default in {minor}: requests are the containers' sum"
+                ));
+            }
+        }
+        ReleaseNote {
+            release: release.clone(),
+            notes,
+        }
+    }
+
+    /// `v1.33 (from --kube-version)`, then the notes.
+    pub fn line(&self) -> String {
+        let mut s = self.release.to_string();
+        for n in &self.notes {
+            s += "; ";
+            s += n;
+        }
+        s
+    }
 }
 
 impl Answer {
@@ -232,6 +279,10 @@ impl Answer {
                 .map(|pod| PodNeeds::of(pod, cluster)),
             view,
             word: RecordedWord::NotRecorded,
+            release: cluster
+                .kube_version
+                .as_ref()
+                .map(|r| ReleaseNote::of(r, cluster.pod(&trace.pod).map(|p| p.as_ref()))),
         }
     }
 
@@ -242,6 +293,7 @@ impl Answer {
             view,
             needs: None,
             word: RecordedWord::NotRecorded,
+            release: None,
         }
     }
 

@@ -16,7 +16,7 @@ pub mod scheduler_word;
 pub mod trace;
 pub mod whatif;
 
-pub use answer::{Answer, Headline, RecordedWord};
+pub use answer::{Answer, Headline, RecordedWord, ReleaseNote};
 pub use causes::{CauseLine, Causes};
 pub use claims::{ClaimNodeView, ClaimView};
 pub use format::{

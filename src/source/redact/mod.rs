@@ -38,6 +38,8 @@ const META: &[&str] = &[
     "metadata.annotations.[pv.kubernetes.io/bind-completed]",
     "metadata.annotations.[pv.kubernetes.io/provisioned-by]",
     "metadata.annotations.[storage.alpha.kubernetes.io/migrated-plugins]",
+    // The release `snapshot save` recorded (on kube-system's Namespace).
+    "metadata.annotations.[schedscope.dev/kube-version]",
 ];
 
 /// Volume sources the volume plugins read (conflicts, zones, limits, CSI

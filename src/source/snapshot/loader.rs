@@ -702,6 +702,9 @@ impl Loader {
             cluster.resource_claim_templates.len(),
         );
         self.report.warnings = warnings(&self.report, &cluster);
+        if let Some(w) = read_recorded_version(&mut cluster) {
+            self.report.warnings.push(w);
+        }
         Ok(Snapshot {
             cluster,
             report: self.report,
@@ -812,4 +815,28 @@ fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The release `snapshot save` recorded (see [`crate::source::save::VERSION_ANNOTATION`])
+/// becomes the cluster's. A release schedscope does not replay is said (as a
+/// warning), and v1.35 is replayed.
+fn read_recorded_version(cluster: &mut Cluster) -> Option<String> {
+    use crate::source::save::{VERSION_ANNOTATION, VERSION_NAMESPACE};
+    use crate::version::{KubeVersion, Release, VersionSource};
+    let recorded = cluster
+        .namespaces
+        .get(VERSION_NAMESPACE)?
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(VERSION_ANNOTATION)?;
+    match KubeVersion::parse(recorded) {
+        Ok(v) => {
+            cluster.kube_version = Some(Release::new(v, VersionSource::Snapshot));
+            None
+        }
+        Err(e) => Some(format!(
+            "the snapshot records kube-scheduler {recorded:?}: {e}; replaying v1.35 (--kube-version chooses another)"
+        )),
+    }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::v1::{PluginRef, PluginSet, Plugins};
+use crate::version::Features;
 
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 pub const DEFAULT_PARALLELISM: i32 = 16;
@@ -40,11 +41,22 @@ pub const DEFAULT_MULTI_POINT: [(&str, Option<i32>); 19] = [
 
 /// `getDefaultPlugins()`: only MultiPoint has defaults in v1.
 pub fn default_plugins() -> Plugins {
+    default_plugins_at(&Features::default())
+}
+
+/// `getDefaultPlugins()` of the release `fts` belongs to: without DynamicResources
+/// while `DynamicResourceAllocation` is off (1.32, 1.33; `applyFeatureGates`).
+pub fn default_plugins_at(fts: &Features) -> Plugins {
     Plugins {
         multi_point: PluginSet {
             enabled: DEFAULT_MULTI_POINT
                 .iter()
-                .map(|(n, w)| PluginRef::new(n, *w))
+                .filter(|(n, _)| fts.dynamic_resource_allocation || *n != "DynamicResources")
+                // Its Score (weight 2) is new in 1.35.
+                .map(|(n, w)| match *n {
+                    "DynamicResources" if !fts.dra_score() => PluginRef::new(n, None),
+                    _ => PluginRef::new(n, *w),
+                })
                 .collect(),
             disabled: Vec::new(),
         },
@@ -54,7 +66,12 @@ pub fn default_plugins() -> Plugins {
 
 /// `mergePlugins(getDefaultPlugins(), custom)`.
 pub fn merge_plugins(custom: Option<&Plugins>) -> Plugins {
-    let defaults = default_plugins();
+    merge_plugins_at(custom, &Features::default())
+}
+
+/// [`merge_plugins`] over the default plugins of the release `fts` belongs to.
+pub fn merge_plugins_at(custom: Option<&Plugins>, fts: &Features) -> Plugins {
+    let defaults = default_plugins_at(fts);
     let Some(c) = custom else { return defaults };
     Plugins {
         pre_enqueue: merge_plugin_set(&defaults.pre_enqueue, &c.pre_enqueue),

@@ -18,6 +18,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::version::Features;
+
 pub use points::{Args, ExtensionPoint, aggregate};
 use v1::{Extender, KubeSchedulerConfiguration, PluginConfig, Plugins};
 
@@ -97,21 +99,36 @@ pub trait ArgsKinds {
 
 /// kube-scheduler v1.35's defaults (no file): one `default-scheduler` profile.
 pub fn defaults(kinds: &dyn ArgsKinds) -> DefaultedConfig {
+    defaults_at(kinds, Features::default())
+}
+
+/// The defaults of the release `fts` belongs to.
+pub fn defaults_at(kinds: &dyn ArgsKinds, fts: Features) -> DefaultedConfig {
     let raw = KubeSchedulerConfiguration {
         api_version: v1::API_VERSION.into(),
         ..Default::default()
     };
     // The defaults are fixed data; failing them is a bug in a plugin's args
     // defaults, which the tests catch.
-    defaulted(raw, "defaults", kinds).expect("kube-scheduler's default configuration is valid")
+    defaulted(raw, "defaults", kinds, fts).expect("kube-scheduler's default configuration is valid")
 }
 
-/// Parses YAML or JSON text, applies the defaults and validates; `origin` names the
-/// text in errors.
+/// Parses YAML or JSON text, applies v1.35's defaults and validates; `origin` names
+/// the text in errors.
 pub fn parse(
     text: &str,
     origin: &str,
     kinds: &dyn ArgsKinds,
+) -> Result<DefaultedConfig, ConfigError> {
+    parse_at(text, origin, kinds, Features::default())
+}
+
+/// [`parse`] with the defaults of the release `fts` belongs to.
+pub fn parse_at(
+    text: &str,
+    origin: &str,
+    kinds: &dyn ArgsKinds,
+    fts: Features,
 ) -> Result<DefaultedConfig, ConfigError> {
     let value = parse_text(text, origin).map_err(|message| ConfigError::Syntax {
         origin: origin.to_string(),
@@ -131,7 +148,7 @@ pub fn parse(
         field: e.field,
         message: e.message,
     })?;
-    defaulted(raw, origin, kinds)
+    defaulted(raw, origin, kinds, fts)
 }
 
 /// Defaulting, then validation (every error at once).
@@ -139,8 +156,9 @@ fn defaulted(
     raw: KubeSchedulerConfiguration,
     origin: &str,
     kinds: &dyn ArgsKinds,
+    fts: Features,
 ) -> Result<DefaultedConfig, ConfigError> {
-    let c = set_defaults(raw, kinds);
+    let c = set_defaults(raw, kinds, fts);
     let errors = dedup(validation::validate(&c));
     if !errors.is_empty() {
         return Err(ConfigError::Invalid {
@@ -231,9 +249,15 @@ pub struct DefaultedConfig {
     pub client_connection: v1::ClientConnection,
     pub profiles: Vec<DefaultedProfile>,
     pub extenders: Vec<Extender>,
+    /// The release whose defaults were applied.
+    pub features: Features,
 }
 
-fn set_defaults(raw: KubeSchedulerConfiguration, kinds: &dyn ArgsKinds) -> DefaultedConfig {
+fn set_defaults(
+    raw: KubeSchedulerConfiguration,
+    kinds: &dyn ArgsKinds,
+    fts: Features,
+) -> DefaultedConfig {
     let mut profiles = raw.profiles;
     if profiles.is_empty() {
         profiles.push(v1::Profile::default());
@@ -244,7 +268,7 @@ fn set_defaults(raw: KubeSchedulerConfiguration, kinds: &dyn ArgsKinds) -> Defau
     let profiles = profiles
         .into_iter()
         .enumerate()
-        .map(|(i, p)| default_profile(i, p, &raw.api_version, kinds))
+        .map(|(i, p)| default_profile(i, p, &raw.api_version, kinds, &fts))
         .collect();
 
     let le = &raw.leader_election;
@@ -281,6 +305,7 @@ fn set_defaults(raw: KubeSchedulerConfiguration, kinds: &dyn ArgsKinds) -> Defau
         client_connection: raw.client_connection,
         profiles,
         extenders: raw.extenders,
+        features: fts,
     }
 }
 
@@ -292,8 +317,9 @@ fn default_profile(
     p: v1::Profile,
     api_version: &str,
     kinds: &dyn ArgsKinds,
+    fts: &Features,
 ) -> DefaultedProfile {
-    let plugins = defaults::merge_plugins(p.plugins.as_ref());
+    let plugins = defaults::merge_plugins_at(p.plugins.as_ref(), fts);
 
     let mut configs: Vec<PluginConfig> = p.plugin_config;
     let mut enabled: Vec<&str> = ExtensionPoint::ALL

@@ -92,6 +92,11 @@ pub struct Cluster {
     /// Pods that ran to completion (phase Succeeded or Failed), `namespace/name` →
     /// phase: the scheduler ignores them, but a user asking about one is told so.
     pub finished_pods: BTreeMap<String, String>,
+    /// The kube-scheduler release the cluster runs, when known or chosen
+    /// (`--kube-version`, a snapshot's record, the API server): cycles replay that
+    /// release (the engine re-builds its plugins for it). `None`: the frameworks as
+    /// built.
+    pub kube_version: Option<crate::version::Release>,
     /// Bound pods by label.
     label_index: LabelIndex,
     /// What the engine derives from the nodes alone (see [`Cluster::node_derived`]).
@@ -224,6 +229,26 @@ impl Cluster {
             self.label_index.insert(&pod);
         }
         self.pods.insert(key, pod);
+    }
+
+    /// The cluster as release `fts` counts its pods' requests (PodLevelResources,
+    /// InPlacePodVerticalScaling): `None` when no pod counts differently from now.
+    pub fn accounted_for(&self, fts: &crate::version::Features) -> Option<Cluster> {
+        let changed: Vec<Pod> = self
+            .pods
+            .values()
+            .filter_map(|p| {
+                p.accounted_as(fts.pod_level_resources, fts.in_place_pod_vertical_scaling)
+            })
+            .collect();
+        if changed.is_empty() {
+            return None;
+        }
+        let mut c = self.clone();
+        for p in changed {
+            c.upsert_pod(p);
+        }
+        Some(c)
     }
 
     pub fn delete_pod(&mut self, key: &str) -> Option<Arc<Pod>> {

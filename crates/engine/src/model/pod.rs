@@ -69,7 +69,15 @@ pub struct Pod {
     /// per-container cpu/memory defaults, plus overhead; pod-level requests ignored.
     pub score_requests: Resource,
     pub overhead: Resource,
+    /// Ports of the containers, then of the sidecars (restartable init containers).
     pub host_ports: Vec<HostPort>,
+    /// How many of `host_ports` (the last ones) are the sidecars': NodePorts ignores
+    /// them before 1.34 (1.33.6).
+    pub sidecar_host_ports: usize,
+    /// The filter-time requests as releases with PodLevelResources or
+    /// InPlacePodVerticalScaling off count them, when they differ (rare: pod-level
+    /// requests, or a pending or infeasible resize).
+    pub older_accounting: Option<Arc<OlderAccounting>>,
     /// Shared between the pods that have the same list.
     pub tolerations: Arc<[core::Toleration]>,
     pub node_selector: Option<BTreeMap<String, String>>,
@@ -91,6 +99,37 @@ pub struct Pod {
     /// `observedGeneration`.
     pub generation: i64,
 }
+
+/// One way of counting a pod's requests (`requests`, `non_zero_*` of [`Pod`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accounting {
+    pub requests: Resource,
+    pub non_zero_milli_cpu: i64,
+    pub non_zero_memory: i64,
+}
+
+/// A pod's requests under each release's default gates (kept only when they differ).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OlderAccounting {
+    /// Every gate on (1.34+).
+    pub all_gates: Accounting,
+    /// PodLevelResources off (1.33): `spec.resources` ignored.
+    pub without_pod_level: Accounting,
+    /// PodLevelResources and InPlacePodVerticalScaling off (1.32): spec only.
+    pub without_pod_level_or_resize: Accounting,
+}
+
+/// The feature gates a pod's request accounting follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Gates {
+    pod_level: bool,
+    in_place: bool,
+}
+
+const CURRENT_GATES: Gates = Gates {
+    pod_level: true,
+    in_place: true,
+};
 
 static TOLERATIONS: SharedLists<core::Toleration> = SharedLists::new();
 static OWNER_REFERENCES: SharedLists<OwnerReference> = SharedLists::new();
@@ -148,14 +187,21 @@ impl Pod {
         // incoming pod's Filter request uses its spec.
         let bound_status =
             status.filter(|_| spec.node_name.as_deref().is_some_and(|n| !n.is_empty()));
-        let requests = compute_requests(spec, bound_status, RequestMode::Filter)?;
-        let score_requests = compute_requests(spec, None, RequestMode::ScoreIncoming)?;
-        let non_zero = compute_requests(spec, bound_status, RequestMode::NonZero)?;
+        let requests = compute_requests(spec, bound_status, RequestMode::Filter, CURRENT_GATES)?;
+        let score_requests =
+            compute_requests(spec, None, RequestMode::ScoreIncoming, CURRENT_GATES)?;
+        let non_zero = compute_requests(spec, bound_status, RequestMode::NonZero, CURRENT_GATES)?;
+        let current = Accounting {
+            requests: requests.clone(),
+            non_zero_milli_cpu: non_zero.milli_cpu,
+            non_zero_memory: non_zero.memory,
+        };
+        let older_accounting = older_accounting(spec, bound_status, &current)?;
         let overhead = quantities_to_resource(&parse_list(spec.overhead.as_ref(), &|| {
             "spec.overhead".to_string()
         })?);
 
-        let host_ports = host_ports(spec, host_network);
+        let (host_ports, sidecar_host_ports) = host_ports(spec, host_network);
         let preemption_in_progress = preemption_in_progress(status);
         let not_scheduled = not_scheduled(status);
 
@@ -195,6 +241,8 @@ impl Pod {
             score_requests,
             overhead,
             host_ports,
+            sidecar_host_ports,
+            older_accounting,
             tolerations: TOLERATIONS.share(spec.tolerations.as_deref().unwrap_or_default()),
             node_selector: spec.node_selector.clone(),
             affinity: spec.affinity.clone().map(Box::new),
@@ -240,37 +288,114 @@ impl Pod {
 
 /// The host ports the pod asks for, of its containers and restartable init containers
 /// (sidecars), with the API server's defaults.
-fn host_ports(spec: &core::PodSpec, host_network: bool) -> Vec<HostPort> {
+fn host_ports(spec: &core::PodSpec, host_network: bool) -> (Vec<HostPort>, usize) {
     let mut host_ports = Vec::new();
+    for c in &spec.containers {
+        push_host_ports(&mut host_ports, c, host_network);
+    }
+    let of_containers = host_ports.len();
     let sidecars = spec
         .init_containers
         .iter()
         .flatten()
         .filter(|c| c.restart_policy.as_deref() == Some("Always"));
-    for c in spec.containers.iter().chain(sidecars) {
-        for port in c.ports.iter().flatten() {
-            // API defaulting: hostNetwork pods publish their container ports.
-            let host_port = match port.host_port {
-                Some(hp) if hp != 0 => hp,
-                _ if host_network => port.container_port,
-                _ => 0,
-            };
-            if host_port <= 0 {
-                continue;
-            }
-            let ip = port.host_ip.clone().filter(|s| !s.is_empty());
-            host_ports.push(HostPort {
-                ip: ip.unwrap_or_else(|| "0.0.0.0".into()),
-                protocol: port
-                    .protocol
-                    .clone()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "TCP".into()),
-                port: host_port,
-            });
-        }
+    for c in sidecars {
+        push_host_ports(&mut host_ports, c, host_network);
     }
-    host_ports
+    let of_sidecars = host_ports.len() - of_containers;
+    (host_ports, of_sidecars)
+}
+
+fn push_host_ports(host_ports: &mut Vec<HostPort>, c: &core::Container, host_network: bool) {
+    for port in c.ports.iter().flatten() {
+        // API defaulting: hostNetwork pods publish their container ports.
+        let host_port = match port.host_port {
+            Some(hp) if hp != 0 => hp,
+            _ if host_network => port.container_port,
+            _ => 0,
+        };
+        if host_port <= 0 {
+            continue;
+        }
+        let ip = port.host_ip.clone().filter(|s| !s.is_empty());
+        host_ports.push(HostPort {
+            ip: ip.unwrap_or_else(|| "0.0.0.0".into()),
+            protocol: port
+                .protocol
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "TCP".into()),
+            port: host_port,
+        });
+    }
+}
+
+/// The requests under older releases' gates, where they differ from `current`.
+fn older_accounting(
+    spec: &core::PodSpec,
+    bound_status: Option<&core::PodStatus>,
+    current: &Accounting,
+) -> Result<Option<Arc<OlderAccounting>>, FieldError> {
+    let resized = bound_status.is_some_and(|s| {
+        let any = |cs: Option<&Vec<core::ContainerStatus>>| {
+            cs.into_iter()
+                .flatten()
+                .any(|c| c.resources.is_some() || c.allocated_resources.is_some())
+        };
+        any(s.container_statuses.as_ref()) || any(s.init_container_statuses.as_ref())
+    });
+    if spec.resources.is_none() && !resized {
+        return Ok(None);
+    }
+    let account = |gates: Gates| -> Result<Accounting, FieldError> {
+        let status = bound_status.filter(|_| gates.in_place);
+        let requests = compute_requests(spec, status, RequestMode::Filter, gates)?;
+        let non_zero = compute_requests(spec, status, RequestMode::NonZero, gates)?;
+        Ok(Accounting {
+            requests,
+            non_zero_milli_cpu: non_zero.milli_cpu,
+            non_zero_memory: non_zero.memory,
+        })
+    };
+    let older = OlderAccounting {
+        all_gates: current.clone(),
+        without_pod_level: account(Gates {
+            pod_level: false,
+            in_place: true,
+        })?,
+        without_pod_level_or_resize: account(Gates {
+            pod_level: false,
+            in_place: false,
+        })?,
+    };
+    let same = older.without_pod_level == *current && older.without_pod_level_or_resize == *current;
+    Ok((!same).then(|| Arc::new(older)))
+}
+
+impl Pod {
+    /// The pod as a release with these gates counts it: `None` when that is as now.
+    pub fn accounted_as(&self, pod_level_resources: bool, in_place_resize: bool) -> Option<Pod> {
+        let older = self.older_accounting.as_ref()?;
+        // No release has PodLevelResources on and InPlacePodVerticalScaling off.
+        let want = match (pod_level_resources, in_place_resize) {
+            (true, _) => &older.all_gates,
+            (false, true) => &older.without_pod_level,
+            (false, false) => &older.without_pod_level_or_resize,
+        };
+        let current = Accounting {
+            requests: self.requests.clone(),
+            non_zero_milli_cpu: self.non_zero_milli_cpu,
+            non_zero_memory: self.non_zero_memory,
+        };
+        if *want == current {
+            return None;
+        }
+        let mut p = self.clone();
+        p.requests = want.requests.clone();
+        p.non_zero_milli_cpu = want.non_zero_milli_cpu;
+        p.non_zero_memory = want.non_zero_memory;
+        Some(p)
+    }
 }
 
 /// A scheduler's preemption is evicting the pod (its DisruptionTarget condition).
@@ -448,17 +573,23 @@ fn apply_non_zero_defaults(q: &mut Quantities) {
         .or_insert(Quantity::from_units(DEFAULT_MEMORY_REQUEST));
 }
 
-/// Resize-aware request of a bound container: max(spec, status.resources,
-/// status.allocatedResources) per resource.
+/// Resize-aware request of a bound container (upstream `determineContainerReqs`):
+/// max(spec, status.resources, status.allocatedResources) per resource; while the
+/// pod's resize is Infeasible, max(status.resources, status.allocatedResources) only
+/// (the spec asks for what the node will never give).
 fn with_status_resources(
     mut req: Quantities,
     name: &str,
     statuses: Option<&Vec<core::ContainerStatus>>,
+    infeasible: bool,
     path: &dyn Fn() -> String,
 ) -> Result<Quantities, FieldError> {
     let Some(cs) = statuses.and_then(|s| s.iter().find(|s| s.name == name)) else {
         return Ok(req);
     };
+    if infeasible {
+        req.clear();
+    }
     let actual = parse_list(
         cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
         &|| format!("{}.resources.requests", path()),
@@ -471,16 +602,30 @@ fn with_status_resources(
     Ok(req)
 }
 
+/// `IsPodResizeInfeasible`: the pod's first `PodResizePending` condition says
+/// `Infeasible`.
+fn resize_infeasible(status: &core::PodStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "PodResizePending")
+        .is_some_and(|c| c.reason.as_deref() == Some("Infeasible"))
+}
+
 fn compute_requests(
     spec: &core::PodSpec,
     status: Option<&core::PodStatus>,
     mode: RequestMode,
+    gates: Gates,
 ) -> Result<Resource, FieldError> {
     // With pod-level requests set, the scoring defaults apply only to what the final
     // result lacks, not per container.
-    let defaults = mode != RequestMode::Filter
-        && (mode == RequestMode::ScoreIncoming || !pod_level_requests_set(spec));
+    let pod_level = gates.pod_level && pod_level_requests_set(spec);
+    let defaults =
+        mode != RequestMode::Filter && (mode == RequestMode::ScoreIncoming || !pod_level);
     let status_aware = mode != RequestMode::ScoreIncoming;
+    let infeasible = status.is_some_and(resize_infeasible);
     let mut sum = Quantities::new();
     for (i, c) in spec.containers.iter().enumerate() {
         let mut r = container_requests(c, &|| format!("spec.containers[{i}]"))?;
@@ -489,6 +634,7 @@ fn compute_requests(
                 r,
                 &c.name,
                 status.and_then(|s| s.container_statuses.as_ref()),
+                infeasible,
                 &|| format!("status.containerStatuses[{}]", c.name),
             )?;
         }
@@ -506,6 +652,7 @@ fn compute_requests(
                 r,
                 &c.name,
                 status.and_then(|s| s.init_container_statuses.as_ref()),
+                infeasible,
                 &|| format!("status.initContainerStatuses[{}]", c.name),
             )?;
         }
@@ -524,7 +671,7 @@ fn compute_requests(
     }
     max_into(&mut sum, &init_max);
 
-    if mode != RequestMode::ScoreIncoming {
+    if mode != RequestMode::ScoreIncoming && gates.pod_level {
         apply_pod_level(spec, &mut sum, mode == RequestMode::NonZero)?;
     }
     let overhead = parse_list(spec.overhead.as_ref(), &|| "spec.overhead".to_string())?;

@@ -59,7 +59,26 @@ pub fn replay_as_pending(
 
 /// `explain`'s cycle: the scheduling cycle over every node, then the binding half as a
 /// dry run on the selected node, on the worker pool entered once.
+///
+/// A cluster that names its kube-scheduler release (`Cluster::kube_version`) is
+/// replayed by that release: the profile re-built with its features, pods counted as
+/// its gates count them.
 pub fn run_cycle(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> Trace {
+    let Some(release) = &cluster.kube_version else {
+        return run_cycle_as_built(fw, cluster, pod, opts);
+    };
+    let fts = release.version.features();
+    let fw = crate::engine::profile::at_release(fw, &fts, &crate::engine::plugins::registry());
+    let accounted = cluster.accounted_for(&fts);
+    let cluster = accounted.as_ref().unwrap_or(cluster);
+    let pod_accounted =
+        pod.accounted_as(fts.pod_level_resources, fts.in_place_pod_vertical_scaling);
+    let pod = pod_accounted.as_ref().unwrap_or(pod);
+    run_cycle_as_built(&fw, cluster, pod, opts)
+}
+
+/// [`run_cycle`] with `fw` as it is.
+fn run_cycle_as_built(fw: &Framework, cluster: &Cluster, pod: &Pod, opts: &CycleOptions) -> Trace {
     in_workers(opts.workers(cluster.nodes().len()), || {
         run_and_bind(fw, cluster, pod, opts)
     })

@@ -61,7 +61,10 @@ fn prioritize(
     trace: &mut Trace,
 ) -> Result<Vec<i64>, String> {
     if fw.score.is_empty() {
-        return Ok(vec![1; feasible.len()]);
+        // The sum over no plugins. (Upstream's `prioritizeNodes` puts a placeholder 1
+        // in its list here, which nothing reads but host selection, where every node
+        // ties either way; the reference oracle reports 0.)
+        return Ok(vec![0; feasible.len()]);
     }
     for p in &fw.pre_score {
         let Some(ps) = p.as_pre_score() else { continue };

@@ -154,7 +154,7 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     serde_json::to_value(a).map_err(|e| vec![format!("{path}: encoding args: {e}")])
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let a = decode(Some(args), "").map_err(|e| aggregate(&e))?;
     let errs = a.validate();
     if !errs.is_empty() {
@@ -889,19 +889,27 @@ mod tests {
                 .starts_with("p: decoding args: unknown field `bogus`")
         );
         assert!(args(Some(&json!({"kind": "CoschedulingArgs", "apiVersion": "kubescheduler.config.k8s.io/v1"})), "p").is_ok());
-        let err = new(&json!({"permitWaitingTimeSeconds": -1})).err().unwrap();
+        let err = new(
+            &json!({"permitWaitingTimeSeconds": -1}),
+            &Default::default(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             err,
             "permitWaitingTimeSeconds: Invalid value: -1: must be greater than 0"
         );
-        let err = new(&json!({"podGroupBackoffSeconds": -2, "podGroupRejectPercentage": 101}))
-            .err()
-            .unwrap();
+        let err = new(
+            &json!({"podGroupBackoffSeconds": -2, "podGroupRejectPercentage": 101}),
+            &Default::default(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             err,
             "[podGroupBackoffSeconds: Invalid value: -2: must be greater than 0, podGroupRejectPercentage: Invalid value: 101: must be between 0 and 100]"
         );
-        assert!(new(&json!({})).is_ok());
+        assert!(new(&json!({}), &Default::default()).is_ok());
     }
 
     #[test]

@@ -12,7 +12,10 @@ pub const NAME: &str = "DefaultBinder";
 
 pub struct DefaultBinder;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(DefaultBinder))
 }
 
@@ -44,7 +47,7 @@ mod tests {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
         };
-        let pl = new(&serde_json::Value::Null).unwrap();
+        let pl = new(&serde_json::Value::Null, &Default::default()).unwrap();
         assert!(pl.as_filter().is_none() && pl.as_score().is_none());
         let p = pod(simple_pod("p", "1", "1Gi", None));
         let st = pl

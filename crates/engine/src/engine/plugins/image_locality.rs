@@ -17,7 +17,10 @@ const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 
 pub struct ImageLocality;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(ImageLocality))
 }
 

@@ -41,9 +41,10 @@ pub use crate::config::DefaultArgs;
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 pub type FastSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 
-/// Builds a plugin from its (already defaulted) args; `Value::Null` when the plugin
-/// has no args kind.
-pub type NewPlugin = fn(&serde_json::Value) -> Result<Arc<dyn Plugin>, String>;
+/// Builds a plugin from its (already defaulted) args (`Value::Null` when the plugin
+/// has no args kind) and the release's feature gates (upstream `PluginFactoryWithFts`).
+pub type NewPlugin =
+    fn(&serde_json::Value, &crate::version::Features) -> Result<Arc<dyn Plugin>, String>;
 
 #[derive(Clone, Copy)]
 pub struct PluginFactory {

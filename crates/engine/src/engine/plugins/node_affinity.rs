@@ -345,7 +345,7 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     encode_args(&a, path)
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let a: NodeAffinityArgs = decode_args(Some(args), "").map_err(|e| aggregate(&e))?;
     let errs = a.validate("");
     if !errs.is_empty() {
@@ -595,7 +595,11 @@ mod tests {
     }
 
     fn plugin(args: Option<Value>) -> Arc<dyn Plugin> {
-        new(&super::args(args.as_ref(), "a").unwrap()).unwrap()
+        new(
+            &super::args(args.as_ref(), "a").unwrap(),
+            &Default::default(),
+        )
+        .unwrap()
     }
 
     fn cx(c: &Cluster) -> Ctx<'_> {

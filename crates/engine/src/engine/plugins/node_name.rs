@@ -11,7 +11,10 @@ pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
 pub struct NodeName;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(NodeName))
 }
 

@@ -17,10 +17,28 @@ const PRE_FILTER_STATE_KEY: &str = "PreFilterNodePorts";
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
 const BIND_ALL: &str = "0.0.0.0";
 
-pub struct NodePorts;
+pub struct NodePorts {
+    /// Sidecars' host ports count, the incoming pod's and those in use (1.34,
+    /// 1.33.6+); before, only regular containers' do.
+    sidecars: bool,
+}
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
-    Ok(Arc::new(NodePorts))
+pub fn new(
+    _args: &serde_json::Value,
+    fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
+    Ok(Arc::new(NodePorts {
+        sidecars: fts.sidecar_host_ports(),
+    }))
+}
+
+/// The host ports of a pod that count: all, or only its containers' (not sidecars').
+fn counted_ports(pod: &Pod, sidecars: bool) -> &[HostPort] {
+    if sidecars {
+        &pod.host_ports
+    } else {
+        &pod.host_ports[..pod.host_ports.len() - pod.sidecar_host_ports]
+    }
 }
 
 #[derive(Clone)]
@@ -47,13 +65,14 @@ impl PreFilterPlugin for NodePorts {
         state: &mut CycleState,
         pod: &Pod,
     ) -> (PreFilterResult, Status) {
-        if pod.host_ports.is_empty() {
+        let wanted = counted_ports(pod, self.sidecars);
+        if wanted.is_empty() {
             return (None, Status::skip());
         }
         state.write(
             PRE_FILTER_STATE_KEY,
             PreFilterState {
-                wanted: pod.host_ports.clone(),
+                wanted: wanted.to_vec(),
             },
         );
         (None, Status::success())
@@ -65,7 +84,17 @@ impl FilterPlugin for NodePorts {
         let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
             return state_not_found(PRE_FILTER_STATE_KEY);
         };
-        if s.wanted.iter().any(|hp| conflicts(node, hp)) {
+        let conflict = if self.sidecars {
+            s.wanted.iter().any(|hp| conflicts(node, hp))
+        } else {
+            // The node's used ports include sidecars'; recount without them.
+            node.pods.iter().any(|p| {
+                counted_ports(p, false)
+                    .iter()
+                    .any(|u| s.wanted.iter().any(|w| port_conflicts(u, w)))
+            })
+        };
+        if conflict {
             return Status::unschedulable(ERR_REASON);
         }
         Status::success()
@@ -105,6 +134,9 @@ fn conflicts(node: &NodeInfo, want: &HostPort) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// v1.35's.
+    const NODE_PORTS: NodePorts = NodePorts { sidecars: true };
     use crate::engine::status::Code;
     use crate::model::testing::{cluster, pod, simple_node};
     use k8s_openapi::jiff::Timestamp;
@@ -168,7 +200,7 @@ mod tests {
         for (ports, skip) in cases {
             let p = pod(port_pod("p", None, ports.clone()));
             let mut st = CycleState::default();
-            let (res, s) = NodePorts.pre_filter(&cx, &mut st, &p);
+            let (res, s) = NODE_PORTS.pre_filter(&cx, &mut st, &p);
             assert!(res.is_none());
             assert_eq!(s.is_skip(), skip, "{ports}");
             assert_eq!(st.contains(PRE_FILTER_STATE_KEY), !skip);
@@ -183,9 +215,9 @@ mod tests {
                        "spec": {"containers": [{"name": "c"}], "initContainers": [c]}}))
         };
         let mut st = CycleState::default();
-        assert!(NodePorts.pre_filter(&cx, &mut st, &init(None)).1.is_skip());
+        assert!(NODE_PORTS.pre_filter(&cx, &mut st, &init(None)).1.is_skip());
         assert!(
-            NodePorts
+            NODE_PORTS
                 .pre_filter(&cx, &mut st, &init(Some("Always")))
                 .1
                 .is_success()
@@ -249,8 +281,8 @@ mod tests {
         for (want, node, code) in cases {
             let p = pod(port_pod("pending", None, json!([want.clone()])));
             let mut st = CycleState::default();
-            assert!(NodePorts.pre_filter(&cx, &mut st, &p).1.is_success());
-            let s = NodePorts.filter(&cx, &st, &p, c.node(node).unwrap());
+            assert!(NODE_PORTS.pre_filter(&cx, &mut st, &p).1.is_success());
+            let s = NODE_PORTS.filter(&cx, &st, &p, c.node(node).unwrap());
             assert_eq!(s.code, code, "{want} on {node}");
             if code != Code::Success {
                 assert_eq!(s.message(), ERR_REASON);
@@ -276,9 +308,9 @@ mod tests {
         let p = pod(json!({"metadata": {"name": "hn"},
             "spec": {"hostNetwork": true, "containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}));
         let mut st = CycleState::default();
-        assert!(NodePorts.pre_filter(&cx, &mut st, &p).1.is_success());
+        assert!(NODE_PORTS.pre_filter(&cx, &mut st, &p).1.is_success());
         assert_eq!(
-            NodePorts.filter(&cx, &st, &p, &c.nodes()[0]).code,
+            NODE_PORTS.filter(&cx, &st, &p, &c.nodes()[0]).code,
             Code::Unschedulable
         );
     }
@@ -291,7 +323,7 @@ mod tests {
             now: Timestamp::UNIX_EPOCH,
         };
         let p = pod(port_pod("p", None, json!([])));
-        let s = NodePorts.filter(&cx, &CycleState::default(), &p, &c.nodes()[0]);
+        let s = NODE_PORTS.filter(&cx, &CycleState::default(), &p, &c.nodes()[0]);
         assert_eq!(s.code, Code::Error);
         assert_eq!(
             s.message(),

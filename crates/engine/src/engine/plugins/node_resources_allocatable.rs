@@ -93,7 +93,7 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     encode_args(&a, path)
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let mut a: NodeResourcesAllocatableArgs =
         decode_args(Some(args), "").map_err(|e| aggregate(&e))?;
     a.set_defaults();
@@ -231,18 +231,21 @@ mod tests {
                 simple_pod("r4", "12", "4Gi", Some("n4")),
             ],
         );
-        let pl = new(&args(
-            Some(&json!({"mode": "Least", "resources": [
+        let pl = new(
+            &args(
+                Some(&json!({"mode": "Least", "resources": [
                 {"name": "cpu", "weight": 1048576}, {"name": "memory", "weight": 1}]})),
-            "a",
+                "a",
+            )
+            .unwrap(),
+            &Default::default(),
         )
-        .unwrap())
         .unwrap();
         let (raw, norm) = run(&pl, &c);
         assert_eq!(raw, vec![-16191, -12191, -48767]);
         assert_eq!(norm, vec![89, 100, 0]);
         // The defaults are the same weights.
-        let pl = new(&args(None, "a").unwrap()).unwrap();
+        let pl = new(&args(None, "a").unwrap(), &Default::default()).unwrap();
         assert_eq!(run(&pl, &c).0, vec![-16191, -12191, -48767]);
     }
 
@@ -252,8 +255,11 @@ mod tests {
             vec![simple_node("a", "2", "1Gi"), simple_node("b", "4", "1Gi")],
             vec![],
         );
-        let pl =
-            new(&json!({"mode": "Most", "resources": [{"name": "cpu", "weight": 1}]})).unwrap();
+        let pl = new(
+            &json!({"mode": "Most", "resources": [{"name": "cpu", "weight": 1}]}),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(run(&pl, &c), (vec![2000, 4000], vec![0, 100]));
         let c = cluster(
             vec![simple_node("a", "2", "1Gi"), simple_node("b", "2", "1Gi")],
@@ -261,9 +267,11 @@ mod tests {
         );
         assert_eq!(run(&pl, &c).1, vec![0, 0]);
         // Unknown resource names count as 0.
-        let pl =
-            new(&json!({"mode": "Most", "resources": [{"name": "example.com/x", "weight": 3}]}))
-                .unwrap();
+        let pl = new(
+            &json!({"mode": "Most", "resources": [{"name": "example.com/x", "weight": 3}]}),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(run(&pl, &c).0, vec![0, 0]);
     }
 
@@ -274,7 +282,7 @@ mod tests {
             json!({"mode": "Least", "resources": [
                 {"name": "cpu", "weight": 1048576}, {"name": "memory", "weight": 1}]})
         );
-        let err = |v: Value| match new(&args(Some(&v), "p").unwrap()) {
+        let err = |v: Value| match new(&args(Some(&v), "p").unwrap(), &Default::default()) {
             Err(e) => e,
             Ok(_) => panic!("{v} accepted"),
         };

@@ -83,7 +83,7 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     encode_args(&a, path)
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let mut a: NodeResourcesBalancedAllocationArgs =
         decode_args(Some(args), "").map_err(|e| aggregate(&e))?;
     a.set_defaults();
@@ -93,11 +93,14 @@ pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
     }
     Ok(Arc::new(NodeResourcesBalancedAllocation {
         resources: a.resources,
+        scores_best_effort: fts.balanced_allocation_scores_best_effort(),
     }))
 }
 
 pub struct NodeResourcesBalancedAllocation {
     resources: Vec<ResourceSpec>,
+    /// 1.32 scores pods without requests too (from the nodes' own balance).
+    scores_best_effort: bool,
 }
 
 #[derive(Clone)]
@@ -176,7 +179,7 @@ impl NodeResourcesBalancedAllocation {
 impl PreScorePlugin for NodeResourcesBalancedAllocation {
     fn pre_score(&self, _cx: &Ctx, state: &mut CycleState, pod: &Pod, _n: &[&NodeInfo]) -> Status {
         let pod_requests = self.pod_requests(pod);
-        if pod_requests.iter().all(|&r| r == 0) {
+        if !self.scores_best_effort && pod_requests.iter().all(|&r| r == 0) {
             // Best-effort pods would otherwise all pile onto the same node.
             return Status::skip();
         }
@@ -192,7 +195,7 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
             None => {
                 // Upstream recomputes when PreScore did not run.
                 let reqs = self.pod_requests(pod);
-                if reqs.iter().all(|&r| r == 0) {
+                if !self.scores_best_effort && reqs.iter().all(|&r| r == 0) {
                     return (0, Status::success());
                 }
                 self.score_node(node, &reqs)
@@ -222,7 +225,7 @@ mod tests {
                    "spec": {"containers": [{"name": "c", "resources": {"requests": req}}]}}))
     }
     fn plugin(user: Option<Value>) -> Arc<dyn Plugin> {
-        new(&args(user.as_ref(), "a").unwrap()).unwrap()
+        new(&args(user.as_ref(), "a").unwrap(), &Default::default()).unwrap()
     }
 
     /// PreScore status and per-node scores.
@@ -448,7 +451,10 @@ mod tests {
                 "profiles[0].pluginConfig[0].args.resources[1].name: Duplicate value: \"cpu\"",
             ]
         );
-        match new(&json!({"resources": [{"name": "cpu", "weight": 3}]})) {
+        match new(
+            &json!({"resources": [{"name": "cpu", "weight": 3}]}),
+            &Default::default(),
+        ) {
             Err(e) => assert_eq!(e, "resources[0].weight: Invalid value: 3: must be 1"),
             Ok(_) => panic!("weight 3 accepted"),
         }

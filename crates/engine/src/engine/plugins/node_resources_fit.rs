@@ -242,7 +242,7 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     encode_args(&a, path)
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let mut a: NodeResourcesFitArgs = decode_args(Some(args), "").map_err(|e| aggregate(&e))?;
     a.set_defaults();
     let errs = a.validate("");
@@ -283,6 +283,7 @@ pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
         ignored_resource_groups: a.ignored_resource_groups.into_iter().collect(),
         strategy,
         resources: s.resources,
+        over_allocatable_unresolvable: fts.fit_over_allocatable_unresolvable(),
     }))
 }
 
@@ -298,6 +299,9 @@ enum Strategy {
 }
 
 pub struct NodeResourcesFit {
+    /// A request over the node's whole allocatable is UnschedulableAndUnresolvable
+    /// (from 1.34); before, every shortage is Unschedulable.
+    over_allocatable_unresolvable: bool,
     ignored_resources: BTreeSet<String>,
     ignored_resource_groups: BTreeSet<String>,
     strategy: Strategy,
@@ -421,7 +425,7 @@ impl NodeResourcesFit {
                 unresolvable |= want > have;
             }
         }
-        status_of(reasons, unresolvable)
+        status_of(reasons, unresolvable && self.over_allocatable_unresolvable)
     }
 
     fn pod_requests(&self, pod: &Pod) -> Vec<i64> {
@@ -814,7 +818,7 @@ mod tests {
 
     fn plugin(args: Value) -> Arc<dyn Plugin> {
         let defaulted = super::args(Some(&args), "a").unwrap();
-        new(&defaulted).unwrap()
+        new(&defaulted, &Default::default()).unwrap()
     }
 
     fn filter_all(pl: &Arc<dyn Plugin>, c: &Cluster, p: &Pod) -> Vec<(String, Code, Vec<String>)> {
@@ -1280,7 +1284,7 @@ mod tests {
     /// Errors come from `new`, with paths relative to the args.
     #[test]
     fn args_validation_errors_from_new() {
-        let err = |user: Value| match new(&args(Some(&user), "p").unwrap()) {
+        let err = |user: Value| match new(&args(Some(&user), "p").unwrap(), &Default::default()) {
             Err(e) => e,
             Ok(_) => panic!("{user} should fail"),
         };

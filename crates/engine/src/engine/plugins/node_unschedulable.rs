@@ -18,7 +18,10 @@ pub struct NodeUnschedulable {
     taint: Taint,
 }
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(NodeUnschedulable {
         taint: Taint {
             key: TAINT_NODE_UNSCHEDULABLE.into(),
@@ -65,7 +68,7 @@ mod tests {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
         };
-        let pl = new(&serde_json::Value::Null).unwrap();
+        let pl = new(&serde_json::Value::Null, &Default::default()).unwrap();
         let f = pl.as_filter().unwrap();
         let p = |tols: serde_json::Value| {
             pod(json!({"metadata": {"name": "p"},

@@ -256,7 +256,10 @@ type NewCount = BTreeMap<String, i64>;
 
 pub struct NodeVolumeLimits;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(NodeVolumeLimits))
 }
 

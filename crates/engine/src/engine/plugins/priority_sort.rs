@@ -8,7 +8,10 @@ pub const NAME: &str = "PrioritySort";
 
 pub struct PrioritySort;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(PrioritySort))
 }
 

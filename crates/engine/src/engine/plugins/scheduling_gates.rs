@@ -11,7 +11,10 @@ pub const NAME: &str = "SchedulingGates";
 
 pub struct SchedulingGates;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(SchedulingGates))
 }
 

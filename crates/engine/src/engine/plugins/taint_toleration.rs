@@ -60,10 +60,19 @@ pub fn find_untolerated_do_not_schedule_taint<'a>(
     })
 }
 
-pub struct TaintToleration;
+#[derive(Default)]
+pub struct TaintToleration {
+    /// Before 1.34.2 the reason names the taint (`{key: value}`).
+    names_taint: bool,
+}
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
-    Ok(Arc::new(TaintToleration))
+pub fn new(
+    _args: &serde_json::Value,
+    fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
+    Ok(Arc::new(TaintToleration {
+        names_taint: fts.taint_reason_names_taint(),
+    }))
 }
 
 /// Tolerations that may tolerate a `PreferNoSchedule` taint (effect empty or equal).
@@ -90,7 +99,12 @@ impl Plugin for TaintToleration {
 impl FilterPlugin for TaintToleration {
     fn filter(&self, _cx: &Ctx, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         match find_untolerated_do_not_schedule_taint(&node.node.taints, &pod.tolerations) {
-            // 1.35 no longer names the taint in the reason.
+            // From 1.34.2 the reason no longer names the taint.
+            Some(t) if self.names_taint => Status::unresolvable(format!(
+                "node(s) had untolerated taint {{{}: {}}}",
+                t.key,
+                t.value.as_deref().unwrap_or("")
+            )),
             Some(_) => Status::unresolvable(ERR_REASON_NOT_MATCH),
             None => Status::success(),
         }
@@ -251,7 +265,7 @@ mod tests {
             ("tolerated", Code::Success),
         ];
         for (name, code) in want {
-            let s = TaintToleration.filter(&cx, &st, &p, c.node(name).unwrap());
+            let s = TaintToleration::default().filter(&cx, &st, &p, c.node(name).unwrap());
             assert_eq!(s.code, code, "{name}");
             if code != Code::Success {
                 assert_eq!(s.reasons, vec![ERR_REASON_NOT_MATCH.to_string()]);
@@ -297,7 +311,7 @@ mod tests {
         let mut state = CycleState::default();
         let nodes: Vec<&NodeInfo> = c.nodes().iter().collect();
         assert!(
-            TaintToleration
+            TaintToleration::default()
                 .pre_score(&cx, &mut state, &p, &nodes)
                 .is_success()
         );
@@ -306,14 +320,14 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let (s, st) = TaintToleration.score(&cx, &state, &p, n);
+                let (s, st) = TaintToleration::default().score(&cx, &state, &p, n);
                 assert!(st.is_success());
                 NodeScore { node: i, score: s }
             })
             .collect();
         let raw: Vec<i64> = scores.iter().map(|s| s.score).collect();
         assert_eq!(raw, vec![0, 1, 2, 2, 0, 0]);
-        TaintToleration.normalize_score(&cx, &state, &p, &mut scores);
+        TaintToleration::default().normalize_score(&cx, &state, &p, &mut scores);
         let norm: Vec<i64> = scores.iter().map(|s| s.score).collect();
         assert_eq!(norm, vec![100, 50, 0, 0, 100, 100]);
     }
@@ -347,7 +361,7 @@ mod tests {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
         };
-        let (_, st) = TaintToleration.score(
+        let (_, st) = TaintToleration::default().score(
             &cx,
             &CycleState::default(),
             &pod_with(json!([])),

@@ -181,9 +181,16 @@ pub fn default_args(user: Option<&Value>, path: &str) -> Result<Value, Vec<Strin
 
 pub struct VolumeBinding {
     bind_timeout: Duration,
+    /// VolumeAttributesClass gate (on from 1.34).
+    vac_enabled: bool,
+    /// 1.32's wording of a bound PV's node-affinity conflict.
+    old_node_conflict_reason: bool,
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+/// `ErrReasonNodeConflict` up to 1.32.
+pub const ERR_REASON_NODE_CONFLICT_1_32: &str = "node(s) had volume node affinity conflict";
+
+pub fn new(args: &Value, fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let args = match args {
         Value::Null => VolumeBindingArgs::default(),
         v => decode_args(v, "").map_err(|e| e.join(", "))?,
@@ -197,6 +204,8 @@ pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
         .unwrap_or(DEFAULT_BIND_TIMEOUT_SECONDS);
     Ok(Arc::new(VolumeBinding {
         bind_timeout: Duration::from_secs(secs.max(0) as u64),
+        vac_enabled: fts.volume_attributes_class,
+        old_node_conflict_reason: fts.old_pv_node_affinity_reason(),
     }))
 }
 
@@ -399,8 +408,17 @@ fn candidates(
     key: &str,
     class: &str,
     request: Quantity,
+    vac_enabled: bool,
 ) -> Result<Vec<Candidate>, String> {
     let spec = pvc.spec.as_ref();
+    let claim_vac = spec
+        .and_then(|s| s.volume_attributes_class_name.as_deref())
+        .unwrap_or("");
+    if !vac_enabled && !claim_vac.is_empty() {
+        return Err(format!(
+            "unsupported volumeAttributesClassName is set on claim {key} when the feature-gate VolumeAttributesClass is disabled"
+        ));
+    }
     let selector = match spec.and_then(|s| s.selector.as_ref()) {
         None => None,
         Some(sel) => Some(label_selector(Some(sel)).map_err(|e| {
@@ -408,9 +426,6 @@ fn candidates(
         })?),
     };
     let claim_mode = volume_mode(spec.and_then(|s| s.volume_mode.as_ref()));
-    let claim_vac = spec
-        .and_then(|s| s.volume_attributes_class_name.as_deref())
-        .unwrap_or("");
     let claim_modes = spec.and_then(|s| s.access_modes.as_ref());
     let empty = std::collections::BTreeMap::new();
     let mut out = Vec::new();
@@ -697,7 +712,7 @@ enum ClaimsOutcome {
 }
 
 /// `GetPodVolumeClaims`, plus the per-claim precomputation Filter needs.
-fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
+fn pod_volume_claims(cluster: &Cluster, pod: &Pod, vac_enabled: bool) -> ClaimsOutcome {
     let mut claims = PodClaims::default();
     let mut unbound_immediate = false;
     let mut buf = String::new();
@@ -765,7 +780,8 @@ fn pod_volume_claims(cluster: &Cluster, pod: &Pod) -> ClaimsOutcome {
                 .as_ref()
                 .and_then(|a| a.get(ANN_SELECTED_NODE))
                 .cloned(),
-            candidates: candidates(cluster, pvc, &key, class, request).map(Candidates::new),
+            candidates: candidates(cluster, pvc, &key, class, request, vac_enabled)
+                .map(Candidates::new),
             provisioning: provisioning(cluster, pvc, &key, class),
             class: class.to_string(),
             request,
@@ -826,7 +842,7 @@ pub fn node_culprits(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<Culpr
     if !matches!(pod_has_pvcs(cluster, pod), Ok(true)) {
         return Vec::new();
     }
-    let ClaimsOutcome::Ok(claims) = pod_volume_claims(cluster, pod) else {
+    let ClaimsOutcome::Ok(claims) = pod_volume_claims(cluster, pod, true) else {
         return Vec::new();
     };
     find_pod_volumes(cluster, &claims, node, true)
@@ -1112,7 +1128,7 @@ impl PreFilterPlugin for VolumeBinding {
             }
             Ok(true) => {}
         }
-        match pod_volume_claims(cx.cluster, pod) {
+        match pod_volume_claims(cx.cluster, pod, self.vac_enabled) {
             ClaimsOutcome::Error(e) => (None, Status::error(e)),
             // The PV controller binds these; the pod is retried once it has.
             ClaimsOutcome::UnboundImmediate => {
@@ -1145,7 +1161,15 @@ impl FilterPlugin for VolumeBinding {
             Ok(f) if f.reasons.is_empty() => Status::success(),
             Ok(f) => Status::new(
                 crate::engine::status::Code::UnschedulableAndUnresolvable,
-                f.reasons,
+                f.reasons
+                    .into_iter()
+                    .map(|r| match r {
+                        ERR_REASON_NODE_CONFLICT if self.old_node_conflict_reason => {
+                            ERR_REASON_NODE_CONFLICT_1_32
+                        }
+                        r => r,
+                    })
+                    .collect::<Vec<_>>(),
             ),
         }
     }
@@ -1357,6 +1381,8 @@ mod tests {
         fn plugin() -> VolumeBinding {
             VolumeBinding {
                 bind_timeout: Duration::from_secs(600),
+                vac_enabled: true,
+                old_node_conflict_reason: false,
             }
         }
     }
@@ -1691,7 +1717,7 @@ mod tests {
         let names = |c: &Cluster| {
             let pvc = &c.persistent_volume_claims["default/data"];
             let request = pvc_request(pvc).unwrap();
-            candidates(c, pvc, "default/data", "sc", request)
+            candidates(c, pvc, "default/data", "sc", request, true)
                 .unwrap()
                 .into_iter()
                 .map(|cand| (cand.name, cand.prebound))
@@ -2055,7 +2081,7 @@ mod tests {
         );
         assert!(default_args(Some(&json!({"bindTimeoutSeconds": "x"})), path).is_err());
         // The plugin is built from defaulted args.
-        assert!(new(&json!({"bindTimeoutSeconds": 600})).is_ok());
-        assert!(new(&json!({"bindTimeoutSeconds": -5})).is_err());
+        assert!(new(&json!({"bindTimeoutSeconds": 600}), &Default::default()).is_ok());
+        assert!(new(&json!({"bindTimeoutSeconds": -5}), &Default::default()).is_err());
     }
 }

@@ -42,10 +42,23 @@ impl PreFilterState {
     }
 }
 
-pub struct VolumeRestrictions;
+#[derive(Default)]
+pub struct VolumeRestrictions {
+    /// The ReadWriteOncePod reason before 1.34.
+    old_rwop_reason: bool,
+}
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
-    Ok(Arc::new(VolumeRestrictions))
+/// `ErrReasonReadWriteOncePodConflict` before 1.34.
+pub const ERR_REASON_RWOP_CONFLICT_1_33: &str =
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
+
+pub fn new(
+    _args: &serde_json::Value,
+    fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
+    Ok(Arc::new(VolumeRestrictions {
+        old_rwop_reason: fts.old_read_write_once_pod_reason(),
+    }))
 }
 
 impl Plugin for VolumeRestrictions {
@@ -216,7 +229,11 @@ impl FilterPlugin for VolumeRestrictions {
             return state_error();
         };
         if s.conflicting > 0 {
-            return Status::unschedulable(ERR_REASON_RWOP_CONFLICT);
+            return Status::unschedulable(if self.old_rwop_reason {
+                ERR_REASON_RWOP_CONFLICT_1_33
+            } else {
+                ERR_REASON_RWOP_CONFLICT
+            });
         }
         Status::success()
     }
@@ -260,14 +277,14 @@ mod tests {
             now: Default::default(),
         };
         let mut state = CycleState::default();
-        let (_, pre) = VolumeRestrictions.pre_filter(&cx, &mut state, incoming);
+        let (_, pre) = VolumeRestrictions::default().pre_filter(&cx, &mut state, incoming);
         if !pre.is_success() {
             return (pre, Vec::new());
         }
         let per_node = c
             .nodes()
             .iter()
-            .map(|n| VolumeRestrictions.filter(&cx, &state, incoming, n))
+            .map(|n| VolumeRestrictions::default().filter(&cx, &state, incoming, n))
             .collect();
         (pre, per_node)
     }
@@ -369,22 +386,22 @@ mod tests {
             now: Default::default(),
         };
         let mut state = CycleState::default();
-        VolumeRestrictions.pre_filter(&cx, &mut state, &incoming);
+        VolumeRestrictions::default().pre_filter(&cx, &mut state, &incoming);
         let n2 = c.node("n2").unwrap();
         let holder = n2.pods[0].clone();
         assert!(
-            VolumeRestrictions
+            VolumeRestrictions::default()
                 .remove_pod(&cx, &mut state, &incoming, &holder, n2)
                 .is_success()
         );
         assert!(
-            VolumeRestrictions
+            VolumeRestrictions::default()
                 .filter(&cx, &state, &incoming, n2)
                 .is_success()
         );
-        VolumeRestrictions.add_pod(&cx, &mut state, &incoming, &holder, n2);
+        VolumeRestrictions::default().add_pod(&cx, &mut state, &incoming, &holder, n2);
         assert_eq!(
-            VolumeRestrictions.filter(&cx, &state, &incoming, n2),
+            VolumeRestrictions::default().filter(&cx, &state, &incoming, n2),
             Status::unschedulable(ERR_REASON_RWOP_CONFLICT)
         );
 

@@ -38,7 +38,10 @@ struct State {
 
 pub struct VolumeZone;
 
-pub fn new(_args: &serde_json::Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(
+    _args: &serde_json::Value,
+    _fts: &crate::version::Features,
+) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(VolumeZone))
 }
 

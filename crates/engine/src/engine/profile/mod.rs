@@ -5,6 +5,7 @@
 //! configuration as data; this module is what the engine runs from it.
 
 use crate::model::Pod;
+use crate::version::KubeVersion;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -16,7 +17,9 @@ use crate::config::{
     self, Args, ArgsKinds, ConfigError, ConfigSource, DefaultArgs, DefaultedConfig,
 };
 
+mod at_release;
 mod new_framework;
+pub use at_release::at_release;
 pub use new_framework::{PluginEntry, ProfileSpec, describe, new_framework};
 
 /// A loaded configuration: every profile built, ready for scheduling cycles.
@@ -33,6 +36,8 @@ pub struct SchedulerConfig {
     /// Extenders are validated but cannot be called by schedscope; callers should warn
     /// when this is not empty, since their verdicts are missing.
     pub extenders: Vec<Extender>,
+    /// The release replayed (every profile's `Framework::features` is its).
+    pub version: KubeVersion,
 }
 
 impl std::fmt::Debug for SchedulerConfig {
@@ -52,6 +57,7 @@ impl std::fmt::Debug for SchedulerConfig {
                 &self.percentage_of_nodes_to_score,
             )
             .field("source", &self.source)
+            .field("version", &self.version)
             .finish_non_exhaustive()
     }
 }
@@ -59,11 +65,16 @@ impl std::fmt::Debug for SchedulerConfig {
 impl SchedulerConfig {
     /// kube-scheduler v1.35's defaults: one `default-scheduler` profile.
     pub fn defaults() -> Self {
+        Self::defaults_at(KubeVersion::default())
+    }
+
+    /// The defaults of kube-scheduler `version`.
+    pub fn defaults_at(version: KubeVersion) -> Self {
         let registry = registry();
         // The defaults are fixed data; failing to build them is a bug in a plugin,
         // which the tests catch.
         build(
-            config::defaults(&registry),
+            config::defaults_at(&registry, version.features()),
             ConfigSource::Defaults,
             "defaults",
             &registry,
@@ -75,6 +86,23 @@ impl SchedulerConfig {
     #[allow(clippy::should_implement_trait)]
     pub fn from_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         Self::from_str_with_registry(text, origin, &registry())
+    }
+
+    /// [`SchedulerConfig::from_str`] as kube-scheduler `version` reads it (its
+    /// default plugins and feature gates).
+    pub fn from_str_at(
+        text: &str,
+        origin: &str,
+        version: KubeVersion,
+    ) -> Result<Self, ConfigError> {
+        let registry = registry();
+        let c = config::parse_at(text, origin, &registry, version.features())?;
+        build(
+            c,
+            ConfigSource::File(PathBuf::from(origin)),
+            origin,
+            &registry,
+        )
     }
 
     /// As [`SchedulerConfig::from_str`], with another plugin registry.
@@ -90,6 +118,21 @@ impl SchedulerConfig {
             origin,
             registry,
         )
+    }
+
+    /// Every profile re-built for kube-scheduler `version` (see [`at_release`]).
+    pub fn at_version(&self, version: KubeVersion) -> SchedulerConfig {
+        let fts = version.features();
+        let registry = registry();
+        SchedulerConfig {
+            profiles: self
+                .profiles
+                .iter()
+                .map(|fw| at_release(fw, &fts, &registry))
+                .collect(),
+            version,
+            ..self.clone()
+        }
     }
 
     /// The profile a pod with `spec.schedulerName` = `scheduler_name` uses.
@@ -164,6 +207,7 @@ fn build(
                 .or(c.percentage_of_nodes_to_score),
             plugins: &p.plugins,
             plugin_config: &plugin_config,
+            features: c.features,
         };
         let fw = new_framework(registry, &spec).map_err(|e| {
             framework_error(format!(
@@ -207,6 +251,7 @@ fn build(
         pod_max_backoff_seconds: c.pod_max_backoff_seconds,
         source,
         extenders: c.extenders,
+        version: c.features.version,
     })
 }
 

@@ -25,6 +25,8 @@ pub struct ProfileSpec<'a> {
     pub plugins: &'a Plugins,
     /// pluginConfig after defaulting, in order.
     pub plugin_config: &'a [(String, Args)],
+    /// The release replayed; plugins are built with its gates.
+    pub features: crate::version::Features,
 }
 
 /// Whether the plugin implements this point (upstream's type assertion).
@@ -150,7 +152,8 @@ fn init_plugins<'r>(registry: &'r Registry, spec: &ProfileSpec) -> Result<Built<
             (Some(Args::Ready(v)), None) if factory.out_of_tree => v.clone(),
             (_, None) => Value::Null,
         };
-        let p = (factory.new)(&args).map_err(|e| format!("initializing plugin {name:?}: {e}"))?;
+        let p = (factory.new)(&args, &spec.features)
+            .map_err(|e| format!("initializing plugin {name:?}: {e}"))?;
         if factory.args.is_some() {
             plugin_args.insert(name.to_string(), args);
         }

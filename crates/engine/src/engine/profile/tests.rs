@@ -693,7 +693,7 @@ impl ScorePlugin for Fake {
     }
 }
 
-fn other_sort(_: &Value) -> Result<Arc<dyn Plugin>, String> {
+fn other_sort(_: &Value, _: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(Fake {
         name: "OtherSort",
         queue_sort: true,
@@ -701,7 +701,7 @@ fn other_sort(_: &Value) -> Result<Arc<dyn Plugin>, String> {
     }))
 }
 
-fn misnamed(_: &Value) -> Result<Arc<dyn Plugin>, String> {
+fn misnamed(_: &Value, _: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     Ok(Arc::new(Fake {
         name: "RealName",
         queue_sort: false,
@@ -709,11 +709,11 @@ fn misnamed(_: &Value) -> Result<Arc<dyn Plugin>, String> {
     }))
 }
 
-fn broken(_: &Value) -> Result<Arc<dyn Plugin>, String> {
+fn broken(_: &Value, _: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     Err("boom".into())
 }
 
-fn scorer(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+fn scorer(args: &Value, _: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     // Upstream's NodeResourcesFit checks its args in its factory.
     if args["bad"] == json!(true) {
         return Err("args say bad".into());
@@ -869,6 +869,7 @@ fn repeated_plugin_config_at_construction() {
         percentage_of_nodes_to_score: None,
         plugins: &plugins,
         plugin_config: &cfg,
+        features: Default::default(),
     };
     assert_eq!(
         new_framework(&registry(), &spec).err().as_deref(),

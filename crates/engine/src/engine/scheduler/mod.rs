@@ -515,7 +515,19 @@ pub fn default_start(cluster: &Cluster) -> Timestamp {
 }
 
 /// Simulate `cluster` under `config` to the end.
+///
+/// A cluster that names its kube-scheduler release is simulated by that release.
 pub fn simulate(cluster: Cluster, config: SchedulerConfig, opts: SimOptions) -> SimulationResult {
+    let (cluster, config) = match cluster.kube_version.as_ref().map(|r| r.version) {
+        Some(v) => {
+            let fts = v.features();
+            (
+                cluster.accounted_for(&fts).unwrap_or(cluster),
+                config.at_version(v),
+            )
+        }
+        None => (cluster, config),
+    };
     let mut sim = Scheduler::new(cluster, config, opts);
     sim.run();
     sim.result()

@@ -146,7 +146,7 @@ pub fn default_args(user: Option<&Value>, path: &str) -> Result<Value, Vec<Strin
 
 /// Registry hook: builds the plugin from defaulted args (validated again, as `New`
 /// does; errors joined like a Go `field.ErrorList` aggregate).
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let args = DefaultPreemptionArgs::from_user(Some(args))?;
     let errs = args.validate("");
     match errs.len() {

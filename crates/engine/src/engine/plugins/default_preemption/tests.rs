@@ -137,7 +137,7 @@ impl FilterPlugin for Holder {
 // ---------- builders ----------
 
 fn framework_with(args: Value, pre_filter: bool) -> Framework {
-    let dp = new(&args).expect("valid args");
+    let dp = new(&args, &Default::default()).expect("valid args");
     let mut fw = Framework {
         profile_name: "default-scheduler".into(),
         filter: vec![Arc::new(Tainted), Arc::new(CpuFit)],
@@ -345,14 +345,26 @@ fn args_defaults_and_validation() {
 #[test]
 fn new_validates_like_upstream_new() {
     assert!(
-        new(&json!({"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100})).is_ok()
+        new(
+            &json!({"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
+            &Default::default()
+        )
+        .is_ok()
     );
     assert_eq!(
-        new(&json!({"minCandidateNodesPercentage": 200, "minCandidateNodesAbsolute": 1})).err(),
+        new(
+            &json!({"minCandidateNodesPercentage": 200, "minCandidateNodesAbsolute": 1}),
+            &Default::default()
+        )
+        .err(),
         Some("minCandidateNodesPercentage: Invalid value: 200: not in valid range [0, 100]".into())
     );
     assert_eq!(
-        new(&json!({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0})).err(),
+        new(
+            &json!({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}),
+            &Default::default()
+        )
+        .err(),
         Some(
             "[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as \
              minCandidateNodesAbsolute, minCandidateNodesAbsolute: Invalid value: 0: cannot be \

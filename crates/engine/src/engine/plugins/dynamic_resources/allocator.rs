@@ -274,7 +274,12 @@ fn slice_matches(slice: &ResourceSlice, node: &str, labels: &Labels) -> bool {
 /// `GatherPools`: the newest generation of each pool with a slice for this node.
 /// This runs for every node of every cycle, so it avoids ordered maps: a node sees a
 /// handful of pools, kept in a small vector and sorted once.
-pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &Labels) -> Pools<'a> {
+pub(super) fn gather_pools<'a>(
+    inventory: &'a Inventory,
+    node: &str,
+    labels: &Labels,
+    use_incomplete: bool,
+) -> Pools<'a> {
     let own = inventory
         .by_node
         .get(node)
@@ -357,6 +362,11 @@ pub(super) fn gather_pools<'a>(inventory: &'a Inventory, node: &str, labels: &La
             if names.windows(2).any(|w| w[0] == w[1]) {
                 status = PoolStatus::Invalid;
             }
+        }
+        if use_incomplete && matches!(status, PoolStatus::Incomplete) {
+            out.bad
+                .push((driver.to_string(), pool.to_string(), PoolStatus::Incomplete));
+            status = PoolStatus::Usable;
         }
         match status {
             PoolStatus::Usable => {
@@ -498,6 +508,7 @@ fn eval(
 pub struct Allocator<'a> {
     cluster: &'a Cluster,
     inventory: &'a Inventory,
+    incomplete_pools: bool,
 }
 
 struct Search<'a, 'b> {
@@ -530,7 +541,18 @@ impl std::fmt::Display for ClaimKey<'_> {
 
 impl<'a> Allocator<'a> {
     pub fn new(cluster: &'a Cluster, inventory: &'a Inventory) -> Self {
-        Allocator { cluster, inventory }
+        Allocator {
+            cluster,
+            inventory,
+            incomplete_pools: false,
+        }
+    }
+
+    /// Whether devices of incomplete pools may be allocated (1.34's allocator; 1.35's
+    /// never does). A request for all devices still fails on such a pool.
+    pub fn with_incomplete_pools(mut self, use_them: bool) -> Self {
+        self.incomplete_pools = use_them;
+        self
     }
 
     fn class(&self, name: &str) -> Option<&'a DeviceClass> {
@@ -544,7 +566,7 @@ impl<'a> Allocator<'a> {
         labels: &Labels,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<ClaimAllocation>>, AllocError> {
-        let pools = gather_pools(self.inventory, node, labels);
+        let pools = gather_pools(self.inventory, node, labels, self.incomplete_pools);
         let mut search = Search {
             alloc: self,
             taken: vec![false; pools.devices.len()],

@@ -356,7 +356,7 @@ pub fn node_findings(
     if is_allocated(claim) {
         return Vec::new();
     }
-    let pools = gather_pools(inventory, node, labels);
+    let pools = gather_pools(inventory, node, labels, false);
     // Pools the allocator passes over here, and why.
     let mut out: Vec<NodeFinding> = pools
         .bad
@@ -478,7 +478,7 @@ pub fn diagnose<'c>(cluster: &'c Cluster, pod: &Pod, trace: &Trace) -> Vec<Claim
     let in_use: Vec<DeviceKey<'_>> = diagnosed
         .iter()
         .flat_map(|info| {
-            gather_pools(&inventory, info.name(), &info.node.labels)
+            gather_pools(&inventory, info.name(), &info.node.labels, false)
                 .devices
                 .into_iter()
                 .filter(|d| d.in_use)
@@ -546,7 +546,7 @@ pub fn node_devices(cluster: &Cluster, node: &str, labels: &Labels) -> Vec<NodeD
         return Vec::new();
     }
     let inventory = cluster.dra_index(Inventory::new);
-    let pools = gather_pools(&inventory, node, labels);
+    let pools = gather_pools(&inventory, node, labels, false);
     let owners = inventory.holders(
         cluster,
         pools

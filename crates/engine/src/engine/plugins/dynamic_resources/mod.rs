@@ -100,14 +100,18 @@ pub fn args(user: Option<&Value>, path: &str) -> Result<Value, Vec<String>> {
     encode_args(&a, path)
 }
 
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let mut a: DynamicResourcesArgs = decode_args(Some(args), "").map_err(|e| aggregate(&e))?;
     a.set_defaults();
     let errs = a.validate();
     if !errs.is_empty() {
         return Err(aggregate(&errs));
     }
-    Ok(Arc::new(DynamicResources))
+    Ok(Arc::new(DynamicResources {
+        enabled: fts.dynamic_resource_allocation,
+        scores: fts.dra_score(),
+        incomplete_pools: !fts.dra_skips_incomplete_pools(),
+    }))
 }
 
 /// Go's `time.ParseDuration`, in nanoseconds.
@@ -226,7 +230,26 @@ pub fn format_go_duration(nanos: i128) -> String {
 // ---------------------------------------------------------------------------------
 // Plugin
 
-pub struct DynamicResources;
+pub struct DynamicResources {
+    /// The DynamicResourceAllocation gate (off in 1.32, 1.33: a plugin configured
+    /// anyway does nothing, as upstream's).
+    enabled: bool,
+    /// Score (firstAvailable ranks): new in 1.35.
+    scores: bool,
+    /// Allocates from incomplete pools (1.34; 1.35 never does).
+    incomplete_pools: bool,
+}
+
+impl Default for DynamicResources {
+    /// v1.35's.
+    fn default() -> Self {
+        DynamicResources {
+            enabled: true,
+            scores: true,
+            incomplete_pools: false,
+        }
+    }
+}
 
 /// `FirstAvailableDeviceRequestMaxSize`: Score adds `8 - index` per sub-request used.
 const FIRST_AVAILABLE_MAX: i64 = 8;
@@ -258,6 +281,8 @@ struct StateData {
     deallocated: Arc<Mutex<Option<usize>>>,
     /// Indices of allocated claims whose node selector rejected some node.
     unavailable: Arc<Mutex<BTreeSet<usize>>>,
+    /// The allocator may use incomplete pools (1.34).
+    incomplete_pools: bool,
 }
 
 impl StateData {
@@ -274,7 +299,9 @@ impl StateData {
             .iter()
             .map(|&i| self.claims[i].as_ref())
             .collect();
-        Allocator::new(cluster, &self.inventory).allocate(node, labels, &claims)
+        Allocator::new(cluster, &self.inventory)
+            .with_incomplete_pools(self.incomplete_pools)
+            .allocate(node, labels, &claims)
     }
 }
 
@@ -375,7 +402,7 @@ impl Plugin for DynamicResources {
         Some(self)
     }
     fn as_score(&self) -> Option<&dyn ScorePlugin> {
-        Some(self)
+        self.scores.then_some(self as &dyn ScorePlugin)
     }
     fn as_reserve(&self) -> Option<&dyn ReservePlugin> {
         Some(self)
@@ -396,7 +423,7 @@ fn objects_unknown(cx: &Ctx, pod: &Pod) -> bool {
 
 impl PreEnqueuePlugin for DynamicResources {
     fn pre_enqueue(&self, cx: &Ctx, pod: &Pod) -> Status {
-        if objects_unknown(cx, pod) {
+        if !self.enabled || objects_unknown(cx, pod) {
             return Status::success();
         }
         match pod_claims(cx.cluster, pod) {
@@ -447,6 +474,9 @@ fn check_classes(cluster: &Cluster, claim: &ResourceClaim) -> Result<(), Status>
 impl PreFilterPlugin for DynamicResources {
     fn pre_filter(&self, cx: &Ctx, state: &mut CycleState, pod: &Pod) -> (PreFilterResult, Status) {
         state.write(STATE_KEY, StateData::default());
+        if !self.enabled {
+            return (None, Status::skip());
+        }
         if objects_unknown(cx, pod) {
             return (None, Status::unresolvable(DRA_OBJECTS_UNKNOWN));
         }
@@ -482,6 +512,7 @@ impl PreFilterPlugin for DynamicResources {
                 to_allocate,
                 has_allocator,
                 inventory,
+                incomplete_pools: self.incomplete_pools,
                 ..Default::default()
             },
         );
@@ -551,6 +582,9 @@ impl PostFilterPlugin for DynamicResources {
         pod: &Pod,
         _statuses: &NodeToStatus,
     ) -> (Option<PostFilterResult>, Status) {
+        if !self.enabled {
+            return (None, Status::unschedulable("plugin disabled"));
+        }
         let s = match read_state(state) {
             Err(e) => return (None, e),
             Ok(s) => s,
@@ -938,7 +972,7 @@ mod tests {
             cluster: &c,
             now: Timestamp::UNIX_EPOCH,
         };
-        let pl = new(&args(None, "a").unwrap()).unwrap();
+        let pl = new(&args(None, "a").unwrap(), &Default::default()).unwrap();
         let p = pod(simple_pod("p", "1", "1Gi", None));
         assert!(
             pl.as_pre_enqueue()
@@ -998,9 +1032,13 @@ mod tests {
             now: Timestamp::UNIX_EPOCH,
         };
         let p = claim_pod();
-        assert!(DynamicResources.pre_enqueue(&cx, &p).is_success());
+        assert!(
+            DynamicResources::default()
+                .pre_enqueue(&cx, &p)
+                .is_success()
+        );
         let mut st = CycleState::default();
-        let (_, s) = DynamicResources.pre_filter(&cx, &mut st, &p);
+        let (_, s) = DynamicResources::default().pre_filter(&cx, &mut st, &p);
         assert_eq!(
             (s.code, s.message()),
             (
@@ -1019,7 +1057,7 @@ mod tests {
             now: Timestamp::UNIX_EPOCH,
         };
         let p = pod(simple_pod("p", "1", "1Gi", None));
-        let (_, s) = DynamicResources.post_filter(
+        let (_, s) = DynamicResources::default().post_filter(
             &Framework::default(),
             &cx,
             &CycleState::default(),
@@ -1043,7 +1081,7 @@ mod tests {
             now: Timestamp::UNIX_EPOCH,
         };
         let p = claim_pod();
-        let s = DynamicResources.pre_enqueue(&cx, &p);
+        let s = DynamicResources::default().pre_enqueue(&cx, &p);
         assert_eq!(
             (s.code, s.message()),
             (
@@ -1052,9 +1090,9 @@ mod tests {
             )
         );
         let mut st = CycleState::default();
-        let (_, s) = DynamicResources.pre_filter(&cx, &mut st, &p);
+        let (_, s) = DynamicResources::default().pre_filter(&cx, &mut st, &p);
         assert_eq!(s.code, Code::UnschedulableAndUnresolvable);
-        let (_, s) = DynamicResources.post_filter(
+        let (_, s) = DynamicResources::default().post_filter(
             &Framework::default(),
             &cx,
             &st,
@@ -1074,7 +1112,7 @@ mod tests {
             args(Some(&json!({"filterTimeout": "0s"})), "p").unwrap(),
             json!({"filterTimeout": "0s"})
         );
-        let err = |v: Value| match new(&args(Some(&v), "p").unwrap()) {
+        let err = |v: Value| match new(&args(Some(&v), "p").unwrap(), &Default::default()) {
             Err(e) => e,
             Ok(_) => panic!("{v} accepted"),
         };

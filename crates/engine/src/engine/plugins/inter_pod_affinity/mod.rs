@@ -89,7 +89,7 @@ pub fn default_args(user: Option<&Value>, path: &str) -> Result<Value, Vec<Strin
 }
 
 /// Registry constructor from defaulted args.
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let args = decode_args(Some(args), "").map_err(|e| e.join(", "))?;
     validate_args(&args, "").map_err(|e| e.join(", "))?;
     Ok(Arc::new(InterPodAffinity { args }))

@@ -865,12 +865,12 @@ fn args_defaults_and_validation() {
         );
     }
     assert_eq!(
-        new(&json!({"hardPodAffinityWeight": 200}))
+        new(&json!({"hardPodAffinityWeight": 200}), &Default::default())
             .err()
             .expect("rejected"),
         "hardPodAffinityWeight: Invalid value: 200: not in valid range [0, 100]"
     );
-    assert!(new(&json!({"hardPodAffinityWeight": 2})).is_ok());
+    assert!(new(&json!({"hardPodAffinityWeight": 2}), &Default::default()).is_ok());
 }
 
 /// The label index only narrows which pods are visited: the counts and the score map

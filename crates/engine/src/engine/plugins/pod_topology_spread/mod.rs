@@ -704,7 +704,7 @@ impl Plugin for PodTopologySpread {
 }
 
 /// Registry constructor from defaulted args.
-pub fn new(args: &Value) -> Result<Arc<dyn Plugin>, String> {
+pub fn new(args: &Value, _fts: &crate::version::Features) -> Result<Arc<dyn Plugin>, String> {
     let args = decode_args(Some(args), "").map_err(|e| join_errors(&e))?;
     Ok(Arc::new(PodTopologySpread::new(&args)?))
 }

@@ -1047,12 +1047,12 @@ fn args_defaults_and_validation() {
     }
     // The constructor validates too (path-less, as upstream's New).
     let bad = json!({"defaultingType": "Other"});
-    let err = new(&bad).err().expect("rejected");
+    let err = new(&bad, &Default::default()).err().expect("rejected");
     assert_eq!(
         err,
         r#"defaultingType: Unsupported value: "Other": supported values: "System", "List""#
     );
-    assert!(new(&json!({"defaultingType": "System"})).is_ok());
+    assert!(new(&json!({"defaultingType": "System"}), &Default::default()).is_ok());
 }
 
 #[test]
