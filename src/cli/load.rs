@@ -60,10 +60,10 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     if let Some(info) = version {
         match KubeVersion::parse(&info.git_version) {
             Ok(v) => cluster.kube_version = Some(Release::new(v, VersionSource::ApiServer)),
-            Err(e) if args.kube_version.is_none() => eprintln!(
+            Err(e) if args.kube_version.is_none() => crate::render::escape::to_stderr(&format!(
                 "warning: the API server is {}: {e}; replaying v1.35 (--kube-version chooses another)",
-                terminal_safe(&info.git_version)
-            ),
+                info.git_version
+            )),
             Err(_) => {}
         }
     }
