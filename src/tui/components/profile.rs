@@ -37,8 +37,56 @@ fn draw(pane: &mut ProfilePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: 
         .map(|p| p.profile_name.clone())
         .filter(|n| *n != fw.profile_name)
         .collect();
-    let lines = profile_lines(&t, &fw, &others, area.width as usize);
+    let mut lines = release_lines(&t, ctx.cluster.kube_version.as_ref(), area.width as usize);
+    lines.extend(profile_lines(&t, &fw, &others, area.width as usize));
     scroll_text(f, area, &t, lines, &mut pane.scroll);
+}
+
+/// The kube-scheduler release replayed, where that came from, and its default
+/// feature gates (on first), wrapped to `width`.
+pub fn release_lines(
+    t: &Theme,
+    release: Option<&crate::version::Release>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let (version, said) = match release {
+        Some(r) => (r.version, r.to_string()),
+        None => {
+            let v = crate::version::KubeVersion::default();
+            (
+                v,
+                format!("{v} (the default; --kube-version chooses another)"),
+            )
+        }
+    };
+    let mut out = vec![Line::from(vec![
+        Span::styled("Release ", t.header),
+        Span::styled(said, t.title),
+    ])];
+    let gates = version.features().gates();
+    let list = |on: bool| -> String {
+        gates
+            .iter()
+            .filter(|(_, g)| *g == on)
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (label, on) in [("gates on: ", true), ("gates off: ", false)] {
+        let names = list(on);
+        if names.is_empty() {
+            continue;
+        }
+        for (i, l) in wrap(&format!("{label}{names}"), width.saturating_sub(2).max(10))
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if i == 0 { "" } else { "  " };
+            out.push(Line::from(Span::styled(format!("{indent}{l}"), t.dim)));
+        }
+    }
+    out.push(Line::default());
+    out
 }
 
 pub fn profile_lines(
