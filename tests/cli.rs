@@ -1042,3 +1042,41 @@ fn save_from_reads_yaml_with_the_loaders_limits() {
     let e = stderr(&o);
     assert!(e.contains("bad.yaml: document 2 (line "), "{e}");
 }
+
+/// Issue 25 item 2: a directory that also holds a scheduler configuration loads,
+/// the configuration left out and named; a file that is no snapshot at all (a
+/// README) says what was expected instead of the YAML parser's complaint.
+#[test]
+fn a_config_beside_a_dump_is_skipped_and_a_readme_is_not_a_snapshot() {
+    let o = bin()
+        .current_dir(root())
+        .args(["pods", "-s", "examples/"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "examples/coscheduling-config.yaml (a scheduler configuration (pass it with --config))"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .current_dir(root())
+        .args(["pods", "-s", "README.md"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("README.md: not a snapshot (not YAML or JSON at line ")
+            && e.contains("expected Kubernetes objects as printed by `kubectl get"),
+        "{e}"
+    );
+    let f = tmp_file("plain.yaml", "hello: world\n");
+    let e = stderr(&run(&["pods", "-s", s(&f)]));
+    assert!(
+        e.contains("not a snapshot (it names no `kind` anywhere)"),
+        "{e}"
+    );
+}

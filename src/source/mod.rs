@@ -126,6 +126,11 @@ pub enum SnapshotError {
     )]
     NotText { file: String, offset: usize },
     #[error(
+        "{file}: not a snapshot ({detail}); expected Kubernetes objects as printed by \
+         `kubectl get ... -o yaml` or `-o json`"
+    )]
+    NotASnapshot { file: String, detail: String },
+    #[error(
         "{file}: more than {limit_gib} GiB read without reaching its end (a device or an \
          endless pipe?); a snapshot read whole is at most {limit_gib} GiB (a larger JSON \
          List file is streamed)"

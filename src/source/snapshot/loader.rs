@@ -46,7 +46,7 @@ pub(super) fn ns_key(meta: &ObjectMeta) -> String {
 
 /// Whether a file mentions the key every object the loader reads must have. UTF-16
 /// text holds it as wide characters, so such files are always held to the rules.
-fn mentions_kind(bytes: &[u8]) -> bool {
+pub(super) fn mentions_kind(bytes: &[u8]) -> bool {
     let wide = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
     wide || bytes.windows(4).any(|w| w == b"kind")
 }
@@ -133,6 +133,12 @@ impl Loader {
                 | SnapshotError::NotAnObject { .. }
                 | SnapshotError::MissingKind { .. },
             ) if !mentions_kind(bytes) => "no Kubernetes objects",
+            // A configuration kept beside the dump (as in `examples/`).
+            Err(SnapshotError::InvalidObject { object, .. })
+                if object == crate::config::v1::KIND =>
+            {
+                "a scheduler configuration (pass it with --config)"
+            }
             r => return r,
         };
         // Nothing of the file was applied: every object needs a `kind`.

@@ -142,7 +142,29 @@ pub fn load_snapshot_with_progress(
         }
     } else {
         let bytes = timed_read(path).map_err(|e| whole_read_error(path, e))?;
-        loader.add_bytes(&bytes, &path.display().to_string())?;
+        let file = path.display().to_string();
+        loader.add_bytes(&bytes, &file).map_err(|e| match e {
+            // A README, a log, a config of something else: say what was expected
+            // rather than the parser's complaint about it.
+            SnapshotError::Syntax { message, at, .. }
+                if !loader::mentions_kind(&bytes) || Format::from_name(&file).is_none() =>
+            {
+                let line = at.line.map(|l| format!(" at line {l}")).unwrap_or_default();
+                SnapshotError::NotASnapshot {
+                    file: file.clone(),
+                    detail: format!("not YAML or JSON{line}: {message}"),
+                }
+            }
+            SnapshotError::NotAnObject { .. } | SnapshotError::MissingKind { .. }
+                if !loader::mentions_kind(&bytes) =>
+            {
+                SnapshotError::NotASnapshot {
+                    file: file.clone(),
+                    detail: "it names no `kind` anywhere".into(),
+                }
+            }
+            e => e,
+        })?;
     }
     let mut stats = LoadStats {
         read,
