@@ -1728,3 +1728,23 @@ fn a_header_that_goes_away_leaves_a_selected_pod() {
         app.panes.pods.row_key()
     );
 }
+
+/// Issue 25 item 3: a large priority is never cut from the left (it read `0001k`
+/// for system-node-critical's 2000001000): the column is as wide as its values.
+#[test]
+fn large_priorities_show_whole() {
+    let mut c = cluster();
+    let v = serde_json::json!({
+        "metadata": {"name": "critical", "namespace": "kube-system", "uid": "uid-crit",
+            "creationTimestamp": t0().to_string()},
+        "spec": {"priority": 2000001000, "containers": [{"name": "c", "image": "x"}]},
+        "status": {"phase": "Pending"}
+    });
+    let p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).expect("pod");
+    c.upsert_pod(Pod::from_k8s(&p).expect("pod"));
+    let mut f = app_with(c, "mono");
+    for w in [80, 130] {
+        let s = screen(&mut f.app, w, 30);
+        assert!(s.contains("2000001k"), "{w} columns:\n{s}");
+    }
+}

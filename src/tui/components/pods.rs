@@ -344,12 +344,24 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
         (true, true) => 17 + 1,
         (true, false) => 9 + 1,
     };
+    // The priority column is as wide as its widest shown value (a number is
+    // never cut: `2000001k`, system-node-critical, needs 8).
+    let prio_w = pane
+        .list
+        .rows
+        .iter()
+        .skip(pane.table.cursor.offset)
+        .take(inner.height as usize)
+        .map(|r| format::width(&format::priority(r.pod.priority)))
+        .max()
+        .unwrap_or(0)
+        .max(5) as u16;
     // Symbol, priority and state columns, one space between columns.
     // Wide, the verdict and the reason columns each keep REASON_MIN.
     let fixed = if wide {
-        1 + 1 + ns_w + 1 + 1 + 5 + 1 + 13 + 1 + REASON_MIN + 1
+        1 + 1 + ns_w + 1 + 1 + prio_w + 1 + 13 + 1 + REASON_MIN + 1
     } else {
-        1 + 1 + 1 + 5 + 1
+        1 + 1 + 1 + prio_w + 1
     } + queue_w;
     let name_room = inner.width.saturating_sub(fixed + REASON_MIN).max(8);
     let name_w = pane
@@ -374,7 +386,7 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
                 Constraint::Length(1),
                 Constraint::Length(ns_w),
                 Constraint::Length(name_w as u16),
-                Constraint::Length(5),
+                Constraint::Length(prio_w),
                 Constraint::Length(13),
                 Constraint::Fill(4),
                 Constraint::Fill(3),
@@ -395,7 +407,7 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
             vec![
                 Constraint::Length(1),
                 Constraint::Length(name_w as u16),
-                Constraint::Length(5),
+                Constraint::Length(prio_w),
                 Constraint::Fill(1),
             ],
             vec!["", "pod", "prio", "verdict"],
