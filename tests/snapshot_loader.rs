@@ -1523,3 +1523,48 @@ fn snapshot_from_a_named_pipe_loads_once() {
     };
     assert_eq!(keys(&from_pipe), keys(&from_file));
 }
+
+/// Issue 26 item 14: an object larger than any cluster can hold (the API server
+/// takes at most 3 MiB per request) is refused before it is decoded, in YAML (alone
+/// or as a List item) and in JSON; objects of ordinary size beside it are fine.
+#[test]
+fn objects_past_what_a_cluster_can_hold_are_refused_before_decoding() {
+    let containers: String = (0..400_000)
+        .map(|i| format!("  - {{name: c{i}, image: x}}\n"))
+        .collect();
+    let pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: huge, namespace: default}}\nspec:\n  containers:\n{containers}"
+    );
+    assert!(pod.len() > 8 << 20);
+    let (_, msg) = load_err(&pod, "huge.yaml");
+    assert!(msg.starts_with("huge.yaml: document 1"), "{msg}");
+    assert!(
+        msg.contains("the API server accepts at most 3 MiB per object"),
+        "{msg}"
+    );
+    // As an item of a List, after an ordinary one.
+    let item = pod.replace('\n', "\n  ");
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {{name: n1}}\n- {}\n",
+        item.trim_end()
+    );
+    let (_, msg) = load_err(&list, "list.yaml");
+    assert!(
+        msg.contains("the API server accepts at most 3 MiB per object"),
+        "{msg}"
+    );
+    // JSON.
+    let json_containers: Vec<String> = (0..300_000)
+        .map(|i| format!("{{\"name\":\"c{i}\",\"image\":\"x\"}}"))
+        .collect();
+    let json = format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{{\"name\":\"huge\",\"namespace\":\"default\"}},\"spec\":{{\"containers\":[{}]}}}}]}}",
+        json_containers.join(",")
+    );
+    assert!(json.len() > 8 << 20);
+    let (_, msg) = load_err(&json, "huge.json");
+    assert!(
+        msg.contains("the API server accepts at most 3 MiB per object"),
+        "{msg}"
+    );
+}

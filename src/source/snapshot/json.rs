@@ -83,6 +83,27 @@ pub(super) fn json_found(s: &str) -> &'static str {
 }
 
 /// Decode item `i` of a JSON List.
+/// The most text one object may take. The API server accepts requests of at most
+/// 3 MiB, and etcd stores values of at most 1.5 MiB, so no cluster holds a larger
+/// object; YAML's indentation can double an object's size, hence the margin. Past it,
+/// decoding (a pod with a million containers took 15 s and 3 GB) is refused.
+pub(crate) const MAX_OBJECT_BYTES: usize = 8 << 20;
+
+pub(super) fn too_large(at: Box<crate::source::Origin>, bytes: usize) -> SnapshotError {
+    SnapshotError::InvalidObject {
+        at,
+        object: "object".into(),
+        field: None,
+        message: format!(
+            "{:.1} MiB of text; the API server accepts at most 3 MiB per object (etcd \
+             stores at most 1.5 MiB), so no cluster holds it: refusing to decode more \
+             than {} MiB",
+            bytes as f64 / (1 << 20) as f64,
+            MAX_OBJECT_BYTES >> 20
+        ),
+    }
+}
+
 pub(super) fn json_item(
     s: &str,
     i: usize,
@@ -101,6 +122,9 @@ pub(super) fn json_item(
             at: loc.origin(),
             found: json_found(s).into(),
         });
+    }
+    if s.len() > MAX_OBJECT_BYTES {
+        return Err(too_large(loc.origin(), s.len()));
     }
     let (api_version, kind) = peek_json(s).map_err(|e| SnapshotError::InvalidObject {
         at: loc.origin_at(Some(e.line() as u64), Some(e.column() as u64)),

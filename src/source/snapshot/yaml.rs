@@ -133,6 +133,35 @@ pub(crate) fn yaml_documents(text: &str, file: &str) -> Result<Vec<Value>, Snaps
     Ok(out)
 }
 
+/// Whether a YAML document is a `kind: ...List` (its top-level `kind:` line).
+fn is_list_document(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.strip_prefix("kind:")
+            .is_some_and(|k| k.trim().trim_matches(['"', '\'']).ends_with("List"))
+    })
+}
+
+/// The longest run of text between two top-level sequence items (`- ` at column 0
+/// or under `items:`, as kubectl prints a List): the largest item's size.
+fn largest_item(text: &str) -> usize {
+    let mut largest = 0;
+    let mut start: Option<usize> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("- ") || line.trim_end() == "-" {
+            if let Some(s) = start {
+                largest = largest.max(offset - s);
+            }
+            start = Some(offset);
+        }
+        offset += line.len();
+    }
+    match start {
+        Some(s) => largest.max(offset - s),
+        None => 0,
+    }
+}
+
 /// A parse error of `document` (starting at `start_line` of `file`), located in the
 /// file, in the loader's words.
 fn syntax_error(
@@ -449,6 +478,16 @@ impl YamlCtx<'_> {
             start: Start::Line(None),
         };
         let syntax = |e| syntax_error(self.file, unit.document, unit.start_line, e);
+        // One object past what any cluster can hold is refused before it is parsed
+        // (a List is many objects: its items are measured one by one).
+        let largest = match &unit.kind {
+            UnitKind::Items { .. } => largest_item(unit.text),
+            UnitKind::Document { .. } if is_list_document(unit.text) => largest_item(unit.text),
+            UnitKind::Document { .. } => unit.text.len(),
+        };
+        if largest > super::json::MAX_OBJECT_BYTES {
+            return Some(vec![Err(super::json::too_large(loc.origin(), largest))]);
+        }
         match &unit.kind {
             UnitKind::Items {
                 first_item,
