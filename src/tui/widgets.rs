@@ -227,6 +227,18 @@ pub fn scroll_text(
     }
 }
 
+/// Where an overlay of `width` cells and `lines` lines of text (plus its border)
+/// goes: centred in `area`, as tall as its text, leaving a line above and below.
+pub fn overlay_rect(area: Rect, width: u16, lines: usize) -> Rect {
+    let h = (lines as u16 + 2).min(area.height.saturating_sub(2).max(3));
+    Rect {
+        x: area.x + (area.width.saturating_sub(width)) / 2,
+        y: area.y + (area.height.saturating_sub(h)) / 2,
+        width: width.min(area.width),
+        height: h.min(area.height),
+    }
+}
+
 /// A message centred in `area`, wrapped to its width.
 pub fn centered_note(f: &mut Frame, area: Rect, style: Style, text: &str) {
     if area.height == 0 || area.width == 0 {

@@ -166,13 +166,7 @@ fn draw(pane: &mut ConnectionPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, _hi
         "C or esc closes · j/k scroll"
     };
     let text = lines(ctx, w.saturating_sub(3) as usize, keys, now);
-    let h = (text.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-    let rect = Rect {
-        x: area.x + (area.width.saturating_sub(w)) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w.min(area.width),
-        height: h.min(area.height),
-    };
+    let rect = crate::tui::widgets::overlay_rect(area, w, text.len());
     f.render_widget(Clear, rect);
     let b = block(&t, " Connection ", true).style(t.text);
     let inner = b.inner(rect);

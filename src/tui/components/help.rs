@@ -114,13 +114,7 @@ fn draw(pane: &mut HelpPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mu
             }
         }
     }
-    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-    let rect = Rect {
-        x: area.x + (area.width.saturating_sub(w)) / 2,
-        y: area.y + (area.height.saturating_sub(h)) / 2,
-        width: w.min(area.width),
-        height: h.min(area.height),
-    };
+    let rect = crate::tui::widgets::overlay_rect(area, w, lines.len());
     f.render_widget(Clear, rect);
     let b = block(&t, " Help · esc closes · j/k scroll ", true).style(t.text);
     let inner = b.inner(rect);

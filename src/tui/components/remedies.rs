@@ -81,13 +81,7 @@ impl Component for RemediesPane {
         let w = area.width.saturating_sub(4).clamp(20, 110);
         let text_w = (w as usize).saturating_sub(4).max(10);
         let (lines, at) = self.lines(t, text_w);
-        let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2).max(3));
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(h)) / 2,
-            width: w.min(area.width),
-            height: h.min(area.height),
-        };
+        let rect = crate::tui::widgets::overlay_rect(area, w, lines.len());
         f.render_widget(Clear, rect);
         let title = format!(" Remedies · {} · enter applies · esc closes ", self.key.pod);
         let b = block(t, title, true).style(t.text);
