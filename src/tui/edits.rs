@@ -142,7 +142,6 @@ impl App {
             cluster: sh.cluster.clone(),
             pod_edits: sh.whatif.for_pod(&pod).edits,
             profiles: sh.profiles.clone(),
-            trace: cur.trace.clone(),
             now: sh.now(),
         });
         self.panes.remedies = Some(RemediesPane::new(key));

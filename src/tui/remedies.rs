@@ -1,16 +1,16 @@
-//! The Remedies view's search, off the UI thread: [`crate::report::remedies::suggest`]
-//! for the explained pod on the model the inspector shows (the what-if edits
-//! already applied), each remedy verified by a full replay there.
+//! The Remedies view's search, off the UI thread: `explain --suggest`'s own search
+//! ([`crate::explain::remedies_for`]) for the explained pod on the model the
+//! inspector shows (the what-if edits already applied), so the view and the CLI
+//! list the same remedies.
 
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
 use crate::engine::Framework;
-use crate::engine::cycle::CycleOptions;
-use crate::engine::trace::Trace;
+use crate::explain::remedies_for;
 use crate::model::Cluster;
-use crate::report::remedies::{DEFAULT_LIMIT, Goal, Remedies, suggest};
+use crate::report::remedies::{DEFAULT_LIMIT, Remedies};
 use crate::whatif::Edit;
 
 use super::worker::with_pod_edits;
@@ -31,8 +31,6 @@ pub struct RemediesJob {
     pub cluster: Arc<Cluster>,
     pub pod_edits: Vec<Edit>,
     pub profiles: Arc<Vec<Framework>>,
-    /// The pod's replay on that model (the one the panes show).
-    pub trace: Arc<Trace>,
     pub now: Timestamp,
 }
 
@@ -53,25 +51,22 @@ impl RemediesJob {
 
     fn search(&self) -> Result<Remedies, String> {
         let (cluster, _) = with_pod_edits(&self.cluster, &self.key.pod, &self.pod_edits)?;
-        let pod = cluster
-            .pod(&self.key.pod)
-            .ok_or_else(|| format!("no pod {}", self.key.pod))?;
-        let goal = match &self.key.target {
-            Some(n) => Goal::Target(n),
-            None => Goal::Schedulable,
-        };
-        let opts = CycleOptions {
-            now: self.now,
-            ..Default::default()
-        };
-        Ok(suggest(
+        let target = self.key.target.as_deref();
+        let found = remedies_for(
             &cluster,
             &self.profiles,
-            pod,
-            &self.trace,
-            goal,
+            &self.key.pod,
+            target,
             DEFAULT_LIMIT,
-            &opts,
-        ))
+            self.now,
+        );
+        match found {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(match target {
+                Some(t) => format!("none needed: the pod already lands on {t}"),
+                None => "none needed: the pod is schedulable".into(),
+            }),
+            Err(e) => Err(e.to_string()),
+        }
     }
 }
