@@ -173,13 +173,7 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         // A name (and every reason or message quoting it) with a line feed, bidi
         // and zero-width characters and C1 controls in it.
         9 => {
-            let named = (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
-                lines[i]
-                    .trim_start()
-                    .trim_start_matches("- ")
-                    .starts_with("name: ")
-            });
-            if let Some(i) = named {
+            if let Some(i) = name_line(&lines, at) {
                 let (key, value) = lines[i].split_once(": ").unwrap();
                 let value = value.trim().trim_matches('"').replace(['\\', '"'], "");
                 lines[i] = format!("{key}: \"{value}{SPOOF}\"");
@@ -201,13 +195,7 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         }
         // A very long name (past a formatter's 65,535 width).
         11 => {
-            let named = (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
-                lines[i]
-                    .trim_start()
-                    .trim_start_matches("- ")
-                    .starts_with("name: ")
-            });
-            if let Some(i) = named {
+            if let Some(i) = name_line(&lines, at) {
                 let (key, _) = lines[i].split_once(": ").unwrap();
                 lines[i] = format!("{key}: {}", "n".repeat(70_000));
             }
@@ -225,6 +213,16 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+/// The first `name:` line at or after `at` (wrapping around).
+fn name_line(lines: &[String], at: usize) -> Option<usize> {
+    (0..lines.len()).map(|k| (at + k) % lines.len()).find(|&i| {
+        lines[i]
+            .trim_start()
+            .trim_start_matches("- ")
+            .starts_with("name: ")
+    })
 }
 
 fn mutant(rng: &mut Rng, text: &str) -> String {

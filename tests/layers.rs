@@ -12,30 +12,18 @@
 //! `self::`, nested `use` groups, inline modules), so `use crate::{tui::X}` or
 //! `super::super::App` are seen like any other path.
 
+mod support {
+    pub mod sources;
+}
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use support::sources::rust_files;
 use syn::visit::Visit;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The module path of a file below a crate's `src/`: `tui/components/pods.rs` is

@@ -6,6 +6,7 @@
 
 mod support {
     pub mod bin;
+    pub mod sources;
 }
 
 use std::path::PathBuf;
@@ -127,26 +128,21 @@ fn control_characters_spelled_out_do_not_panic() {
 fn no_format_width_comes_from_a_variable() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    let mut dirs = vec![root.join("src"), root.join("crates")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                for (n, line) in text.lines().enumerate() {
-                    let code = line.split("//").next().unwrap_or("");
-                    let mut rest = code;
-                    while let Some(i) = rest.find("$}") {
-                        let spec = &rest[..i];
-                        let open = spec.rfind('{').map(|o| &spec[o..]).unwrap_or("");
-                        if !open.contains(":0") {
-                            found.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
-                        }
-                        rest = &rest[i + 2..];
-                    }
+    let files = ["src", "crates"]
+        .iter()
+        .flat_map(|d| support::sources::rust_files(&root.join(d)));
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let mut rest = code;
+            while let Some(i) = rest.find("$}") {
+                let spec = &rest[..i];
+                let open = spec.rfind('{').map(|o| &spec[o..]).unwrap_or("");
+                if !open.contains(":0") {
+                    found.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
                 }
+                rest = &rest[i + 2..];
             }
         }
     }

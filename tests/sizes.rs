@@ -2,30 +2,18 @@
 //! over 150 lines, outside the plugins (each mirrors one upstream file) and tests.
 //! Measured on parsed items (syn), so braces in strings or comments count for nothing.
 
+mod support {
+    pub mod sources;
+}
+
 use std::path::{Path, PathBuf};
 
+use support::sources::rust_files;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 const MAX_FILE_LINES: usize = 1_000;
 const MAX_FN_LINES: usize = 150;
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// Test code and the plugins are measured by other rules.
 fn exempt(path: &Path) -> bool {

@@ -58,10 +58,13 @@ pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     let note = format!("… ({} chars) …", s.chars().count());
     let keep = max.saturating_sub(width(&note)) / 2;
     let mut head = String::new();
+    let mut head_cells = 0;
     for c in s.chars() {
-        if width(&head) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > keep {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if head_cells + w > keep {
             break;
         }
+        head_cells += w;
         head.push(c);
     }
     let mut tail: Vec<char> = Vec::new();

@@ -344,14 +344,14 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
         (true, true) => 17 + 1,
         (true, false) => 9 + 1,
     };
+    // The rows on screen, which size the columns.
+    let shown = || {
+        let rows = pane.list.rows.iter().skip(pane.table.cursor.offset);
+        rows.take(inner.height as usize)
+    };
     // The priority column is as wide as its widest shown value (a number is
     // never cut: `2000001k`, system-node-critical, needs 8).
-    let prio_w = pane
-        .list
-        .rows
-        .iter()
-        .skip(pane.table.cursor.offset)
-        .take(inner.height as usize)
+    let prio_w = shown()
         .map(|r| format::width(&format::priority(r.pod.priority)))
         .max()
         .unwrap_or(0)
@@ -364,12 +364,7 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
         1 + 1 + 1 + prio_w + 1
     } + queue_w;
     let name_room = inner.width.saturating_sub(fixed + REASON_MIN).max(8);
-    let name_w = pane
-        .list
-        .rows
-        .iter()
-        .skip(pane.table.cursor.offset)
-        .take(inner.height as usize)
+    let name_w = shown()
         .map(|r| {
             if wide {
                 format::width(&r.pod.name)
