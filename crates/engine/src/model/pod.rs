@@ -10,10 +10,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::labels::Labels;
 use super::quantity::{Quantity, QuantityError};
-use super::resource::{
-    CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, EPHEMERAL_STORAGE, MEMORY, Resource,
-    is_scalar_resource_name,
-};
+use super::requests::{CURRENT_GATES, Gates, PodQuantities, RequestMode};
+use super::resource::Resource;
 use super::sym::{SharedLists, Sym};
 
 /// `namespace/name`, the key users type and outputs print.
@@ -119,18 +117,6 @@ pub struct OlderAccounting {
     pub without_pod_level_or_resize: Accounting,
 }
 
-/// The feature gates a pod's request accounting follows.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Gates {
-    pod_level: bool,
-    in_place: bool,
-}
-
-const CURRENT_GATES: Gates = Gates {
-    pod_level: true,
-    in_place: true,
-};
-
 static TOLERATIONS: SharedLists<core::Toleration> = SharedLists::new();
 static OWNER_REFERENCES: SharedLists<OwnerReference> = SharedLists::new();
 static SPREAD_CONSTRAINTS: SharedLists<core::TopologySpreadConstraint> = SharedLists::new();
@@ -187,19 +173,19 @@ impl Pod {
         // incoming pod's Filter request uses its spec.
         let bound_status =
             status.filter(|_| spec.node_name.as_deref().is_some_and(|n| !n.is_empty()));
-        let requests = compute_requests(spec, bound_status, RequestMode::Filter, CURRENT_GATES)?;
-        let score_requests =
-            compute_requests(spec, None, RequestMode::ScoreIncoming, CURRENT_GATES)?;
-        let non_zero = compute_requests(spec, bound_status, RequestMode::NonZero, CURRENT_GATES)?;
+        let quantities = PodQuantities::parse(spec, bound_status)?;
+        let requests = quantities.count(RequestMode::Filter, CURRENT_GATES);
+        let score_requests = quantities.count(RequestMode::ScoreIncoming, CURRENT_GATES);
+        let non_zero = quantities.count(RequestMode::NonZero, CURRENT_GATES);
         let current = Accounting {
             requests: requests.clone(),
             non_zero_milli_cpu: non_zero.milli_cpu,
             non_zero_memory: non_zero.memory,
         };
-        let older_accounting = older_accounting(spec, bound_status, &current)?;
-        let overhead = quantities_to_resource(&parse_list(spec.overhead.as_ref(), &|| {
-            "spec.overhead".to_string()
-        })?);
+        let older_accounting = (spec.resources.is_some() || quantities.resized())
+            .then(|| older_accounting(&quantities, &current))
+            .flatten();
+        let overhead = quantities.overhead();
 
         let (host_ports, sidecar_host_ports) = host_ports(spec, host_network);
         let preemption_in_progress = preemption_in_progress(status);
@@ -331,45 +317,29 @@ fn push_host_ports(host_ports: &mut Vec<HostPort>, c: &core::Container, host_net
 }
 
 /// The requests under older releases' gates, where they differ from `current`.
-fn older_accounting(
-    spec: &core::PodSpec,
-    bound_status: Option<&core::PodStatus>,
-    current: &Accounting,
-) -> Result<Option<Arc<OlderAccounting>>, FieldError> {
-    let resized = bound_status.is_some_and(|s| {
-        let any = |cs: Option<&Vec<core::ContainerStatus>>| {
-            cs.into_iter()
-                .flatten()
-                .any(|c| c.resources.is_some() || c.allocated_resources.is_some())
-        };
-        any(s.container_statuses.as_ref()) || any(s.init_container_statuses.as_ref())
-    });
-    if spec.resources.is_none() && !resized {
-        return Ok(None);
-    }
-    let account = |gates: Gates| -> Result<Accounting, FieldError> {
-        let status = bound_status.filter(|_| gates.in_place);
-        let requests = compute_requests(spec, status, RequestMode::Filter, gates)?;
-        let non_zero = compute_requests(spec, status, RequestMode::NonZero, gates)?;
-        Ok(Accounting {
+fn older_accounting(q: &PodQuantities, current: &Accounting) -> Option<Arc<OlderAccounting>> {
+    let account = |gates: Gates| {
+        let requests = q.count(RequestMode::Filter, gates);
+        let non_zero = q.count(RequestMode::NonZero, gates);
+        Accounting {
             requests,
             non_zero_milli_cpu: non_zero.milli_cpu,
             non_zero_memory: non_zero.memory,
-        })
+        }
     };
     let older = OlderAccounting {
         all_gates: current.clone(),
         without_pod_level: account(Gates {
             pod_level: false,
             in_place: true,
-        })?,
+        }),
         without_pod_level_or_resize: account(Gates {
             pod_level: false,
             in_place: false,
-        })?,
+        }),
     };
     let same = older.without_pod_level == *current && older.without_pod_level_or_resize == *current;
-    Ok((!same).then(|| Arc::new(older)))
+    (!same).then(|| Arc::new(older))
 }
 
 impl Pod {
@@ -506,246 +476,6 @@ pub fn resource_quantity(
         }
         Err(e) => Err(FieldError::quantity(path(), e)),
     }
-}
-
-type Quantities = BTreeMap<String, Quantity>;
-
-fn parse_list(
-    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
-    path: &dyn Fn() -> String,
-) -> Result<Quantities, FieldError> {
-    let mut out = Quantities::new();
-    for (k, v) in list.into_iter().flatten() {
-        let q = resource_quantity(&v.0, || format!("{}.{k}", path()))?;
-        out.insert(k.clone(), q);
-    }
-    Ok(out)
-}
-
-/// Container requests after API defaulting: each limit without a request becomes it.
-/// Paths are built only when an error needs one: this runs for every pod loaded.
-fn container_requests(
-    c: &core::Container,
-    path: &dyn Fn() -> String,
-) -> Result<Quantities, FieldError> {
-    let res = c.resources.as_ref();
-    let mut req = parse_list(res.and_then(|r| r.requests.as_ref()), &|| {
-        format!("{}.resources.requests", path())
-    })?;
-    let limits = parse_list(res.and_then(|r| r.limits.as_ref()), &|| {
-        format!("{}.resources.limits", path())
-    })?;
-    for (k, v) in limits {
-        req.entry(k).or_insert(v);
-    }
-    Ok(req)
-}
-
-fn max_into(acc: &mut Quantities, other: &Quantities) {
-    for (k, v) in other {
-        let e = acc.entry(k.clone()).or_default();
-        if *v > *e {
-            *e = *v;
-        }
-    }
-}
-
-fn add_into(acc: &mut Quantities, other: &Quantities) {
-    for (k, v) in other {
-        *acc.entry(k.clone()).or_default() += *v;
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum RequestMode {
-    /// Real requests, pod-level honoured, resize-aware for bound pods.
-    Filter,
-    /// Per-container cpu/memory defaults, pod-level honoured.
-    NonZero,
-    /// Per-container defaults, pod-level ignored (NodeResourcesFit scoring quirk).
-    ScoreIncoming,
-}
-
-fn apply_non_zero_defaults(q: &mut Quantities) {
-    q.entry(CPU.into())
-        .or_insert(Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST));
-    q.entry(MEMORY.into())
-        .or_insert(Quantity::from_units(DEFAULT_MEMORY_REQUEST));
-}
-
-/// Resize-aware request of a bound container (upstream `determineContainerReqs`):
-/// max(spec, status.resources, status.allocatedResources) per resource; while the
-/// pod's resize is Infeasible, max(status.resources, status.allocatedResources) only
-/// (the spec asks for what the node will never give).
-fn with_status_resources(
-    mut req: Quantities,
-    name: &str,
-    statuses: Option<&Vec<core::ContainerStatus>>,
-    infeasible: bool,
-    path: &dyn Fn() -> String,
-) -> Result<Quantities, FieldError> {
-    let Some(cs) = statuses.and_then(|s| s.iter().find(|s| s.name == name)) else {
-        return Ok(req);
-    };
-    if infeasible {
-        req.clear();
-    }
-    let actual = parse_list(
-        cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
-        &|| format!("{}.resources.requests", path()),
-    )?;
-    let allocated = parse_list(cs.allocated_resources.as_ref(), &|| {
-        format!("{}.allocatedResources", path())
-    })?;
-    max_into(&mut req, &actual);
-    max_into(&mut req, &allocated);
-    Ok(req)
-}
-
-/// `IsPodResizeInfeasible`: the pod's first `PodResizePending` condition says
-/// `Infeasible`.
-fn resize_infeasible(status: &core::PodStatus) -> bool {
-    status
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodResizePending")
-        .is_some_and(|c| c.reason.as_deref() == Some("Infeasible"))
-}
-
-fn compute_requests(
-    spec: &core::PodSpec,
-    status: Option<&core::PodStatus>,
-    mode: RequestMode,
-    gates: Gates,
-) -> Result<Resource, FieldError> {
-    // With pod-level requests set, the scoring defaults apply only to what the final
-    // result lacks, not per container.
-    let pod_level = gates.pod_level && pod_level_requests_set(spec);
-    let defaults =
-        mode != RequestMode::Filter && (mode == RequestMode::ScoreIncoming || !pod_level);
-    let status_aware = mode != RequestMode::ScoreIncoming;
-    let infeasible = status.is_some_and(resize_infeasible);
-    let mut sum = Quantities::new();
-    for (i, c) in spec.containers.iter().enumerate() {
-        let mut r = container_requests(c, &|| format!("spec.containers[{i}]"))?;
-        if status_aware {
-            r = with_status_resources(
-                r,
-                &c.name,
-                status.and_then(|s| s.container_statuses.as_ref()),
-                infeasible,
-                &|| format!("status.containerStatuses[{}]", c.name),
-            )?;
-        }
-        if defaults {
-            apply_non_zero_defaults(&mut r);
-        }
-        add_into(&mut sum, &r);
-    }
-    let mut restartable = Quantities::new();
-    let mut init_max = Quantities::new();
-    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        let mut r = container_requests(c, &|| format!("spec.initContainers[{i}]"))?;
-        if status_aware && c.restart_policy.as_deref() == Some("Always") {
-            r = with_status_resources(
-                r,
-                &c.name,
-                status.and_then(|s| s.init_container_statuses.as_ref()),
-                infeasible,
-                &|| format!("status.initContainerStatuses[{}]", c.name),
-            )?;
-        }
-        if defaults {
-            apply_non_zero_defaults(&mut r);
-        }
-        if c.restart_policy.as_deref() == Some("Always") {
-            add_into(&mut sum, &r);
-            add_into(&mut restartable, &r);
-            max_into(&mut init_max, &restartable);
-        } else {
-            let mut t = r.clone();
-            add_into(&mut t, &restartable);
-            max_into(&mut init_max, &t);
-        }
-    }
-    max_into(&mut sum, &init_max);
-
-    if mode != RequestMode::ScoreIncoming && gates.pod_level {
-        apply_pod_level(spec, &mut sum, mode == RequestMode::NonZero)?;
-    }
-    let overhead = parse_list(spec.overhead.as_ref(), &|| "spec.overhead".to_string())?;
-    add_into(&mut sum, &overhead);
-    Ok(quantities_to_resource(&sum))
-}
-
-fn pod_level_requests_set(spec: &core::PodSpec) -> bool {
-    spec.resources.as_ref().is_some_and(|r| {
-        r.requests
-            .iter()
-            .chain(r.limits.iter())
-            .flatten()
-            .any(|(k, _)| pod_level_supported(k))
-    })
-}
-
-fn pod_level_supported(name: &str) -> bool {
-    name == CPU || name == MEMORY || name.starts_with("hugepages-")
-}
-
-/// Pod-level requests replace the container aggregate (PodLevelResources, Beta, on).
-fn apply_pod_level(
-    spec: &core::PodSpec,
-    sum: &mut Quantities,
-    non_zero: bool,
-) -> Result<(), FieldError> {
-    let Some(res) = spec.resources.as_ref() else {
-        return Ok(());
-    };
-    let mut pod_req = parse_list(res.requests.as_ref(), &|| {
-        "spec.resources.requests".to_string()
-    })?;
-    let pod_lim = parse_list(res.limits.as_ref(), &|| "spec.resources.limits".to_string())?;
-    pod_req.retain(|k, _| pod_level_supported(k));
-    if !pod_lim.is_empty() {
-        // API defaulting: cpu/memory from the containers, then anything from limits.
-        for (k, v) in &pod_lim {
-            if !pod_level_supported(k) || pod_req.contains_key(k) {
-                continue;
-            }
-            if (k == CPU || k == MEMORY) && sum.contains_key(k) {
-                continue;
-            }
-            pod_req.insert(k.clone(), *v);
-        }
-    }
-    if pod_req.is_empty() {
-        return Ok(());
-    }
-    for (k, v) in pod_req {
-        sum.insert(k, v);
-    }
-    if non_zero {
-        apply_non_zero_defaults(sum);
-    }
-    Ok(())
-}
-
-pub fn quantities_to_resource(q: &Quantities) -> Resource {
-    let mut r = Resource::default();
-    for (k, v) in q {
-        match k.as_str() {
-            CPU => r.milli_cpu = v.milli_value(),
-            MEMORY => r.memory = v.value(),
-            EPHEMERAL_STORAGE => r.ephemeral_storage = v.value(),
-            "pods" => r.allowed_pod_number = v.value(),
-            other if is_scalar_resource_name(other) => {
-                r.scalar.insert(other.to_string(), v.value());
-            }
-            _ => {}
-        }
-    }
-    r
 }
 
 #[cfg(test)]

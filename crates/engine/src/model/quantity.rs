@@ -67,16 +67,20 @@ impl Quantity {
             return Err(err("more than one decimal point"));
         }
         // mantissa = digits as integer, scale = 10^-len(frac)
-        let digits = format!("{int_part}{frac_part}");
-        let digits = digits.trim_start_matches('0');
-        if digits.len() > 30 {
-            return Err(err("too many digits"));
+        // Both parts hold ASCII digits only (the split above), so they are summed in
+        // place: this runs for every quantity of every pod loaded.
+        let mut mantissa: i128 = 0;
+        let mut significant = 0;
+        for b in int_part.bytes().chain(frac_part.bytes()) {
+            if significant == 0 && b == b'0' {
+                continue;
+            }
+            significant += 1;
+            if significant > 30 {
+                return Err(err("too many digits"));
+            }
+            mantissa = mantissa * 10 + i128::from(b - b'0');
         }
-        let mantissa: i128 = if digits.is_empty() {
-            0
-        } else {
-            digits.parse().map_err(|_| err("bad digits"))?
-        };
         let mut dec_exp: i32 = -(frac_part.len() as i32);
         let mut bin_mul: i128 = 1;
         match suffix {
