@@ -26,6 +26,42 @@ pub struct ImageState {
     pub num_nodes: usize,
 }
 
+/// Image names with a slot each and the summary per slot. A slot is never reused,
+/// so the slots a node holds stay valid while other nodes come and go; a name no
+/// node lists any more keeps its slot with no nodes.
+#[derive(Clone, Debug, Default)]
+struct ImageTable {
+    /// Keyed by the nodes' own shared names (no copy per node); a fast hash, as
+    /// every image name of every node passes through it at load.
+    slots: HashMap<Arc<str>, u32, foldhash::fast::FixedState>,
+    states: Vec<ImageState>,
+}
+
+impl ImageTable {
+    /// Counts one more node listing `name`; its size is the first recorded since
+    /// no node listed it.
+    fn add(&mut self, name: &Arc<str>, size_bytes: i64) -> u32 {
+        let next = self.states.len() as u32;
+        let slot = *self.slots.entry(name.clone()).or_insert(next);
+        if slot == next {
+            self.states.push(ImageState::default());
+        }
+        let st = &mut self.states[slot as usize];
+        if st.num_nodes == 0 {
+            st.size_bytes = size_bytes;
+        }
+        st.num_nodes += 1;
+        slot
+    }
+
+    fn remove(&mut self, name: &str) {
+        if let Some(&slot) = self.slots.get(name) {
+            let st = &mut self.states[slot as usize];
+            st.num_nodes = st.num_nodes.saturating_sub(1);
+        }
+    }
+}
+
 /// A PodGroup of scheduler-plugins' coscheduling (`scheduling.x-k8s.io/v1alpha1`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodGroup {
@@ -48,9 +84,8 @@ pub struct Cluster {
     pods: BTreeMap<PodKey, Arc<Pod>>,
     /// Pending pods by `status.nominatedNodeName`, in key order.
     nominated: BTreeMap<String, BTreeMap<PodKey, Arc<Pod>>>,
-    /// Keyed by the nodes' own shared names (no copy per node); a fast hash, as
-    /// every image name of every node passes through it at load.
-    image_states: HashMap<Arc<str>, ImageState, foldhash::fast::FixedState>,
+    /// Every image name the nodes list, each with its summary.
+    images: ImageTable,
     /// Kinds a live source could not read (403), each with why: the plugins that
     /// read them report it as not modelled.
     pub unreadable_kinds: BTreeMap<String, String>,
@@ -155,8 +190,24 @@ impl Cluster {
         &self.label_index
     }
 
+    /// The summary of the image named `name`, when a node lists it.
     pub fn image_state(&self, name: &str) -> Option<&ImageState> {
-        self.image_states.get(name)
+        self.image_slot(name)
+            .and_then(|slot| self.image_state_at(slot))
+    }
+
+    /// The slot of an image name some node lists or listed: what
+    /// [`NodeInfo::image_slots`] hold.
+    pub fn image_slot(&self, name: &str) -> Option<u32> {
+        self.images.slots.get(name).copied()
+    }
+
+    /// The summary of the image in `slot`, when a node still lists it.
+    pub fn image_state_at(&self, slot: u32) -> Option<&ImageState> {
+        self.images
+            .states
+            .get(slot as usize)
+            .filter(|st| st.num_nodes > 0)
     }
 
     /// Add or replace a node, keeping the pods already bound to it.
@@ -282,29 +333,21 @@ impl Cluster {
     }
 
     fn add_node_images(&mut self, i: usize) {
+        let mut slots = Vec::new();
         for img in &self.nodes[i].node.images {
             for name in &img.names {
-                let st = self
-                    .image_states
-                    .entry(name.clone())
-                    .or_insert_with(|| ImageState {
-                        size_bytes: img.size_bytes,
-                        num_nodes: 0,
-                    });
-                st.num_nodes += 1;
+                slots.push(self.images.add(name, img.size_bytes));
             }
         }
+        slots.sort_unstable();
+        slots.dedup();
+        self.nodes[i].image_slots = slots;
     }
 
     fn remove_node_images(&mut self, i: usize) {
         for img in &self.nodes[i].node.images {
             for name in &img.names {
-                if let Some(st) = self.image_states.get_mut(&**name) {
-                    st.num_nodes -= 1;
-                    if st.num_nodes == 0 {
-                        self.image_states.remove(&**name);
-                    }
-                }
+                self.images.remove(name);
             }
         }
     }

@@ -141,6 +141,10 @@ pub struct NodeInfo {
     /// with the same stamp have the same pods. Caches of what a node's pods hold
     /// compare it instead of the pods.
     pub pods_stamp: PodsStamp,
+    /// The cluster's slots ([`crate::model::Cluster::image_slot`]) of every image name
+    /// the node lists, sorted: set when the node joins a cluster, so ImageLocality
+    /// asks one slot per pod image instead of comparing names.
+    pub image_slots: Vec<u32>,
 }
 
 /// See [`NodeInfo::pods_stamp`]. An identity, not content: two models built alike

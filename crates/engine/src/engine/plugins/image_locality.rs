@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use crate::engine::framework::{Ctx, CycleState, MAX_NODE_SCORE, Plugin, ScorePlugin};
-use crate::engine::plugins::FastMap;
 use crate::engine::status::Status;
 use crate::model::{Cluster, ImageState, NodeInfo, Pod};
 
@@ -55,16 +54,15 @@ fn has_tag(name: &str) -> bool {
 impl ScorePlugin for ImageLocality {
     fn score(&self, cx: &Ctx, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> (i64, Status) {
         let total_nodes = cx.cluster.nodes().len();
-        let index = cx
-            .cluster
-            .own_node_position(node)
-            .map(|pos| (pos, image_nodes(cx.cluster)));
+        // The cluster's own NodeInfo holds its image slots; a copy (of a node in a
+        // simulation) searches its own list.
+        let own = cx.cluster.own_node_position(node).is_some();
         let mut sum: i64 = 0;
         for image in pod.init_images.iter().chain(&pod.images) {
-            let state = match &index {
-                Some((pos, index)) => index.on_node(image, *pos),
-                // A copy of a node: its own list, searched.
-                None => scan_node(node, image).and_then(|name| cx.cluster.image_state(name)),
+            let state = if own {
+                on_node(cx.cluster, node, image)
+            } else {
+                scan_node(node, image).and_then(|name| cx.cluster.image_state(name))
             };
             if let Some(st) = state {
                 sum =
@@ -74,6 +72,17 @@ impl ScorePlugin for ImageLocality {
         let containers = pod.init_images.len() + pod.images.len();
         (calculate_priority(sum, containers), Status::success())
     }
+}
+
+/// The summary of `image` (normalised) when `node`, one of the cluster's own, lists it.
+fn on_node<'c>(cluster: &'c Cluster, node: &NodeInfo, image: &str) -> Option<&'c ImageState> {
+    let slot = if has_tag(image) {
+        cluster.image_slot(image)
+    } else {
+        cluster.image_slot(&normalized_image_name(image))
+    }?;
+    node.image_slots.binary_search(&slot).ok()?;
+    cluster.image_state_at(slot)
 }
 
 /// The node's image name that equals the normalised `image`, searched in its list.
@@ -86,60 +95,6 @@ fn scan_node<'n>(node: &'n NodeInfo, image: &str) -> Option<&'n str> {
         .flat_map(|img| img.names.iter())
         .find(|n| wanted.is(n))
         .map(|n| &**n)
-}
-
-/// Which nodes list each image name (by position in `cluster.nodes()`), with the
-/// cluster's summary of the image (upstream's `ImageStateSummary` on each node's
-/// `ImageStates`): built once per set of nodes, so that Score asks one map per pod
-/// image instead of comparing every name a node lists.
-struct ImageNodes {
-    by_name: FastMap<Arc<str>, usize>,
-    /// Per name: the summary and a bit per node position.
-    images: Vec<(ImageState, Vec<u64>)>,
-}
-
-impl ImageNodes {
-    /// The summary of `image` (normalised) when the node at `pos` lists it.
-    fn on_node(&self, image: &str, pos: usize) -> Option<&ImageState> {
-        let slot = if has_tag(image) {
-            self.by_name.get(image)
-        } else {
-            self.by_name.get(normalized_image_name(image).as_str())
-        }?;
-        let (state, nodes) = &self.images[*slot];
-        let listed = nodes
-            .get(pos / 64)
-            .is_some_and(|w| w & (1 << (pos % 64)) != 0);
-        listed.then_some(state)
-    }
-}
-
-fn image_nodes(cluster: &Cluster) -> Arc<ImageNodes> {
-    cluster.node_derived("ImageLocality/image-nodes", |c| {
-        let words = c.nodes().len().div_ceil(64);
-        let mut out = ImageNodes {
-            by_name: FastMap::default(),
-            images: Vec::new(),
-        };
-        for (pos, info) in c.nodes().iter().enumerate() {
-            for name in info.node.images.iter().flat_map(|img| img.names.iter()) {
-                // The cluster's summary is looked up once per name, not per node.
-                let slot = match out.by_name.get(name) {
-                    Some(&slot) => slot,
-                    None => {
-                        let Some(state) = c.image_state(name) else {
-                            continue;
-                        };
-                        out.images.push((state.clone(), vec![0; words]));
-                        out.by_name.insert(name.clone(), out.images.len() - 1);
-                        out.images.len() - 1
-                    }
-                };
-                out.images[slot].1[pos / 64] |= 1 << (pos % 64);
-            }
-        }
-        out
-    })
 }
 
 /// `normalized_image_name(image)`, without building it: the image as written when it
