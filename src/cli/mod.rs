@@ -134,7 +134,10 @@ pub fn run(cli: &Cli) -> Result<()> {
     if matches!(cli.command, Some(Subcommand::Tui(_)) | None) {
         return run_tui(cli);
     }
-    let out: &mut dyn Write = &mut std::io::stdout().lock();
+    // Buffered: stdout's own buffer flushes every line, a write call per line of a
+    // multi-megabyte JSON answer.
+    let out: &mut dyn Write =
+        &mut std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = match &cli.command {
         // Source flags may come before the subcommand too: merge them into its own.
         Some(Subcommand::Explain(args)) => cli.source_for(&args.source).and_then(|source| {

@@ -39,6 +39,10 @@ impl Formatter for InertText<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // Every escaped character is DEL or beyond ASCII: plain ASCII goes out whole.
+        if fragment.bytes().all(|b| b < 0x7f) {
+            return writer.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if escaped(c) {
