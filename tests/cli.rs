@@ -26,8 +26,8 @@ fn explain_table_on_the_demo_names_the_verdict() {
     assert!(out.contains("Scores"), "{out}");
 }
 
-/// `--timings`: one `phase: value ms` line per phase on stderr, in phase order; the
-/// answer on stdout is the one without the flag.
+/// `--timings`: one `phase: value ms` line per phase on stderr, in phase order, then
+/// the peak memory (Linux); the answer on stdout is the one without the flag.
 #[test]
 fn explain_timings_prints_each_phase_on_stderr() {
     let demo = demo();
@@ -38,8 +38,19 @@ fn explain_timings_prints_each_phase_on_stderr() {
     assert_eq!(stdout(&o), stdout(&plain));
     assert!(stderr(&plain).is_empty(), "{}", stderr(&plain));
     let err = stderr(&o);
-    let phases: Vec<&str> = err
-        .lines()
+    let mut lines: Vec<&str> = err.lines().collect();
+    if cfg!(target_os = "linux") {
+        let peak = lines.pop().expect("a peak memory line");
+        let mb = peak
+            .strip_prefix("peak memory: ")
+            .and_then(|v| v.strip_suffix(" MB"));
+        assert!(
+            mb.is_some_and(|v| v.parse::<f64>().is_ok_and(|v| v > 0.0)),
+            "{peak}"
+        );
+    }
+    let phases: Vec<&str> = lines
+        .into_iter()
         .map(|l| {
             let (phase, value) = l.split_once(": ").unwrap_or_else(|| panic!("{l}"));
             let number = value.strip_suffix(" ms").unwrap_or_else(|| panic!("{l}"));

@@ -49,8 +49,20 @@ impl Timings {
                 }
             }
         }
+        if let Some(mb) = peak_memory_mb() {
+            out.push_str(&format!("peak memory: {mb:.0} MB\n"));
+        }
         out
     }
+}
+
+/// The process's peak resident memory so far (`VmHWM`), in MB; `None` where
+/// /proc does not say.
+fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 impl PhaseClock for Timings {
