@@ -7,6 +7,8 @@
 //! kubectl-shaped snapshot instead, such as `../shared/scale/gen_scale.py` writes
 //! (images, labels, DaemonSets: the realistic shape), and explains its three pending
 //! pods `default/plain`, `default/anti` and `default/spread`.
+//! SCHEDSCOPE_SCALE_FACTOR=3 measures that file's shape at 3x instead (its nodes and
+//! bound pods replicated under new names; built once, cached under `target/`).
 //!
 //! Then `simulate` throughput on the same cluster: every 15th running pod not owned
 //! by a DaemonSet (at most SCHEDSCOPE_SCALE_UNBIND, default 10,000) is unbound in the
@@ -65,16 +67,24 @@ fn path_load(path: &str) {
 fn main() {
     schedscope::allocator::tune();
     // `cargo bench` passes `--bench`; ignore arguments.
-    if let Ok(path) = std::env::var("SCHEDSCOPE_SCALE_FILE") {
-        path_load(&path);
+    let scale_file = std::env::var("SCHEDSCOPE_SCALE_FILE").ok().map(|path| {
+        match env_usize("SCHEDSCOPE_SCALE_FACTOR", 1) {
+            0 | 1 => path,
+            f => support::replicate::replicated(std::path::Path::new(&path), f)
+                .display()
+                .to_string(),
+        }
+    });
+    if let Some(path) = &scale_file {
+        path_load(path);
     }
-    let (text, name, subjects) = match std::env::var("SCHEDSCOPE_SCALE_FILE") {
-        Ok(path) => (
+    let (text, name, subjects) = match scale_file {
+        Some(path) => (
             std::fs::read_to_string(&path).expect("SCHEDSCOPE_SCALE_FILE is readable"),
             path,
             ["default/plain", "default/anti", "default/spread"],
         ),
-        Err(_) => {
+        None => {
             let spec = SyntheticSpec {
                 nodes: env_usize("SCHEDSCOPE_BENCH_NODES", 5_000),
                 pods: env_usize("SCHEDSCOPE_BENCH_PODS", 150_000),

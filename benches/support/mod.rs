@@ -1,6 +1,8 @@
 //! Shared by the benches: environment overrides and the synthetic cluster loader.
 #![allow(dead_code)] // each bench uses part of it
 
+pub mod replicate;
+
 use std::time::{Duration, Instant};
 
 /// The binary's allocator (`src/main.rs`), so the figures are the binary's; each
