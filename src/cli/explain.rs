@@ -116,7 +116,12 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         None => RecordedWord::of(&trace, cluster, loaded.live.as_ref()),
         Some(_) => RecordedWord::NotRecorded,
     };
-    let answer = Answer::of_replay(&trace, cluster, &config.profiles).with_word(word);
+    let mut answer = Answer::of_replay(&trace, cluster, &config.profiles).with_word(word);
+    // A snapshot records the real scheduler's last word too (not under edits: it is
+    // about the cluster as it was).
+    if loaded.live.is_none() && comparison.is_none() {
+        answer = answer.with_recorded(&trace, cluster);
+    }
     let remedies = if args.suggest {
         let target = args.target.as_deref();
         let found = remedies_for(
