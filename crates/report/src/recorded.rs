@@ -12,6 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use schedscope_engine::engine::trace::{Outcome, Trace};
 use schedscope_engine::model::{Cluster, Pod};
 
+use super::pods::PodVerdict;
 use super::scheduler_word::{SchedulerWord, age_text};
 
 /// A recorded word older than this before the snapshot's newest time is named as a
@@ -176,6 +177,23 @@ pub fn word_beside(
         word.differs = !gated;
     }
     Some(word)
+}
+
+/// What a pods list marks a pod with when its verdict differs from the real
+/// scheduler's recorded word.
+pub const DIFFERS_MARK: &str = "≠ recorded";
+
+/// Whether a pod's listed verdict differs from the real scheduler's recorded word
+/// (its PodScheduled=False condition, or the snapshot's latest FailedScheduling
+/// event). No word, or a verdict without a replay, is no difference.
+pub fn verdict_differs(cluster: &Cluster, pod: &Pod, verdict: &PodVerdict) -> bool {
+    let (fit_error, gated) = match verdict {
+        PodVerdict::Schedulable { .. } => (None, false),
+        PodVerdict::Unschedulable { fit_error, .. } => (fit_error.as_deref(), false),
+        PodVerdict::Gated { .. } => (None, true),
+        _ => return false,
+    };
+    word_beside(cluster, pod, fit_error, gated).is_some_and(|w| w.differs)
 }
 
 /// Likely causes of a disagreement: the node count the scheduler saw against the
