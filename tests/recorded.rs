@@ -186,3 +186,23 @@ fn recorded_beside(scenario: &Path, key: &str, message: &str) -> Compared {
         replay: trace.fit_error,
     }
 }
+
+/// `pods --verdicts` marks the verdict the recorded word contradicts.
+#[test]
+fn pods_verdicts_mark_a_verdict_the_recorded_word_contradicts() {
+    let out = ok(&[
+        "pods",
+        "-s",
+        &fixture("insights-archive.yaml"),
+        "--verdicts",
+    ]);
+    let row = out.lines().find(|l| l.starts_with(ROUTER)).unwrap();
+    assert!(
+        row.ends_with("schedulable on worker-0  (≠ recorded)"),
+        "{out}"
+    );
+    // The demo records no word: no marks.
+    let demo = support::bin::demo();
+    let out = ok(&["pods", "-s", demo.to_str().unwrap(), "--verdicts"]);
+    assert!(!out.contains("≠"), "{out}");
+}

@@ -100,7 +100,7 @@ fn rejections(o: &mut String, answer: &Answer) {
     }
     let _ = writeln!(
         o,
-        "<h2>Rejected nodes</h2>\n<p>{}</p>\n<table>\n<tr><th>Nodes</th><th>Plugin</th>\
+        "<h2>Rejected nodes</h2>\n<p>{}</p>\n<div class=\"wide\"><table>\n<tr><th>Nodes</th><th>Plugin</th>\
          <th>Code</th><th>Reason</th><th>Causes</th><th>Examples</th></tr>",
         h(&view.headline)
     );
@@ -117,7 +117,7 @@ fn rejections(o: &mut String, answer: &Answer) {
             h(&super::markdown::examples(&nodes))
         );
     }
-    o.push_str("</table>\n");
+    o.push_str("</table></div>\n");
 }
 
 /// Whether the trace has a total per feasible node (a failed Score plugin leaves

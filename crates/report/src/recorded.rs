@@ -410,6 +410,117 @@ fn dra_objects(cluster: &Cluster, pod: &Pod) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedscope_engine::model::testing::{
+        add_storage_objects, cluster, simple_node, simple_pod,
+    };
+    use serde_json::{Value, json};
+
+    fn missing_for(c: &Cluster, key: &str) -> Vec<String> {
+        completeness(c, c.pod(key).unwrap()).missing
+    }
+
+    fn in_namespace(mut p: Value, ns: &str) -> Value {
+        p["metadata"]["namespace"] = json!(ns);
+        p
+    }
+
+    fn daemon_pod(name: &str, node: &str) -> Value {
+        let mut p = in_namespace(simple_pod(name, "10m", "10Mi", Some(node)), "kube-system");
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "name": "proxy", "uid": "ds-1", "controller": true}]);
+        p
+    }
+
+    /// A pod with a PVC whose PV and StorageClass are absent, another PVC absent,
+    /// and a claim whose ResourceClaim is absent (no slices, no classes either).
+    #[test]
+    fn volume_and_dra_objects_a_pod_reads_are_named_when_missing() {
+        let mut p = simple_pod("p", "1", "1Gi", None);
+        p["spec"]["volumes"] = json!([
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+            {"name": "gone", "persistentVolumeClaim": {"claimName": "gone"}}
+        ]);
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": "gpu-claim"}]);
+        let other = in_namespace(simple_pod("q", "1", "1Gi", Some("n1")), "kube-system");
+        let mut c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![p, other]);
+        add_storage_objects(
+            &mut c,
+            vec![
+                json!({"kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+                        "spec": {"volumeName": "pv-1", "storageClassName": "fast"}}),
+            ],
+        );
+        assert_eq!(
+            missing_for(&c, "default/p"),
+            [
+                "PersistentVolume pv-1",
+                "StorageClass fast",
+                "PersistentVolumeClaim default/gone",
+                "ResourceClaim default/gpu-claim",
+                "ResourceSlices (none in the snapshot)",
+                "DeviceClasses (none in the snapshot)",
+            ]
+        );
+    }
+
+    /// DaemonSet pods on three of four nodes: the fourth's pods are likely missing.
+    /// On one node of four, they may select only that one: nothing said.
+    #[test]
+    fn a_node_without_the_daemon_set_pods_most_nodes_run_is_named() {
+        let nodes: Vec<Value> = ["n1", "n2", "n3", "n4"]
+            .iter()
+            .map(|n| simple_node(n, "4", "8Gi"))
+            .collect();
+        let pending = in_namespace(simple_pod("p", "1", "1Gi", None), "apps");
+        let ds: Vec<Value> = ["n1", "n2", "n3"]
+            .iter()
+            .map(|n| daemon_pod(&format!("proxy-{n}"), n))
+            .chain([pending.clone()])
+            .collect();
+        let c = cluster(nodes.clone(), ds);
+        assert_eq!(
+            missing_for(&c, "apps/p"),
+            ["pods of node n4 (no DaemonSet pod there, while 3 other nodes run some)"]
+        );
+        let c = cluster(nodes, vec![daemon_pod("proxy-n1", "n1"), pending]);
+        assert!(missing_for(&c, "apps/p").is_empty());
+    }
+
+    /// A gated pod recorded as SchedulingGated agrees with a gated replay; an old
+    /// word that differs names its age as a cause.
+    #[test]
+    fn a_gated_record_agrees_with_a_gated_replay_and_an_old_word_says_its_age() {
+        let mut p = simple_pod("p", "1", "1Gi", None);
+        p["status"] = json!({"conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates",
+            "lastTransitionTime": "2026-01-01T10:00:00Z"}]});
+        let mut bound = in_namespace(simple_pod("q", "1", "1Gi", Some("n1")), "kube-system");
+        bound["metadata"]["creationTimestamp"] = json!("2026-01-01T13:05:00Z");
+        let c = cluster(vec![simple_node("n1", "4", "8Gi")], vec![p, bound]);
+        let pod = c.pod("default/p").unwrap();
+        assert!(!word_beside(&c, pod, None, true).unwrap().differs);
+        let trace = Trace::empty(
+            "default/p".into(),
+            0,
+            Outcome::Scheduled { node: "n1".into() },
+        );
+        let r = Recorded::of(&trace, &c).unwrap();
+        let w = r.word.unwrap();
+        assert!(w.word.differs);
+        assert_eq!(w.age_secs, Some(3 * 3600 + 5 * 60));
+        assert_eq!(
+            w.causes,
+            [
+                "the word is 3h05m older than the snapshot's newest timestamp: the cluster may \
+              have changed since"
+            ]
+        );
+        assert_eq!(
+            w.source(),
+            "PodScheduled condition (SchedulingGated), said 3h05m before the snapshot's \
+             newest timestamp"
+        );
+    }
 
     #[test]
     fn the_node_count_is_read_from_a_fit_error() {
