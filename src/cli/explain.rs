@@ -1,4 +1,4 @@
-//! `schedscope explain`: one pod's replay, as a table, JSON or YAML.
+//! `schedscope explain`: one pod's replay, as a table, JSON, YAML, Markdown or HTML.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -28,7 +28,8 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
     pub output: Format,
-    /// Also run every filter plugin on every node (always on for json and yaml).
+    /// Also run every filter plugin on every node (always on for every output but the
+    /// table).
     #[arg(long)]
     pub all_filters: bool,
     /// How many top-scoring nodes the table shows.
@@ -57,6 +58,12 @@ pub enum Format {
     Table,
     Json,
     Yaml,
+    /// GitHub-flavoured Markdown, to paste into an issue or a chat.
+    #[value(alias = "md")]
+    Markdown,
+    /// One self-contained HTML page (inline CSS, no script, no external asset),
+    /// with the score chart and the node × plugin matrices.
+    Html,
 }
 
 pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
@@ -116,7 +123,12 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         None => RecordedWord::of(&trace, cluster, loaded.live.as_ref()),
         Some(_) => RecordedWord::NotRecorded,
     };
-    let answer = Answer::of_replay(&trace, cluster, &config.profiles).with_word(word);
+    let mut answer = Answer::of_replay(&trace, cluster, &config.profiles).with_word(word);
+    // A snapshot records the real scheduler's last word too (not under edits: it is
+    // about the cluster as it was).
+    if loaded.live.is_none() && comparison.is_none() {
+        answer = answer.with_recorded(&trace, cluster);
+    }
     let remedies = if args.suggest {
         let target = args.target.as_deref();
         let found = remedies_for(
@@ -162,6 +174,14 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
                     )?;
                 }
             }
+        }
+        Format::Markdown => {
+            let text = crate::render::markdown::render(&trace, &answer, args.top);
+            out.write_all(text.as_bytes())?;
+        }
+        Format::Html => {
+            let text = crate::render::html::render(&trace, &answer, args.top);
+            out.write_all(text.as_bytes())?;
         }
         Format::Json | Format::Yaml => {
             let mut v = json::answer_json(&trace, &answer);

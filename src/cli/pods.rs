@@ -81,7 +81,22 @@ pub fn pods_text(
 ) -> String {
     let now = verdicts.then(crate::clock::wall_clock);
     let (list, verdicts) = pods_listing(cluster, profiles, namespace, now);
-    render::pods::render(&list, verdicts.as_deref(), grouped)
+    let differs = recorded_differs(cluster, &list, verdicts.as_deref());
+    render::pods::render_marked(&list, verdicts.as_deref(), grouped, &differs)
+}
+
+/// Which listed verdicts differ from the real scheduler's recorded word.
+fn recorded_differs(
+    cluster: &Cluster,
+    list: &crate::report::PodsList,
+    verdicts: Option<&[crate::report::PodVerdict]>,
+) -> Vec<bool> {
+    let verdicts = verdicts.unwrap_or_default();
+    list.rows
+        .iter()
+        .zip(verdicts)
+        .map(|(r, v)| crate::report::recorded::verdict_differs(cluster, &r.pod, v))
+        .collect()
 }
 
 /// `pods --what-if`: the edits, the edited model's listing with verdicts, and what

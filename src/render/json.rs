@@ -95,7 +95,9 @@ impl Formatter for InertText<'_> {
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{Answer, CauseLine, Causes, Group, GroupKind, RecordedWord, TraceView};
+use crate::report::{
+    Answer, CauseLine, Causes, Group, GroupKind, Recorded, RecordedWord, TraceView,
+};
 
 pub fn to_json(t: &Trace) -> Value {
     to_json_view(t, &TraceView::new(t))
@@ -263,6 +265,9 @@ pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
             "notes": r.notes,
         });
     }
+    if let Some(r) = &answer.recorded {
+        v["recorded"] = recorded_json(r);
+    }
     let word = match &answer.word {
         RecordedWord::NotRecorded => return v,
         RecordedWord::Silent => Value::Null,
@@ -276,6 +281,29 @@ pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
         o.insert("realScheduler".into(), word);
     }
     v
+}
+
+/// A snapshot's record (the `recorded` key): the real scheduler's recorded word
+/// beside the replay (`null` when the snapshot records none) and what the snapshot
+/// lacks for the pod. Live answers keep `realScheduler` as before.
+pub fn recorded_json(r: &Recorded) -> Value {
+    let word = r.word.as_ref().map(|w| {
+        json!({
+            "from": w.word.from,
+            "reason": w.reason,
+            "message": w.word.message,
+            "count": w.word.count,
+            "at": w.at.map(|t| t.to_string()),
+            "ageBeforeSnapshotSeconds": w.age_secs,
+            "differs": w.word.differs,
+            "likelyCauses": w.causes,
+        })
+    });
+    json!({
+        "word": word,
+        "complete": r.completeness.is_complete(),
+        "missing": r.completeness.missing,
+    })
 }
 
 /// The pod's own needs (the `needs` key): every field, set or not, so the shape is

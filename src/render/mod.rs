@@ -1,5 +1,5 @@
 //! The CLI's renderings of the presentation model: an explain answer as the fidelity
-//! JSON schema (also as YAML) and a human table, the pods listing, the simulation
+//! JSON schema (also as YAML), a human table, Markdown and a self-contained HTML page, the pods listing, the simulation
 //! timeline; [`escape`] makes untrusted text safe to print on a terminal.
 
 /// Appends one line of human output to a `String`: the formatted text with every
@@ -19,7 +19,9 @@ macro_rules! put_line {
 
 pub mod capacity;
 pub mod escape;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod pods;
 pub mod simulation;
 pub mod table;

@@ -7,12 +7,24 @@ use std::fmt::Write;
 use super::escape::terminal_safe;
 use crate::report::format::{CELL_MAX, clip, pad, width};
 use crate::report::pods::group_header;
+use crate::report::recorded::DIFFERS_MARK;
 use crate::report::{ListEntry, PodVerdict, PodsList};
 
 /// The listing, one row per pod in list order, or (`grouped`, with verdicts) one
 /// section per main reason, the most pods first.
 pub fn render(list: &PodsList, verdicts: Option<&[PodVerdict]>, grouped: bool) -> String {
-    let table = PodsTable::new(list, verdicts);
+    render_marked(list, verdicts, grouped, &[])
+}
+
+/// [`render`], each verdict whose `differs[i]` is set marked as differing from the
+/// real scheduler's recorded word ([`DIFFERS_MARK`]).
+pub fn render_marked(
+    list: &PodsList,
+    verdicts: Option<&[PodVerdict]>,
+    grouped: bool,
+    differs: &[bool],
+) -> String {
+    let table = PodsTable::new(list, verdicts, differs);
     let mut out = String::new();
     match verdicts {
         Some(verdicts) if grouped => {
@@ -40,13 +52,14 @@ pub fn render(list: &PodsList, verdicts: Option<&[PodVerdict]>, grouped: bool) -
 struct PodsTable<'a> {
     list: &'a PodsList,
     verdicts: Option<&'a [PodVerdict]>,
+    differs: &'a [bool],
     pod_w: usize,
     sched_w: usize,
     state_w: usize,
 }
 
 impl<'a> PodsTable<'a> {
-    fn new(list: &'a PodsList, verdicts: Option<&'a [PodVerdict]>) -> Self {
+    fn new(list: &'a PodsList, verdicts: Option<&'a [PodVerdict]>, differs: &'a [bool]) -> Self {
         let widest = |f: &dyn Fn(&crate::report::PodRow) -> String, least: usize| {
             list.rows
                 .iter()
@@ -58,6 +71,7 @@ impl<'a> PodsTable<'a> {
         PodsTable {
             list,
             verdicts,
+            differs,
             pod_w: widest(&|r| r.key(), 48),
             sched_w: widest(&|r| r.pod.scheduler_name.clone(), 20),
             state_w: widest(&|r| r.state_label(), 5),
@@ -86,9 +100,14 @@ impl<'a> PodsTable<'a> {
         let _ = match self.verdicts.and_then(|v| v.get(i)) {
             Some(v) => writeln!(
                 out,
-                "{indent}{key} {priority:>11}  {sched} {}  {}",
+                "{indent}{key} {priority:>11}  {sched} {}  {}{}",
                 pad(&state, self.state_w),
-                cell(&v.label())
+                cell(&v.label()),
+                if self.differs.get(i).copied().unwrap_or(false) {
+                    format!("  ({DIFFERS_MARK})")
+                } else {
+                    String::new()
+                }
             ),
             None => writeln!(out, "{indent}{key} {priority:>11}  {sched} {state}"),
         };

@@ -8,7 +8,7 @@ use crate::engine::trace::{Outcome, Trace};
 use crate::report::answer::some_nodes;
 use crate::report::format::{CELL_MAX, clip, pad, pad_left, width as text_width};
 use crate::report::needs::PodNeeds;
-use crate::report::{Answer, Causes, Group, GroupKind, Headline, TraceView, legend};
+use crate::report::{Answer, Causes, Group, GroupKind, Headline, Recorded, TraceView, legend};
 
 pub struct TableOptions {
     /// How many top-scoring nodes to show.
@@ -33,7 +33,7 @@ pub fn render(t: &Trace, opts: &TableOptions) -> String {
 /// [`render`] from a view already built (with the rejections' causes, when it has
 /// them: each group then gets its cause lines under it).
 pub fn render_view(t: &Trace, view: &TraceView, opts: &TableOptions) -> String {
-    render_parts(t, view, &Headline::of(t, view), None, opts)
+    render_parts(t, view, &Headline::of(t, view), None, "", opts)
 }
 
 /// The table of an [`Answer`]: its headline, its needs under it, its groups and
@@ -44,6 +44,7 @@ pub fn render_answer(t: &Trace, answer: &Answer, opts: &TableOptions) -> String 
         &answer.view,
         &answer.headline,
         answer.needs.as_ref(),
+        &recorded_lines(answer.recorded.as_ref()),
         opts,
     );
     // The release replayed, when the cluster names one: under the pod line.
@@ -59,11 +60,12 @@ fn render_parts(
     view: &TraceView,
     headline: &Headline,
     needs: Option<&PodNeeds>,
+    under_verdict: &str,
     opts: &TableOptions,
 ) -> String {
     let mut out = String::new();
     let o = &mut out;
-    verdict_section(o, t, headline, needs);
+    verdict_section(o, t, headline, needs, under_verdict);
     if matches!(t.outcome, Outcome::Gated { .. }) {
         return out;
     }
@@ -78,8 +80,33 @@ fn render_parts(
     out
 }
 
-/// Pod, verdict, FitError, the pod's needs, what is not modelled.
-fn verdict_section(o: &mut String, t: &Trace, headline: &Headline, needs: Option<&PodNeeds>) {
+/// A snapshot's record under the verdict: the real scheduler's recorded word beside
+/// the replay (with the likely causes when they differ) and what the snapshot lacks
+/// for the pod. Nothing for a complete snapshot that records no word.
+fn recorded_lines(recorded: Option<&Recorded>) -> String {
+    let Some(r) = recorded.filter(|r| r.worth_showing()) else {
+        return String::new();
+    };
+    let mut o = String::new();
+    if let Some(w) = &r.word {
+        let _ = writeln!(o, "Recorded   {}", w.line());
+        if let Some(c) = w.causes_line() {
+            let _ = writeln!(o, "           {c}");
+        }
+    }
+    let _ = writeln!(o, "Snapshot   {}", r.completeness.line());
+    o
+}
+
+/// Pod, verdict, FitError, the snapshot's record, the pod's needs, what is not
+/// modelled.
+fn verdict_section(
+    o: &mut String,
+    t: &Trace,
+    headline: &Headline,
+    needs: Option<&PodNeeds>,
+    under_verdict: &str,
+) {
     put_line!(
         o,
         "Pod        {}  (priority {}, profile {})",
@@ -97,6 +124,7 @@ fn verdict_section(o: &mut String, t: &Trace, headline: &Headline, needs: Option
     if let Some(fe) = &t.fit_error {
         put_line!(o, "FitError   {fe}");
     }
+    o.push_str(under_verdict);
     if let Some(n) = needs {
         needs_section(o, n);
     }

@@ -281,12 +281,14 @@ impl WireStatus {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct WireCondition {
     #[serde(rename = "type")]
     type_: Option<String>,
     status: Option<String>,
     reason: Option<String>,
     message: Option<String>,
+    last_transition_time: Option<Time>,
 }
 
 impl WireCondition {
@@ -296,6 +298,7 @@ impl WireCondition {
             status: self.status.unwrap_or_default(),
             reason: self.reason,
             message: self.message,
+            last_transition_time: self.last_transition_time,
             ..core::PodCondition::default()
         }
     }

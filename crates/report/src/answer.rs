@@ -218,6 +218,9 @@ pub struct Answer {
     /// The pod's own needs, when the pod is in the cluster the replay ran on.
     pub needs: Option<PodNeeds>,
     pub word: RecordedWord,
+    /// A snapshot's record of the real scheduler's word and what it lacks for the
+    /// pod (`None`: not a snapshot, or the answer is about an edited model).
+    pub recorded: Option<super::recorded::Recorded>,
     /// The kube-scheduler release replayed, when the cluster names one (else the
     /// frameworks' own, v1.35 by default), with what it means for this pod.
     pub release: Option<ReleaseNote>,
@@ -279,6 +282,7 @@ impl Answer {
                 .map(|pod| PodNeeds::of(pod, cluster)),
             view,
             word: RecordedWord::NotRecorded,
+            recorded: None,
             release: cluster
                 .kube_version
                 .as_ref()
@@ -293,12 +297,20 @@ impl Answer {
             view,
             needs: None,
             word: RecordedWord::NotRecorded,
+            recorded: None,
             release: None,
         }
     }
 
     pub fn with_word(mut self, word: RecordedWord) -> Answer {
         self.word = word;
+        self
+    }
+
+    /// With a snapshot's record beside the replay ([`super::recorded::Recorded::of`]
+    /// on the cluster the replay ran on).
+    pub fn with_recorded(mut self, trace: &Trace, cluster: &Cluster) -> Answer {
+        self.recorded = super::recorded::Recorded::of(trace, cluster);
         self
     }
 }

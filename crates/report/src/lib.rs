@@ -11,6 +11,7 @@ pub mod claims;
 pub mod format;
 pub mod needs;
 pub mod pods;
+pub mod recorded;
 pub mod remedies;
 pub mod scheduler_word;
 pub mod trace;
@@ -26,6 +27,7 @@ pub use pods::{
     HeldPod, ListEntry, PodQuery, PodRow, PodState, PodVerdict, PodsList, ReasonGroup, contains_ci,
     group_by_reason, is_key, newest_first, pod_reason, pod_rows, pod_state, short_fit_message,
 };
+pub use recorded::{Completeness, Recorded, RecordedVerdict};
 pub use trace::{
     FilterRow, Group, GroupKind, Mark, Stage, StageDetail, StagePlugin, TraceView, abbreviations,
     legend,

@@ -335,6 +335,10 @@ pub enum PodVerdict {
         reason: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         nominated: Option<String>,
+        /// The replay's FitError, set beside the real scheduler's recorded word
+        /// ([`super::recorded::verdict_differs`]); not listed.
+        #[serde(skip)]
+        fit_error: Option<String>,
     },
     /// Held before the queue (PreEnqueue).
     Gated {
@@ -377,6 +381,7 @@ impl PodVerdict {
                         nodes,
                         reason,
                         nominated: nominated_node.clone(),
+                        fit_error: trace.fit_error.clone(),
                     }
                 }
             },
@@ -407,6 +412,7 @@ impl PodVerdict {
                 nodes,
                 reason,
                 nominated,
+                ..
             } => match nominated {
                 Some(n) => format!("{}; preempt on {n}", counted(*nodes, reason)),
                 None => counted(*nodes, reason),
@@ -427,6 +433,7 @@ impl PodVerdict {
                 nodes,
                 reason,
                 nominated,
+                ..
             } => match nominated {
                 Some(n) => format!(
                     "unschedulable: {}; preemption would nominate {n}",
@@ -691,12 +698,14 @@ mod tests {
             nodes: n,
             reason: "Insufficient cpu".into(),
             nominated: None,
+            fit_error: None,
         };
         let on = |n: &str| PodVerdict::Schedulable { node: n.into() };
         let taint = PodVerdict::Unschedulable {
             nodes: 2,
             reason: "node(s) had untolerated taint(s)".into(),
             nominated: None,
+            fit_error: None,
         };
         let verdicts = [
             ("p1", on("a")),

@@ -2,26 +2,11 @@
 //! latest FailedScheduling event, as a live source records them), set beside the
 //! replay's FitError: where it came from, whether the replay agrees, how old it is.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::jiff::Timestamp;
 
-use schedscope_engine::model::{Pod, PodKey};
+use schedscope_engine::model::Pod;
 
-/// The latest FailedScheduling event of a pod.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SchedulingEvent {
-    pub message: String,
-    pub count: i32,
-    pub last_seen: Option<Timestamp>,
-    /// `involvedObject.uid` (`regarding.uid`): which incarnation of the pod it is
-    /// about. A pod deleted and created again under the same name (a StatefulSet's)
-    /// has a new uid, and the old one's events still name it.
-    pub uid: String,
-}
-
-/// Each pending pod's latest FailedScheduling event.
-pub type SchedulingEvents = BTreeMap<PodKey, SchedulingEvent>;
+pub use schedscope_engine::model::recorded::{SchedulingEvent, SchedulingEvents};
 
 /// The real scheduler's word on a pending pod, set beside the replay.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -251,6 +251,7 @@ mod tests {
             nodes: 3,
             reason: "x".into(),
             nominated: None,
+            fit_error: None,
         };
         let before = vec![
             ("a/1".to_string(), no.clone()),

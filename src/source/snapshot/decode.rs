@@ -460,6 +460,8 @@ pub(super) enum Decoded {
     ResourceSlice(Box<dra::ResourceSlice>),
     ResourceClaim(Box<dra::ResourceClaim>),
     ResourceClaimTemplate(Box<dra::ResourceClaimTemplate>),
+    /// A FailedScheduling event: the pod's `namespace/name` and what it says.
+    Event(Box<(String, crate::model::recorded::SchedulingEvent)>),
 }
 
 /// Decode one object. Pure, so it could run on any thread.
@@ -484,6 +486,9 @@ pub(super) fn decode_object(
                 "this is a scheduler configuration, not a cluster object; pass it with --config"
                     .into(),
         });
+    }
+    if super::events::is_event(kind, api_version) {
+        return Ok(super::events::decode_event(body));
     }
     let Some(expected) = expected_api_version(kind) else {
         return Ok(Decoded::Skip(kind.to_string()));

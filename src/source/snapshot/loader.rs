@@ -36,6 +36,10 @@ pub(super) struct Loader {
     pub(super) alias_allowance: crate::text::AliasAllowance,
 }
 
+/// How the load report counts the FailedScheduling events read (other Events are
+/// skipped).
+const SCHEDULING_EVENTS: &str = "Event (FailedScheduling)";
+
 pub(super) fn ns_key(meta: &ObjectMeta) -> String {
     format!(
         "{}/{}",
@@ -183,7 +187,7 @@ impl Loader {
     }
 
     /// Take over what a trial loader read.
-    pub(super) fn merge(&mut self, other: Loader) {
+    pub(super) fn merge(&mut self, mut other: Loader) {
         self.report.documents += other.report.documents;
         self.report.replaced.extend(other.report.replaced);
         self.report.repeated += other.report.repeated;
@@ -196,6 +200,16 @@ impl Loader {
         }
         self.nodes.extend(other.nodes);
         self.pods.extend(other.pods);
+        if let Some(n) = other.report.objects.get(SCHEDULING_EVENTS) {
+            *self
+                .report
+                .objects
+                .entry(SCHEDULING_EVENTS.into())
+                .or_default() += n;
+        }
+        for (pod, ev) in std::mem::take(&mut other.cluster.recorded_events) {
+            crate::model::recorded::keep_latest(&mut self.cluster.recorded_events, pod, ev);
+        }
         let decoded = self.decoded + other.decoded;
         for (_, rc) in other.runtime_classes {
             self.apply(Decoded::RuntimeClass(Box::new(rc)));
@@ -581,6 +595,11 @@ impl Loader {
                 *o,
                 report,
             ),
+            Decoded::Event(e) => {
+                let (pod, ev) = *e;
+                *report.objects.entry(SCHEDULING_EVENTS.into()).or_default() += 1;
+                crate::model::recorded::keep_latest(&mut c.recorded_events, pod, ev);
+            }
             Decoded::ResourceClaimTemplate(o) => put(
                 &mut c.resource_claim_templates,
                 "ResourceClaimTemplate",

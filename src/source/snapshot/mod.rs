@@ -30,6 +30,7 @@ use super::{LoadReport, SnapshotError};
 use crate::model::Cluster;
 
 mod decode;
+mod events;
 mod json;
 mod loader;
 mod parallel;

@@ -144,6 +144,15 @@ impl PaneCtx<'_> {
         )
     }
 
+    /// The snapshot whose recorded words (PodScheduled conditions, FailedScheduling
+    /// events) are set beside the replays: a snapshot as loaded, not a live source
+    /// (which has its own word), a simulation (which rewrites the conditions) or
+    /// edits (the words are about the cluster as it was).
+    pub fn recorded_snapshot(&self) -> Option<&Cluster> {
+        (self.source.live_status.is_none() && self.sim.is_none() && !self.whatif.is_active())
+            .then_some(self.cluster)
+    }
+
     /// The tabs of the tab bar (History only in simulation mode).
     pub fn tabs(&self) -> &'static [Tab] {
         if self.sim.is_some() {

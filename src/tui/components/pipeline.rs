@@ -13,13 +13,16 @@ use super::{
 };
 use crate::engine::trace::Trace;
 use crate::report::whatif::{WhatIfComparison, WhatIfSide};
-use crate::report::{Headline, Mark, Stage, TraceView, plural};
+use crate::report::{Headline, Mark, Recorded, Stage, TraceView, plural};
 use crate::theme::Theme;
 
 /// The extension points of the current trace; enter opens a point's tab.
 #[derive(Clone, Debug, Default)]
 pub struct PipelinePane {
     pub cursor: Cursor,
+    /// The snapshot's record beside the trace shown, computed once per trace (keyed
+    /// by the trace's address).
+    recorded: Option<(usize, Option<std::sync::Arc<Recorded>>)>,
 }
 
 impl PipelinePane {
@@ -72,7 +75,21 @@ fn draw(pane: &mut PipelinePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits:
     };
     let t = ctx.theme.clone();
     let view = &cur.view;
-    let head = head_lines(ctx, &cur.trace, view, &t);
+    let at = std::sync::Arc::as_ptr(&cur.trace) as usize;
+    if pane.recorded.as_ref().is_none_or(|(k, _)| *k != at) {
+        let r = ctx
+            .recorded_snapshot()
+            .and_then(|c| Recorded::of(&cur.trace, c))
+            .filter(Recorded::worth_showing)
+            .map(std::sync::Arc::new);
+        pane.recorded = Some((at, r));
+    }
+    let recorded = pane.recorded.as_ref().and_then(|(_, r)| r.clone());
+    let mut head = head_lines(ctx, &cur.trace, view, &t);
+    if let Some(r) = &recorded {
+        // Under the headline, as the `explain` table has it under the verdict.
+        head.splice(1..1, recorded_lines(r, &t));
+    }
     let stages_h =
         (view.stages.len() as u16 + 1).min(area.height.saturating_sub(head.len() as u16));
     let [head_area, stages_area, detail_area] = Layout::vertical([
@@ -134,6 +151,43 @@ fn head_lines<'a>(ctx: &PaneCtx, trace: &Trace, view: &TraceView, t: &Theme) -> 
         )));
     }
     head
+}
+
+/// A snapshot's record: the real scheduler's recorded word beside the replay (with
+/// the likely causes when they differ) and what the snapshot lacks for the pod.
+fn recorded_lines(r: &Recorded, t: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if let Some(w) = &r.word {
+        let (mark, style) = if w.word.differs {
+            ("≠ ", t.warning)
+        } else {
+            ("= ", t.dim)
+        };
+        out.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(format!("recorded: {} · {}", w.verdict(), w.source()), style),
+        ]));
+        out.push(Line::from(Span::styled(
+            format!("  {}", crate::report::format::one_line(&w.word.message)),
+            style,
+        )));
+        if w.word.differs {
+            out.push(Line::from(Span::styled("  likely causes:", t.warning)));
+            for c in &w.causes {
+                out.push(Line::from(Span::styled(format!("  · {c}"), t.warning)));
+            }
+        }
+    }
+    let style = if r.completeness.is_complete() {
+        t.dim
+    } else {
+        t.warning
+    };
+    out.push(Line::from(Span::styled(
+        format!("snapshot {}", r.completeness.line()),
+        style,
+    )));
+    out
 }
 
 /// `what-if: Unschedulable, 0 feasible → Scheduled, 3 feasible, on gen-b1 (total

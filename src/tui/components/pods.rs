@@ -10,7 +10,6 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::super::action::{Action, Focus};
 use super::super::format;
-use super::super::verdicts::Verdicts;
 use super::super::waiting::countdown;
 use super::super::widgets::{block, centered_note};
 use super::table::SortTable;
@@ -448,7 +447,7 @@ fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns) -> Row<'a> 
         };
         line.spans.push(Span::styled(format!(" {txt}"), style));
     }
-    let verdict = verdict_line(r, ctx.verdicts, t);
+    let verdict = verdict_line(r, ctx, t);
     let queue = ctx.sim.map(|s| {
         let q = s.queue_of(&r.key());
         Cell::from(Span::styled(queue_label(q, wide), queue_style(t, q)))
@@ -502,18 +501,27 @@ fn draw_group_headers(pane: &PodsPane, f: &mut Frame, area: Rect, t: &Theme) {
 
 /// The verdict cell: symbol and short text, `…` while it is computed, nothing for a
 /// bound pod.
-fn verdict_line<'a>(r: &PodRow, verdicts: &Verdicts, t: &Theme) -> Line<'a> {
+fn verdict_line<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme) -> Line<'a> {
     if r.state == PodState::Bound {
         return Line::default();
     }
-    match verdicts.get(&r.key()) {
+    match ctx.verdicts.get(&r.key()) {
         Some(v) => {
             let style = verdict_style(t, v);
-            Line::from(vec![
+            let mut line = Line::from(vec![
                 Span::styled(v.symbol(), style),
                 Span::raw(" "),
                 Span::styled(v.short(), style),
-            ])
+            ]);
+            // A snapshot's recorded word that the replay contradicts: marked first,
+            // so a narrow column still shows it.
+            if ctx
+                .recorded_snapshot()
+                .is_some_and(|c| crate::report::recorded::verdict_differs(c, &r.pod, v))
+            {
+                line.spans.insert(0, Span::styled("≠", t.warning));
+            }
+            line
         }
         None => Line::from(Span::styled("…", t.dim)),
     }

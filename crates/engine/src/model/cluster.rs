@@ -127,6 +127,10 @@ pub struct Cluster {
     /// Pods that ran to completion (phase Succeeded or Failed), `namespace/name` →
     /// phase: the scheduler ignores them, but a user asking about one is told so.
     pub finished_pods: BTreeMap<String, String>,
+    /// A snapshot's FailedScheduling events, the latest per pod: the real
+    /// scheduler's word, kept for display (no plugin reads them; a live source keeps
+    /// its own).
+    pub recorded_events: super::recorded::SchedulingEvents,
     /// The kube-scheduler release the cluster runs, when known or chosen
     /// (`--kube-version`, a snapshot's record, the API server): cycles replay that
     /// release (the engine re-builds its plugins for it). `None`: the frameworks as

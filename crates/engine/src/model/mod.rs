@@ -8,6 +8,7 @@ pub mod node;
 pub mod node_cache;
 pub mod pod;
 pub mod quantity;
+pub mod recorded;
 pub mod requests;
 pub mod resource;
 pub mod sym;

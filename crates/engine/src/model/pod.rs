@@ -56,6 +56,8 @@ pub struct Pod {
     /// `PodScheduled=False` condition as (reason, message), e.g. `("Unschedulable",
     /// "0/3 nodes are available: ...")`: what the real scheduler last said (TUI list).
     pub not_scheduled: Option<(String, String)>,
+    /// That condition's `lastTransitionTime`: how old the real scheduler's word is.
+    pub not_scheduled_since: Option<Timestamp>,
     pub host_network: bool,
     /// Filter-time requests (containers, the largest init container, sidecars, pod-level
     /// requests, overhead, as upstream's `resource.PodRequests`); for a bound pod, the resize-aware effective requests.
@@ -190,6 +192,9 @@ impl Pod {
         let (host_ports, sidecar_host_ports) = host_ports(spec, host_network);
         let preemption_in_progress = preemption_in_progress(status);
         let not_scheduled = not_scheduled(status);
+        let not_scheduled_since = pod_scheduled_false(status)
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|t| t.0);
 
         Ok(Pod {
             uid,
@@ -220,6 +225,7 @@ impl Pod {
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
             preemption_in_progress,
             not_scheduled,
+            not_scheduled_since,
             host_network,
             non_zero_milli_cpu: non_zero.milli_cpu,
             non_zero_memory: non_zero.memory,
@@ -381,20 +387,22 @@ fn preemption_in_progress(status: Option<&core::PodStatus>) -> bool {
         })
 }
 
+/// The pod's `PodScheduled=False` condition.
+fn pod_scheduled_false(status: Option<&core::PodStatus>) -> Option<&core::PodCondition> {
+    status.and_then(|s| s.conditions.as_ref()).and_then(|cs| {
+        cs.iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+    })
+}
+
 /// The reason and message of the pod's `PodScheduled=False` condition.
 fn not_scheduled(status: Option<&core::PodStatus>) -> Option<(String, String)> {
-    status
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        })
-        .map(|c| {
-            (
-                c.reason.clone().unwrap_or_default(),
-                c.message.clone().unwrap_or_default(),
-            )
-        })
+    pod_scheduled_false(status).map(|c| {
+        (
+            c.reason.clone().unwrap_or_default(),
+            c.message.clone().unwrap_or_default(),
+        )
+    })
 }
 
 /// The volume as scheduler plugins read it, or `None` when none does. Sources only
