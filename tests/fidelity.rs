@@ -107,6 +107,8 @@ scenarios! {
     d14 => "d14-missing-claim",
     d15 => "d15-network-attached-devices",
     d16 => "d16-claim-template",
+    d17 => "d17-cel-cost-limit-exceeded-added",
+    d18 => "d18-cel-cost-within-limit-added",
     h01 => "h01-basic-least-allocated",
     h02 => "h02-node-unschedulable",
     h03 => "h03-node-unschedulable-tolerated",

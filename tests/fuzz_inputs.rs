@@ -126,7 +126,7 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
         return String::new();
     }
     let at = rng.below(lines.len());
-    match rng.below(13) {
+    match rng.below(14) {
         // Replace a value.
         0..=4 => {
             // Prefer a line with a scalar value nearby.
@@ -200,6 +200,18 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
                 lines[i] = format!("{key}: {}", "n".repeat(70_000));
             }
         }
+        // A CEL selector whose evaluation would run long or fill memory: the cost
+        // bound must stop it (issue 26 item 2).
+        12 => {
+            let expression = (0..lines.len())
+                .map(|k| (at + k) % lines.len())
+                .find(|&i| lines[i].trim_start().starts_with("expression: "));
+            if let Some(i) = expression {
+                let (key, _) = lines[i].split_once(": ").unwrap();
+                let key = key.to_string();
+                lines[i] = format!("{key}: '{}'", costly_cel(rng));
+            }
+        }
         // Re-indent a line (structure changes type).
         _ => {
             let l = lines[at].clone();
@@ -213,6 +225,31 @@ fn mutate_yaml(rng: &mut Rng, text: &str) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+/// A selector of each class that ran for seconds or filled memory before CEL had
+/// a cost bound (no single quotes: it goes in a single-quoted YAML scalar).
+fn costly_cel(rng: &mut Rng) -> String {
+    let range = |n: usize| format!("{:?}", (0..n).collect::<Vec<_>>());
+    let r = range(100);
+    let x = "x".repeat(4000);
+    let mut doubling = "s".to_string();
+    for _ in 0..22 {
+        doubling = format!("[{doubling}].map(s, s + s)[0]");
+    }
+    match rng.below(5) {
+        0 => format!(
+            r#""{}".replace("", "{x}").replace("", "{x}") == "y""#,
+            "a".repeat(50)
+        ),
+        1 => format!(r#""{}".split("").join("{x}") != """#, "a".repeat(3000)),
+        2 => format!(r#"["abcdefgh"].all(s, size({doubling}) > 0)"#),
+        3 => format!(
+            r#"{r}.exists(i, {r}.exists(j, "{}".matches("x+c")))"#,
+            "ab".repeat(500)
+        ),
+        _ => format!("size({r}.map(a, {r}.map(b, {r}.map(c, [a, b, c])))) > 0"),
+    }
 }
 
 /// The first `name:` line at or after `at` (wrapping around).

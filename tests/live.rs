@@ -1181,3 +1181,31 @@ async fn the_api_servers_version_is_replayed_live_and_recorded_by_save() {
     );
     let _ = std::fs::remove_file(file);
 }
+
+/// An endless list body (issue 26 item 5) fails the load and the save with the
+/// resource and the bound, instead of growing until memory runs out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_list_body_is_refused_at_its_bound() {
+    let api = FakeApi::start().await;
+    seed(&api);
+    api.endless_list("pods");
+    let client = live::bounded::client(kube::Config::new(api.url().parse().unwrap())).unwrap();
+    let opts = LiveOptions::default();
+    let bound = format!(
+        "passed {} MiB",
+        live::bounded::MAX_LIST_RESPONSE_BYTES >> 20
+    );
+    let Err(err) = live::load_once(client.clone(), &opts, WAIT).await else {
+        panic!("an endless list loaded");
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("/api/v1/pods") && err.contains(&bound),
+        "{err}"
+    );
+    let Err(err) = save::fetch_objects_within(&client, &opts, false, WAIT).await else {
+        panic!("an endless list was saved");
+    };
+    let err = err.to_string();
+    assert!(err.contains("pods") && err.contains(&bound), "{err}");
+}

@@ -48,7 +48,7 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     let server = config.cluster_url.to_string();
     let (st, version) = rt
         .block_on(async {
-            let client = kube::Client::try_from(config).map_err(live::LiveError::Client)?;
+            let client = live::bounded::client(config).map_err(live::LiveError::Client)?;
             // The API server's release is the one replayed (unless --kube-version);
             // a server that does not say leaves v1.35.
             let version = client.apiserver_version().await.ok();

@@ -142,7 +142,7 @@ fn run_act(ins: &Inspector, edits: Vec<crate::whatif::Edit>) -> Result<()> {
     );
     // The client's buffer task needs the runtime it will run on.
     let client = rt
-        .block_on(async { kube::Client::try_from(client_config) })
+        .block_on(async { crate::source::live::bounded::client(client_config) })
         .context("building the API client")?;
     // A held Lease is a plain error before the terminal is taken over.
     rt.block_on(act::acquire_lease_retrying(&client, &opts))?;

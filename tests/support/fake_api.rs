@@ -150,6 +150,8 @@ struct State {
     min_rv: u64,
     /// Resources (plurals) whose list and watch are answered 403, as RBAC would.
     forbidden: std::collections::BTreeSet<String>,
+    /// Resources (plurals) whose list is answered with a body that never ends.
+    endless: std::collections::BTreeSet<String>,
     /// What `/version` says (`gitVersion`); `None`: 404, as before it was served.
     git_version: Option<String>,
     resources: BTreeMap<String, Res>,
@@ -224,6 +226,7 @@ impl FakeApi {
             rv: 1000,
             min_rv: 0,
             forbidden: Default::default(),
+            endless: Default::default(),
             git_version: None,
             resources,
             fail_next: 0,
@@ -511,6 +514,15 @@ impl FakeApi {
         self.state.lock().expect("state").git_version = Some(git_version.to_string());
     }
 
+    /// Answer lists of `plural` with a body that never ends (`[[[[...`).
+    pub fn endless_list(&self, plural: &str) {
+        self.state
+            .lock()
+            .expect("state")
+            .endless
+            .insert(plural.to_string());
+    }
+
     /// Answer list and watch of `plural` with 403 Forbidden (RBAC without it), or
     /// serve it again.
     pub fn forbid(&self, plural: &str, forbidden: bool) {
@@ -669,6 +681,15 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
     };
     if st.forbidden.contains(&plural) {
         return forbidden(&st, &plural, &q);
+    }
+    if st.endless.contains(&plural) {
+        let chunk = Bytes::from(vec![b'['; 64 << 10]);
+        let frames = futures::stream::repeat_with(move || Ok(Frame::data(chunk.clone())));
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .body(BodyExt::boxed(StreamBody::new(frames)))
+            .expect("response");
     }
     let Some(res) = st.resources.get(&plural) else {
         return full(

@@ -159,7 +159,7 @@ pub(super) async fn read_client_config(opts: &LiveOptions) -> Result<Config, Liv
 
 pub async fn connect(opts: &LiveOptions) -> Result<Client, LiveError> {
     let config = client_config(opts).await?;
-    Client::try_from(config).map_err(LiveError::Client)
+    super::bounded::client(config).map_err(LiveError::Client)
 }
 
 /// A short description of where the client points, for the status bar.

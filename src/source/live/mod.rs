@@ -18,6 +18,7 @@
 //! [`Cluster::unreadable_kinds`]: crate::model::Cluster::unreadable_kinds
 //! [`DataUpdate`]: super::DataUpdate
 
+pub mod bounded;
 mod connection;
 mod kinds;
 mod state;

@@ -433,7 +433,7 @@ pub fn spawn(
         .build()
         .map_err(LiveError::Runtime)?;
     let client = rt
-        .block_on(async { Client::try_from(config) })
+        .block_on(async { super::bounded::client(config) })
         .map_err(LiveError::Client)?;
     let control = LiveControl::default();
     let shared = control.clone();
