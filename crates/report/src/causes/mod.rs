@@ -78,9 +78,16 @@ pub fn for_trace(
             by_node.insert(v.node.to_string(), lines);
         }
     }
+    // Each node's first rejection, looked up once per node (a search of the verdicts
+    // per node was quadratic in the nodes).
+    let first_rejection: std::collections::HashMap<&str, &str> = trace
+        .filter
+        .iter()
+        .filter_map(|v| Some((v.node.as_str(), v.plugin.as_deref()?)))
+        .collect();
     let mut by_node_plugin = BTreeMap::new();
     for n in trace.filter_all.iter().flatten() {
-        let first = trace.verdict(&n.node).and_then(|v| v.plugin.as_deref());
+        let first = first_rejection.get(&*n.node).copied();
         for r in n
             .results
             .iter()
