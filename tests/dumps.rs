@@ -281,3 +281,33 @@ fn a_directory_names_every_file_it_leaves_out_summarised_by_why() {
     assert!(w.contains("notes-00.md") && w.contains("and 9 more"), "{w}");
     assert!(!w.contains("notes-11.md"), "{w}");
 }
+
+#[test]
+fn snapshot_save_from_a_dump_rewrites_the_objects_the_loader_reads() {
+    for (name, summary) in [
+        ("cluster-info-dump.txt", "(1 Event, 2 Node, 4 Pod)"),
+        (
+            "insights",
+            "(1 ClusterOperator, 1 ClusterVersion, 2 Node, 1 Pod, 1 Scheduler)",
+        ),
+    ] {
+        let o = run(&["snapshot", "save", "--from", s(&dump(name)), "-o", "-"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(summary), "{name}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(!out.contains("==== START logs"), "{name}");
+        let again = schedscope::source::load_snapshot_str(&out, "saved.yaml").unwrap();
+        let first = load_snapshot(&dump(name)).unwrap();
+        assert_eq!(
+            again.cluster.pod_count(),
+            first.cluster.pod_count(),
+            "{name}"
+        );
+        assert_eq!(again.cluster.nodes().len(), first.cluster.nodes().len());
+        // The facts travel with the objects (a Scheduler, a ClusterOperator).
+        assert_eq!(
+            again.report.dump.scheduler_profile,
+            first.report.dump.scheduler_profile
+        );
+    }
+}

@@ -25,6 +25,21 @@ use crate::version::{KubeVersion, Release, VersionSource};
 
 const LOG_START: &str = "==== START logs for container ";
 
+/// `text` without a `kubectl cluster-info dump`'s container logs (for rewriting a
+/// dump's objects: `snapshot save --from`).
+pub(crate) fn without_container_logs(text: &str) -> Option<String> {
+    strip_container_logs(text).map(|(t, _)| t)
+}
+
+/// The kind and apiVersion the path of `file` under `root` implies for its objects
+/// that lack one (an Insights archive's layout).
+pub(crate) fn implied_kind_at(root: &Path, file: &Path) -> Option<(&'static str, &'static str)> {
+    if root.is_file() {
+        return None;
+    }
+    implied_kind(&relative_parts(root, file)).map(|k| (k.kind, k.api_version))
+}
+
 /// What [`strip_container_logs`] took out.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct StrippedLogs {

@@ -39,6 +39,7 @@ mod text;
 mod yaml;
 
 pub use dumps::{DumpFacts, DumpKind};
+pub(crate) use dumps::{implied_kind_at, without_container_logs};
 pub use stream::LoadProgress;
 
 use loader::Loader;
