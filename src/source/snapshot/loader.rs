@@ -757,9 +757,9 @@ impl Loader {
             let (release, notes) = self.report.dump.release(&cluster);
             self.report.notes.extend(notes);
             if let Some(r) = release {
-                self.report
-                    .notes
-                    .push(format!("replaying kube-scheduler {r}"));
+                self.report.notes.push(format!(
+                    "kube-scheduler release {r}; --kube-version overrides it"
+                ));
                 cluster.kube_version = Some(r);
             }
         }
