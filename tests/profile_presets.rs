@@ -1,9 +1,9 @@
 //! Profile presets (`--profile-preset`, files under `profiles/`), tested like user
 //! configurations: each scenario of `tests/profile-presets` carries the preset as its
 //! `config.yaml` (the same bytes as the shipped file) and the real scheduler's answer
-//! with that configuration (v1.35.4 and v1.34.7, see each README.txt); ours, with the
-//! preset loaded as `--profile-preset` loads it, must match field by field, compared
-//! as `tests/fidelity.rs` compares.
+//! with that configuration (v1.32.0, v1.33.3, v1.34.1, v1.34.7 and v1.35.4, see each
+//! README.txt); ours, with the preset loaded as `--profile-preset` loads it, must
+//! match field by field, compared as `tests/fidelity.rs` compares.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,10 @@ mod support_fidelity;
 use support_fidelity::compare;
 
 /// Each answer file and the exact release that wrote it.
-const RELEASES: [(&str, &str); 2] = [
+const RELEASES: [(&str, &str); 5] = [
+    ("expected-1.32.json", "1.32.0"),
+    ("expected-1.33.json", "1.33.3"),
+    ("expected-1.34.json", "1.34.1"),
     ("expected-1.34.7.json", "1.34.7"),
     ("expected-1.35.json", "1.35.4"),
 ];
