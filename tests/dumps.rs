@@ -220,8 +220,10 @@ fn must_gather_replays_its_scheduler_release_and_profile_unless_told_otherwise()
         err.contains("3 not YAML or JSON (") && err.contains("event-filter.html"),
         "{err}"
     );
-    // NoScoring has no Score plugin: the JSON's scores say which profile ran.
-    let v = json(&["explain", "-s", s(&d), pod, "-o", "json"]);
+    // NoScoring has no Score plugin: the JSON's scores say which profile ran (for
+    // the bound replica, replayed as if pending: it fits its own node).
+    let bound = "openshift-monitoring/prometheus-k8s-0";
+    let v = json(&["explain", "-s", s(&d), bound, "-o", "json"]);
     assert_eq!(v["scores"], serde_json::json!({}), "{}", v["scores"]);
     // --profile-preset overrides the dump's profile, and nothing is said about it.
     let o = run(&[
@@ -230,7 +232,7 @@ fn must_gather_replays_its_scheduler_release_and_profile_unless_told_otherwise()
         s(&d),
         "--profile-preset",
         "HighNodeUtilization",
-        pod,
+        bound,
         "-o",
         "json",
     ]);
