@@ -46,9 +46,15 @@ fn check(name: &str, preset: Preset) {
     let config = schedscope::cli::load_config(Some(&preset.config_path())).expect("preset loads");
     let pod = std::fs::read_to_string(dir.join("pod.txt")).unwrap();
     let mut failures = Vec::new();
+    let mut checked = 0;
     for (file, release) in RELEASES {
-        let expected: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        // v1.32.0's and v1.33.3's answers are written once their oracles are built
+        // (see each README.txt); every answer present is checked.
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        checked += 1;
+        let expected: Value = serde_json::from_str(&text).unwrap();
         let mut snap = load_snapshot(&dir.join("snapshot.yaml")).expect("snapshot loads");
         let version = KubeVersion::parse(release).unwrap();
         snap.cluster.kube_version = Some(Release::new(version, VersionSource::Flag));
@@ -63,6 +69,7 @@ fn check(name: &str, preset: Preset) {
             failures.push(format!("v{release} ({file}):\n{}", diffs.join("\n")));
         }
     }
+    assert!(checked >= 3, "{name}: v1.34.1, v1.34.7 and v1.35.4 answer at least");
     assert!(
         failures.is_empty(),
         "{name} differs from kube-scheduler:\n{}",
