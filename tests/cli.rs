@@ -584,8 +584,9 @@ fn a_snapshot_directory_says_what_it_read_and_left_out_on_stderr() {
         "{err}"
     );
     assert!(
-        err.contains("warning: left out 2 files holding no Kubernetes objects:")
-            && err.contains("notes.yaml (no Kubernetes objects)"),
+        err.contains("warning: left out 3 files holding no Kubernetes objects:")
+            && err.contains("notes.yaml (no Kubernetes objects)")
+            && err.contains("README.txt (not YAML or JSON)"),
         "{err}"
     );
     // The answer stays alone on stdout.

@@ -339,7 +339,7 @@ fn directory_is_read_recursively_in_path_order() {
         ]
     );
     // Files holding no Kubernetes objects are left out and named; `README.txt` is
-    // not a snapshot file at all.
+    // not a snapshot file at all: it is not read, only named (issue 25 item 2).
     let skipped: Vec<_> = r
         .skipped_files
         .iter()
@@ -350,6 +350,7 @@ fn directory_is_read_recursively_in_path_order() {
         [
             ("nested/notes.yaml".to_string(), "no Kubernetes objects"),
             ("nested/timestamp.json".to_string(), "empty"),
+            ("README.txt".to_string(), "not YAML or JSON"),
         ]
     );
     assert!(r.from_directory);
@@ -367,7 +368,7 @@ fn directory_is_read_recursively_in_path_order() {
     assert!(
         r.warnings
             .iter()
-            .any(|w| w.starts_with("left out 2 files") && w.contains("nested/notes.yaml (no")),
+            .any(|w| w.starts_with("left out 3 files") && w.contains("nested/notes.yaml (no")),
         "{:?}",
         r.warnings
     );

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
-use super::load::{load_cluster, load_config};
+use super::load::{load_cluster, load_config, with_dump_profile};
 use super::whatif::WhatIfArgs;
 use crate::capacity::capacity;
 use crate::engine::cycle::CycleOptions;
@@ -53,6 +53,7 @@ pub fn run_capacity(args: &CapacityArgs, out: &mut dyn Write) -> Result<()> {
     let edits = args.what_if.edits()?;
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
+    let config = with_dump_profile(config, source, &loaded.dump)?;
     let template = match (&args.pod, &args.pod_file) {
         (_, Some(path)) => {
             crate::source::template::read_pod_file(path, &loaded.cluster)

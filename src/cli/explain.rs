@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
-use super::load::{load_cluster, load_config};
+use super::load::{load_cluster, load_config, with_dump_profile};
 use super::timings::{Timings, timed_load};
 use super::whatif::WhatIfArgs;
 use crate::engine::cycle::{CycleOptions, PhaseClock};
@@ -76,6 +76,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         None => load_cluster(source)?,
     };
     let config = load_config(source.config.as_deref())?;
+    let config = with_dump_profile(config, source, &loaded.dump)?;
     let opts = CycleOptions {
         all_filters: args.all_filters || args.output != Format::Table,
         now: crate::clock::wall_clock(),

@@ -11,7 +11,7 @@ use crate::engine::SchedulerConfig;
 use crate::model::Cluster;
 use crate::source::live;
 use crate::source::presets::Preset;
-use crate::source::{SchedulingEvents, Snapshot, load_snapshot};
+use crate::source::{DumpFacts, SchedulingEvents, Snapshot, load_snapshot};
 use crate::version::{KubeVersion, Release, VersionSource};
 
 /// How long a one-shot command waits for a live cluster's lists.
@@ -22,6 +22,8 @@ pub(super) const LIVE_LIST_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct Loaded {
     pub cluster: Cluster,
     pub live: Option<SchedulingEvents>,
+    /// What a snapshot's dump says about the cluster's scheduler (empty when live).
+    pub dump: DumpFacts,
 }
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -40,6 +42,7 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
         return Ok(Loaded {
             cluster: s.cluster,
             live: None,
+            dump: s.report.dump,
         });
     }
     let opts = args.live_options();
@@ -71,6 +74,7 @@ pub fn load_cluster(args: &SourceArgs) -> Result<Loaded> {
     Ok(Loaded {
         cluster,
         live: Some(st.events),
+        dump: DumpFacts::default(),
     })
 }
 
@@ -157,6 +161,7 @@ pub(super) fn load_notes(report: &crate::source::LoadReport) -> Vec<String> {
     if report.from_directory {
         lines.push(report.to_string());
     }
+    lines.extend(report.notes.iter().map(|n| format!("note: {n}")));
     lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     lines
 }
@@ -174,5 +179,41 @@ pub fn load_config(path: Option<&Path>) -> Result<SchedulerConfig> {
             None => crate::source::read_scheduler_config(p)
                 .with_context(|| format!("invalid scheduler configuration {}", p.display())),
         },
+    }
+}
+
+/// `config` (from [`load_config`]), unless neither --config nor --profile-preset was
+/// given and the dump names its scheduler's profile (an OpenShift `Scheduler`
+/// `cluster`): then that profile's preset, said on stderr.
+pub fn with_dump_profile(
+    config: SchedulerConfig,
+    source: &SourceArgs,
+    dump: &DumpFacts,
+) -> Result<SchedulerConfig> {
+    let (config, note) = dump_profile(config, source, dump)?;
+    if let Some(n) = note {
+        crate::render::escape::to_stderr(&n);
+    }
+    Ok(config)
+}
+
+/// [`with_dump_profile`] with the line it would print (`note: ...` or `warning: ...`).
+pub(super) fn dump_profile(
+    config: SchedulerConfig,
+    source: &SourceArgs,
+    dump: &DumpFacts,
+) -> Result<(SchedulerConfig, Option<String>)> {
+    if source.config.is_some() {
+        return Ok((config, None));
+    }
+    match dump.profile_preset() {
+        None => Ok((config, None)),
+        Some(Ok((preset, note))) => {
+            let c = preset
+                .load()
+                .with_context(|| format!("invalid profile preset {preset}"))?;
+            Ok((c, Some(format!("note: {note}"))))
+        }
+        Some(Err(warning)) => Ok((config, Some(format!("warning: {warning}")))),
     }
 }

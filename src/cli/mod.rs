@@ -23,7 +23,7 @@ pub use args::{Inspector, LiveArgs, SourceArgs, TuiArgs, TuiCommand};
 pub use capacity::{CapacityArgs, CapacityFormat, run_capacity};
 pub use completions::{CompletionsArgs, run_completions, run_man};
 pub use explain::{ExplainArgs, Format, run_explain};
-pub use load::{Loaded, load_cluster, load_config, load_source};
+pub use load::{Loaded, load_cluster, load_config, load_source, with_dump_profile};
 pub use pods::{PodsArgs, PodsGroupBy, pods_text, run_pods};
 pub use simulate::{SimFormat, SimulateArgs, run_simulate};
 pub use snapshot::{SaveArgs, SnapshotCommand, run_snapshot_save};

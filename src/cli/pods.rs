@@ -7,12 +7,13 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
-use super::load::{load_cluster, load_config};
+use super::load::{load_cluster, load_config, with_dump_profile};
 use super::whatif::WhatIfArgs;
 use crate::engine::Framework;
 use crate::explain::pods_listing;
 use crate::model::Cluster;
 use crate::render;
+use crate::render::escape::terminal_safe;
 
 #[derive(Debug, Args, Clone)]
 pub struct PodsArgs {
@@ -48,7 +49,11 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     // error here as in every other command.
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
+    let config = with_dump_profile(config, source, &loaded.dump)?;
     if !edits.is_empty() {
+        if let Some(r) = &loaded.cluster.kube_version {
+            writeln!(out, "Release    {}\n", terminal_safe(&r.to_string()))?;
+        }
         let text = pods_what_if_text(
             &loaded.cluster,
             &edits,
@@ -58,6 +63,10 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
         )?;
         out.write_all(text.as_bytes())?;
         return Ok(());
+    }
+    // The release replayed, when one is chosen (as `explain` says it).
+    if let Some(r) = &loaded.cluster.kube_version {
+        writeln!(out, "Release    {}\n", terminal_safe(&r.to_string()))?;
     }
     let text = pods_text(
         &loaded.cluster,

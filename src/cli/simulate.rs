@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
-use super::load::{load_config, load_source};
+use super::load::{load_config, load_source, with_dump_profile};
 use super::whatif::WhatIfArgs;
 use crate::render::escape::terminal_safe;
 
@@ -46,6 +46,7 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
     let edits = args.what_if.cluster_edits("simulate")?;
     let snapshot = load_source(source)?;
     let config = load_config(source.config.as_deref())?;
+    let config = with_dump_profile(config, source, &snapshot.report.dump)?;
     let written: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
     // No copy of a large model when nothing is edited.
     let (cluster, notes) = if edits.is_empty() {
@@ -61,6 +62,7 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
         max_duration: std::time::Duration::from_secs(args.max_seconds),
         ..SimOptions::default()
     };
+    let release = cluster.kube_version.clone();
     let result = simulate(cluster, config, opts);
     match args.output {
         SimFormat::Text => {
@@ -68,12 +70,27 @@ pub fn run_simulate(args: &SimulateArgs, out: &mut dyn Write) -> Result<()> {
             if !edits.is_empty() {
                 text += &crate::render::whatif::edits_header(&written, &notes);
             }
+            // The release replayed, when one is chosen (as `explain` says it).
+            if let Some(r) = &release {
+                text += &format!("Release    {r}\n\n");
+            }
             text += &simulation::render_timeline(&result);
             out.write_all(terminal_safe(&text).as_bytes())?
         }
         SimFormat::Json => {
             let mut v = simulation::to_json(&result, args.traces);
             crate::render::whatif::add_edits_json(&mut v, &written, &notes);
+            if let (Some(r), Some(o)) = (&release, v.as_object_mut()) {
+                o.insert(
+                    "kube_version".into(),
+                    serde_json::json!({
+                        "version": r.version.to_string(),
+                        "replays": r.version.resolved().to_string(),
+                        "source": r.source,
+                        "from": r.source.phrase(),
+                    }),
+                );
+            }
             crate::render::json::write_pretty(&mut *out, &v)?;
             writeln!(out)?;
         }

@@ -93,6 +93,7 @@ pub(super) fn timed_load(source: &SourceArgs, t: &Timings) -> Result<Loaded> {
             Loaded {
                 cluster: snapshot.cluster,
                 live: None,
+                dump: snapshot.report.dump,
             }
         }
         None => load_cluster(source)?,

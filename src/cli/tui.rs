@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 
 use anyhow::{Context, Result};
 
-use super::load::{load_config, load_notes, runtime};
+use super::load::{dump_profile, load_config, load_notes, runtime};
 use super::{Cli, Inspector};
 use crate::model::Cluster;
 use crate::source::live;
@@ -29,15 +29,18 @@ pub fn run_tui(cli: &Cli) -> Result<()> {
         theme: ins.theme.clone(),
     };
     let config_path = ins.source.config.clone();
+    let source_args = ins.source.clone();
     let simulate = ins.tui.simulate;
     // The same steps, messages and order as before the loading screen: the snapshot,
     // then the scheduler configuration, then the simulation over them.
     crate::tui::loading::run(loading, move || {
         let snapshot = crate::source::load_snapshot_with_progress(&path, Some(&progress))
             .with_context(|| format!("cannot load snapshot {}", path.display()))?;
-        let notes = load_notes(&snapshot.report);
+        let mut notes = load_notes(&snapshot.report);
         check_edits(&snapshot.cluster, &edits)?;
         let config = load_config(config_path.as_deref())?;
+        let (config, profile_note) = dump_profile(config, &source_args, &snapshot.report.dump)?;
+        notes.extend(profile_note);
         let source = format!("snapshot {}", path.display());
         let simulation = simulate.then(|| {
             use crate::engine::scheduler::{Scheduler, SimOptions};

@@ -262,6 +262,7 @@ pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
             "version": r.release.version.to_string(),
             "replays": r.release.version.resolved().to_string(),
             "source": r.release.source,
+            "from": r.release.source.phrase(),
             "notes": r.notes,
         });
     }

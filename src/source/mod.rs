@@ -24,7 +24,7 @@ pub use observed::{
     error_chain_text, status_text,
 };
 pub use snapshot::{
-    LoadProgress, LoadStats, Snapshot, load_snapshot, load_snapshot_str,
+    DumpFacts, DumpKind, LoadProgress, LoadStats, Snapshot, load_snapshot, load_snapshot_str,
     load_snapshot_with_progress,
 };
 
@@ -228,6 +228,12 @@ pub struct LoadReport {
     /// What may make answers differ from the real scheduler's, or what was read in a
     /// way the user may not expect; one sentence each, in a fixed order.
     pub warnings: Vec<String>,
+    /// What the user should know that changes no answer (logs skipped, kinds taken
+    /// from paths, where the release came from); one sentence each.
+    pub notes: Vec<String>,
+    /// What a dump (must-gather, cluster-info dump, Insights archive) says about the
+    /// cluster's own scheduler, and how it was read.
+    pub dump: DumpFacts,
 }
 
 impl LoadReport {

@@ -429,6 +429,13 @@ pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
     for f in files {
         let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
         let text = super::snapshot::bytes_to_text(&bytes, &f.display().to_string())?;
+        // A cluster-info dump's container logs, and an Insights archive's objects
+        // without kind, as the loader reads them.
+        let text = match super::snapshot::without_container_logs(&text) {
+            Some(t) => std::borrow::Cow::Owned(t),
+            None => text,
+        };
+        let implied = super::snapshot::implied_kind_at(path, &f);
         let trimmed = text.trim_start();
         let docs: Vec<Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
             serde_json::Deserializer::from_str(trimmed)
@@ -440,7 +447,7 @@ pub fn read_objects(path: &Path) -> anyhow::Result<Vec<Value>> {
             super::snapshot::yaml_documents(&text, &f.display().to_string())?
         };
         for d in docs {
-            flatten(d, None, &mut out);
+            flatten(d, implied, &mut out);
         }
     }
     Ok(out)

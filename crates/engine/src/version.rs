@@ -138,8 +138,7 @@ impl serde::Serialize for KubeVersion {
 }
 
 /// Where the replayed release came from.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VersionSource {
     /// `--kube-version`.
     Flag,
@@ -147,22 +146,41 @@ pub enum VersionSource {
     Snapshot,
     /// The live API server's `/version`.
     ApiServer,
-    /// A must-gather's or cluster dump's own record of the version.
-    Dump,
+    /// A must-gather's or cluster dump's own record of the version, with the phrase
+    /// naming it ("from the must-gather's ClusterOperator kube-scheduler").
+    Dump(String),
     /// None given: schedscope's default (the newest supported release).
     Default,
 }
 
 impl VersionSource {
     /// "from --kube-version", "from the API server", ...
-    pub fn phrase(&self) -> &'static str {
+    pub fn phrase(&self) -> &str {
         match self {
             VersionSource::Flag => "from --kube-version",
             VersionSource::Snapshot => "recorded in the snapshot",
             VersionSource::ApiServer => "from the API server",
-            VersionSource::Dump => "from the cluster dump",
+            VersionSource::Dump(what) => what,
             VersionSource::Default => "default",
         }
+    }
+
+    /// The source's kind, as JSON names it (`flag`, `snapshot`, `api_server`, `dump`,
+    /// `default`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            VersionSource::Flag => "flag",
+            VersionSource::Snapshot => "snapshot",
+            VersionSource::ApiServer => "api_server",
+            VersionSource::Dump(_) => "dump",
+            VersionSource::Default => "default",
+        }
+    }
+}
+
+impl serde::Serialize for VersionSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.kind())
     }
 }
 

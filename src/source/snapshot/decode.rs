@@ -437,7 +437,8 @@ pub(super) enum Decoded {
     Skip(String),
     /// A pod that ran to completion: `namespace/name` and its phase.
     TerminalPod(String, String),
-    Node(Box<Node>),
+    /// A node and its kubelet's version (`status.nodeInfo.kubeletVersion`).
+    Node(Box<Node>, Option<String>),
     Pod(Box<PodEntry>),
     PersistentVolume(Box<core::PersistentVolume>),
     PersistentVolumeClaim(Box<core::PersistentVolumeClaim>),
@@ -462,6 +463,8 @@ pub(super) enum Decoded {
     ResourceClaimTemplate(Box<dra::ResourceClaimTemplate>),
     /// A FailedScheduling event: the pod's `namespace/name` and what it says.
     Event(Box<(String, crate::model::recorded::SchedulingEvent)>),
+    /// What an OpenShift object says about the cluster's scheduler.
+    Fact(super::dumps::Fact),
 }
 
 /// Decode one object. Pure, so it could run on any thread.
@@ -489,6 +492,9 @@ pub(super) fn decode_object(
     }
     if super::events::is_event(kind, api_version) {
         return Ok(super::events::decode_event(body));
+    }
+    if super::dumps::fact_kind(kind, api_version) {
+        return Ok(super::dumps::decode_fact(kind, body));
     }
     let Some(expected) = expected_api_version(kind) else {
         return Ok(Decoded::Skip(kind.to_string()));
@@ -560,7 +566,13 @@ fn decode_known(
             let n: core::Node = body.decode().map_err(bad_body)?;
             named(&n.metadata)?;
             let node = Node::from_k8s(&n).map_err(|e| bad_field(&n.metadata, e))?;
-            Decoded::Node(Box::new(node))
+            let kubelet = n
+                .status
+                .as_ref()
+                .and_then(|s| s.node_info.as_ref())
+                .map(|i| i.kubelet_version.clone())
+                .filter(|v| !v.is_empty());
+            Decoded::Node(Box::new(node), kubelet)
         }
         "Pod" => {
             // Only the scheduler's fields are built (see `LeanPod`).

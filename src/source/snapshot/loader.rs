@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 
 use super::Snapshot;
 use super::decode::{Body, CompactLoc, Decoded, Loc, PodEntry, Start, decode_any, object_name};
+use super::dumps::{self, DumpKind, ImpliedKind};
 use super::json::{JsonTop, json_found, json_item, kubectl_prefix};
 use super::parallel::{CHUNK, par_map};
 use super::text::{Format, bytes_to_text, lone_cr_to_lf};
@@ -34,6 +35,12 @@ pub(super) struct Loader {
     pub(super) decoded: u64,
     /// What YAML aliases may add beyond the text, over every document and file.
     pub(super) alias_allowance: crate::text::AliasAllowance,
+    /// The kind the current file's path implies for objects without one (an
+    /// Insights archive's `config/node/*.json`).
+    pub(super) implied: Option<ImpliedKind>,
+    /// In an Insights archive, a file whose objects lack `kind` and whose path
+    /// implies none is another record of the archive, left out, not an error.
+    pub(super) kindless_files_skipped: bool,
 }
 
 /// How the load report counts the FailedScheduling events read (other Events are
@@ -137,6 +144,9 @@ impl Loader {
                 | SnapshotError::NotAnObject { .. }
                 | SnapshotError::MissingKind { .. },
             ) if !mentions_kind(bytes) => "no Kubernetes objects",
+            Err(SnapshotError::MissingKind { .. }) if self.kindless_files_skipped => {
+                "no `kind`, and its path implies none"
+            }
             // A configuration kept beside the dump (as in `examples/`).
             Err(SnapshotError::InvalidObject { object, .. })
                 if object == crate::config::v1::KIND =>
@@ -157,7 +167,15 @@ impl Loader {
 
     pub(super) fn add_text(&mut self, text: &str, file: &str) -> Result<(), SnapshotError> {
         let file_idx = self.report.files.len().saturating_sub(1);
-        let text = lone_cr_to_lf(text);
+        // A `kubectl cluster-info dump` on stdout: its container logs are blanked.
+        let without_logs = dumps::strip_container_logs(text).map(|(t, stripped)| {
+            let facts = &mut self.report.dump;
+            facts.kind.get_or_insert(DumpKind::ClusterInfoDump);
+            facts.container_logs += stripped.blocks;
+            facts.logs_unterminated |= stripped.unterminated;
+            t
+        });
+        let text = lone_cr_to_lf(without_logs.as_deref().unwrap_or(text));
         let body = text.trim_start_matches('\u{feff}');
         if body.trim().is_empty() {
             return Err(SnapshotError::EmptyFile {
@@ -172,7 +190,10 @@ impl Loader {
         if looks_json {
             // A `.yaml` file holding JSON (JSON is YAML): take the fast path, unless
             // it is really YAML flow style that JSON cannot parse.
-            let mut trial = Loader::default();
+            let mut trial = Loader {
+                implied: self.implied,
+                ..Loader::default()
+            };
             trial.report.files = self.report.files.clone();
             match trial.add_json(body, file, file_idx) {
                 Ok(()) => {
@@ -195,6 +216,7 @@ impl Loader {
             *self.report.older_versions.entry(k).or_default() += v;
         }
         self.report.terminal_pods += other.report.terminal_pods;
+        self.report.dump.merge(other.report.dump);
         for (k, v) in other.report.skipped_kinds {
             *self.report.skipped_kinds.entry(k).or_default() += v;
         }
@@ -341,7 +363,17 @@ impl Loader {
                         )?;
                         continue;
                     }
-                    (top.api_version, top.kind)
+                    match (top.kind, self.implied) {
+                        (None, Some(implied)) => {
+                            let label = format!("{} ({})", implied.kind, implied.pattern);
+                            *self.report.dump.implied_kinds.entry(label).or_default() += 1;
+                            (
+                                Some(Cow::Borrowed(implied.api_version)),
+                                Some(Cow::Borrowed(implied.kind)),
+                            )
+                        }
+                        (kind, _) => (top.api_version, kind),
+                    }
                 }
             };
             self.object(
@@ -475,7 +507,13 @@ impl Loader {
                 self.report.terminal_pods += 1;
                 c.finished_pods.insert(key, phase);
             }
-            Decoded::Node(n) => self.nodes.push(*n),
+            Decoded::Node(n, kubelet) => {
+                if let Some(v) = kubelet {
+                    *self.report.dump.kubelet_versions.entry(v).or_default() += 1;
+                }
+                self.nodes.push(*n)
+            }
+            Decoded::Fact(f) => self.report.dump.apply(f),
             Decoded::Pod(p) => self.pods.push(p),
             Decoded::PersistentVolume(o) => put(
                 &mut c.persistent_volumes,
@@ -730,6 +768,20 @@ impl Loader {
         if let Some(w) = read_recorded_version(&mut cluster) {
             self.report.warnings.push(w);
         }
+        self.report
+            .warnings
+            .extend(dump_warnings(&self.report.dump, &cluster));
+        self.report.notes = dumps::notes(&self.report.dump, !self.report.from_directory);
+        if cluster.kube_version.is_none() {
+            let (release, notes) = self.report.dump.release(&cluster);
+            self.report.notes.extend(notes);
+            if let Some(r) = release {
+                self.report.notes.push(format!(
+                    "kube-scheduler release {r}; --kube-version overrides it"
+                ));
+                cluster.kube_version = Some(r);
+            }
+        }
         Ok(Snapshot {
             cluster,
             report: self.report,
@@ -788,15 +840,25 @@ fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
         ));
     }
     if !report.skipped_files.is_empty() {
-        let files: Vec<String> = report
-            .skipped_files
+        // Grouped by why, in the order met: a dump may hold thousands.
+        let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+        for (f, why) in &report.skipped_files {
+            match groups.iter_mut().find(|(w, _)| w == why) {
+                Some((_, files)) => files.push(f.clone()),
+                None => groups.push((why, vec![f.clone()])),
+            }
+        }
+        let parts: Vec<String> = groups
             .iter()
-            .map(|(f, why)| format!("{f} ({why})"))
+            .map(|(why, files)| match files.as_slice() {
+                [one] => format!("{one} ({why})"),
+                many => format!("{} {why} ({})", many.len(), some_of(many)),
+            })
             .collect();
         out.push(format!(
             "left out {} holding no Kubernetes objects: {}",
-            plural(files.len(), "file", "files"),
-            some_of(&files)
+            plural(report.skipped_files.len(), "file", "files"),
+            parts.join("; ")
         ));
     }
     for (what, n) in &report.older_versions {
@@ -838,6 +900,33 @@ fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
              hold node resources and count for affinity and spread; take pods with \
              `kubectl get pods -A`"
         ));
+    }
+    out
+}
+
+/// What a dump's kind leaves out that the scheduler would have seen.
+fn dump_warnings(facts: &dumps::DumpFacts, cluster: &Cluster) -> Vec<String> {
+    let mut out = Vec::new();
+    match facts.kind {
+        Some(DumpKind::ClusterInfoDump)
+            if cluster
+                .pods()
+                .all(|p| matches!(p.namespace.as_str(), "default" | "kube-system")) =>
+        {
+            out.push(
+                "this cluster-info dump holds pods of kube-system and default only (kubectl's \
+                 default): pods of other namespaces hold node resources and count for \
+                 affinity and spread; take it with `--all-namespaces`"
+                    .to_string(),
+            );
+        }
+        Some(DumpKind::InsightsArchive) => out.push(
+            "an Insights archive holds only some pods (of OpenShift's namespaces, and \
+             failing ones): the pods it leaves out hold node resources and count for \
+             affinity and spread, so answers may differ from the real scheduler's"
+                .to_string(),
+        ),
+        _ => {}
     }
     out
 }

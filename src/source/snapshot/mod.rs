@@ -30,6 +30,7 @@ use super::{LoadReport, SnapshotError};
 use crate::model::Cluster;
 
 mod decode;
+mod dumps;
 mod events;
 mod json;
 mod loader;
@@ -38,6 +39,8 @@ mod stream;
 mod text;
 mod yaml;
 
+pub use dumps::{DumpFacts, DumpKind};
+pub(crate) use dumps::{implied_kind_at, without_container_logs};
 pub use stream::LoadProgress;
 
 use loader::Loader;
@@ -129,17 +132,34 @@ pub fn load_snapshot_with_progress(
     };
     let mut loader = Loader::default();
     if meta.is_dir() {
-        let mut files = Vec::new();
-        snapshot_files(path, &mut files)?;
+        let (mut files, mut others) = (Vec::new(), Vec::new());
+        snapshot_files(path, &mut files, &mut others)?;
         if files.is_empty() {
             return Err(SnapshotError::EmptyDirectory {
                 dir: path.to_path_buf(),
             });
         }
         loader.report.from_directory = true;
+        let parts = |f: &PathBuf| dumps::relative_parts(path, f);
+        let all: Vec<Vec<String>> = files.iter().chain(&others).map(parts).collect();
+        let kind = dumps::directory_kind(all.iter().map(Vec::as_slice));
+        loader.report.dump.kind = kind;
+        loader.kindless_files_skipped = kind == Some(DumpKind::InsightsArchive);
         for f in files {
+            loader.implied = dumps::implied_kind(&parts(&f));
             let bytes = timed_read(&f).map_err(|e| whole_read_error(&f, e))?;
             loader.add_directory_file(&bytes, &f.display().to_string())?;
+        }
+        loader.implied = None;
+        // Files that are not YAML or JSON by name are not read, only named.
+        for f in others {
+            match dumps::other_file_reason(&parts(&f)) {
+                dumps::CONTAINER_LOG => loader.report.dump.container_logs += 1,
+                why => loader
+                    .report
+                    .skipped_files
+                    .push((f.display().to_string(), why.to_string())),
+            }
         }
     } else {
         let bytes = timed_read(path).map_err(|e| whole_read_error(path, e))?;
@@ -264,9 +284,14 @@ fn release_free_memory() {
     }
 }
 
-/// Snapshot files under `dir`, depth first, entries in name order. Symbolic links to directories are not followed, so a
+/// Snapshot files under `dir` (and, in `others`, the other files), depth first,
+/// entries in name order. Symbolic links to directories are not followed, so a
 /// link cycle cannot loop; hidden entries (`.git`) are skipped.
-fn snapshot_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotError> {
+fn snapshot_files(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    others: &mut Vec<PathBuf>,
+) -> Result<(), SnapshotError> {
     let io = |e| SnapshotError::Io {
         path: dir.to_path_buf(),
         error: e,
@@ -284,9 +309,11 @@ fn snapshot_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SnapshotErro
         let p = entry.path();
         let kind = entry.file_type().map_err(io)?;
         if kind.is_dir() {
-            snapshot_files(&p, out)?;
+            snapshot_files(&p, out, others)?;
         } else if p.is_file() && Format::from_name(&p.to_string_lossy()).is_some() {
             out.push(p);
+        } else if p.is_file() {
+            others.push(p);
         }
     }
     Ok(())
