@@ -778,7 +778,13 @@ fn headline_and_pods_list_agree_in_table_pipeline_cli_list_and_inspector_list() 
             let (at, row) = list
                 .iter()
                 .enumerate()
-                .find(|(_, l)| l.contains(&format!(" {ns} ")) && l.contains(&format!(" {name} ")))
+                .find(|(_, l)| {
+                    // The namespace in a column of its own, or the key in one.
+                    (l.contains(&format!(" {ns} ")) && l.contains(&format!(" {name} ")))
+                        || l.split(['┃', '│'])
+                            .nth(1)
+                            .is_some_and(|pane| pane.contains(&format!(" {key} ")))
+                })
                 .unwrap_or_else(|| panic!("{key} in the pods pane:\n{}", list.join("\n")));
             assert!(at > last_line, "{key}: listed in the CLI's order");
             last_line = at;
