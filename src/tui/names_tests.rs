@@ -114,3 +114,79 @@ fn a_gang_member_waiting_at_permit_says_so() {
         "{s}"
     );
 }
+
+/// The Filters summary wraps a long cause instead of cutting it at the pane's edge.
+#[test]
+fn filter_causes_wrap_at_the_pane_edge() {
+    let mut f = real_names();
+    keys(
+        &mut f,
+        ":pod openshift-ingress/router-default-6c9f8d7b5-xdlnq\n",
+    );
+    keys(&mut f, "2v");
+    let s = screen(&mut f.app, 80, 24);
+    // Wrapped at a space: the label key whole, the count on the next line.
+    assert!(s.contains("node-role.kubernetes.io/infra  (2"), "{s}");
+    assert!(s.contains("lacks label"), "{s}");
+    assert_snapshot!("real_names_filters_summary_80x24", s);
+}
+
+/// The score table keeps its columns aligned with long node names (a 68-char one
+/// among EC2 names) at 80, 130 and 200 columns.
+#[test]
+fn score_table_aligns_with_long_node_names() {
+    let mut f = real_names();
+    keys(&mut f, ":pod openshift-monitoring/prometheus-k8s-0\n");
+    keys(&mut f, "3");
+    for (w, h) in [(80, 24), (130, 30), (200, 50)] {
+        let s = screen(&mut f.app, w, h);
+        // Every node's row ends its total in the same column as the header's.
+        let lines: Vec<&str> = s.lines().collect();
+        let header = lines
+            .iter()
+            .find(|l| l.contains(" total "))
+            .unwrap_or_else(|| panic!("a header at {w}:\n{s}"));
+        let col = |l: &str, word: &str| {
+            l.find(word)
+                .map(|i| l[..i].chars().count() + word.chars().count())
+        };
+        let end = col(header, "total").expect("total");
+        // The score table's part of each line (the pods list may be beside it).
+        let from = header
+            .find(" rank")
+            .map_or(0, |i| header[..i].chars().count());
+        let table = |l: &str| l.chars().skip(from).collect::<String>();
+        let rows: Vec<&&str> = lines
+            .iter()
+            .filter(|l| {
+                let t = table(l);
+                t.contains(".internal ") && !t.contains("chosen") && !l.contains('─')
+            })
+            .collect();
+        assert_eq!(rows.len(), 4, "four node rows at {w}: {rows:?}\n{s}");
+        // The EC2 names whole (they differ in the middle).
+        for node in ["ip-10-0-20-143", "ip-10-0-31-207", "ip-10-0-47-19"] {
+            assert!(rows.iter().any(|r| r.contains(node)), "{node} at {w}:\n{s}");
+        }
+        for (node, row) in rows.iter().enumerate() {
+            let chars: Vec<char> = row.chars().collect();
+            assert!(
+                chars[end - 1].is_ascii_digit() && !chars[end].is_ascii_digit(),
+                "{node}'s total ends under the header's at {w}:\n{s}"
+            );
+        }
+        assert_snapshot!(format!("real_names_scores_{w}x{h}"), s);
+    }
+}
+
+fn keys(f: &mut Fixture, s: &str) {
+    for c in s.chars() {
+        let code = if c == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        f.app.handle_key(&KeyEvent::new(code, KeyModifiers::NONE));
+        f.settle();
+    }
+}
