@@ -233,7 +233,13 @@ pub fn pod_verdict(
     cycle: &dyn Fn(&Framework, &Cluster, &Pod) -> Trace,
 ) -> PodVerdict {
     match explain_with(cluster, profiles, key, profile, cycle) {
-        Ok(trace) => PodVerdict::of(&trace, &TraceView::new(&trace)),
+        Ok(trace) => {
+            let v = PodVerdict::of(&trace, &TraceView::new(&trace));
+            match cluster.pod(key) {
+                Some(pod) => v.of_pod(pod),
+                None => v,
+            }
+        }
         Err(e) => e.verdict(),
     }
 }

@@ -50,6 +50,9 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     let config = load_config(source.config.as_deref())?;
     let loaded = load_cluster(source)?;
     let config = with_dump_profile(config, source, &loaded.dump)?;
+    if let Some(ns) = source.live.namespace.as_deref() {
+        empty_namespace(&loaded.cluster, ns)?;
+    }
     if !edits.is_empty() {
         if let Some(r) = &loaded.cluster.kube_version {
             writeln!(out, "Release    {}\n", terminal_safe(&r.to_string()))?;
@@ -77,6 +80,27 @@ pub fn run_pods(args: &PodsArgs, out: &mut dyn Write) -> Result<()> {
     );
     out.write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// A namespace without a single pod is an error, as a missing pod is for `explain`
+/// (exit 1): an empty table would read as "nothing pending there", when the name is
+/// most likely mistyped. It names the namespaces that have pods.
+fn empty_namespace(cluster: &Cluster, namespace: &str) -> Result<()> {
+    if cluster.pods().any(|p| p.namespace == namespace) {
+        return Ok(());
+    }
+    let with_pods: std::collections::BTreeSet<&str> =
+        cluster.pods().map(|p| p.namespace.as_str()).collect();
+    let names: Vec<&str> = with_pods.into_iter().collect();
+    let shown = if names.len() > 20 {
+        format!("{}, … ({} in all)", names[..20].join(", "), names.len())
+    } else {
+        names.join(", ")
+    };
+    if names.is_empty() {
+        anyhow::bail!("namespace {namespace:?} has no pods (the snapshot has no pods at all)");
+    }
+    anyhow::bail!("namespace {namespace:?} has no pods; namespaces with pods: {shown}")
 }
 
 /// What `schedscope pods` prints for a cluster: the listing

@@ -24,7 +24,10 @@ fn stop_text(s: &StopReason) -> String {
     match s {
         StopReason::Settled => "settled".into(),
         StopReason::AttemptLimit { attempts } => {
-            format!("stopped after {attempts} attempts (attempt limit; not settled)")
+            format!(
+                "stopped after {attempts} attempt{} (attempt limit; not settled)",
+                crate::report::plural(*attempts)
+            )
         }
         StopReason::TimeLimit { limit } => {
             format!("stopped: next event beyond the {limit} time limit (not settled)")
@@ -146,9 +149,10 @@ pub fn render_timeline(r: &SimulationResult) -> String {
     let mut out = String::new();
     put_line!(
         out,
-        "simulation from {}: {} attempts, {} at {}",
+        "simulation from {}: {} attempt{}, {} at {}",
         r.start,
         r.attempts.len(),
+        crate::report::plural(r.attempts.len()),
         stop_text(&r.stop),
         at(r.end_ms)
     );

@@ -179,9 +179,11 @@ fn filter_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
     let feasible = t.filter.iter().filter(|v| v.feasible).count();
     put_line!(
         o,
-        "\nFilter     {feasible} of {} evaluated nodes feasible ({} nodes in the cluster)",
+        "\nFilter     {feasible} of {} evaluated node{} feasible ({} node{} in the cluster)",
         t.filter.len(),
-        t.nodes_total
+        crate::report::plural(t.filter.len()),
+        t.nodes_total,
+        crate::report::plural(t.nodes_total)
     );
     // The groups every output shows: one per (plugin, code, joined reasons), each
     // rejected node in exactly one.

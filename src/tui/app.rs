@@ -344,7 +344,12 @@ impl App {
         // The selected pod's own replay answers for its verdict too, ahead of the
         // background batch.
         if let Some(vk) = self.shared.verdict_key_of(&r.key) {
-            self.verdict_ready(vk, PodVerdict::of(&r.trace, &r.view));
+            let v = PodVerdict::of(&r.trace, &r.view);
+            let v = match self.shared.cluster.pod(&r.trace.pod) {
+                Some(pod) => v.of_pod(pod),
+                None => v,
+            };
+            self.verdict_ready(vk, v);
         }
         if let Some(old) = self.shared.trace_ready(r) {
             let ctx = self.shared.ctx(self.panes.pods.pending_count);

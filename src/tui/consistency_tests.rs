@@ -274,7 +274,10 @@ fn explain_table_and_inspector_state_the_same_groups_ranks_and_ties() {
         causes.iter().filter(|c| !c.is_empty()).count() >= 2,
         "cause lines under several groups:\n{table}"
     );
-    for (want, shown) in json_causes(&json).iter().zip(&causes) {
+    for (want, shown) in json_causes(&json, trace.filter_all.is_some())
+        .iter()
+        .zip(&causes)
+    {
         assert_eq!(want, shown, "JSON details against the table:\n{table}");
     }
     for (node, rank) in &ranks {
@@ -366,7 +369,7 @@ fn affinity_and_volume_causes_agree_in_table_json_and_inspector() {
         );
         let json = crate::render::json::to_json_view(&trace, &view);
         assert_eq!(
-            json_causes(&json),
+            json_causes(&json, trace.filter_all.is_some()),
             causes,
             "{key}: JSON against the table\n{table}"
         );
@@ -402,14 +405,15 @@ fn replay(
 
 /// Each JSON rejection group's cause lines as the table shows them: the most shared
 /// details, then `(+N more)`.
-fn json_causes(json: &serde_json::Value) -> Vec<Vec<String>> {
-    let shown = crate::report::causes::SHOWN;
+fn json_causes(json: &serde_json::Value, every: bool) -> Vec<Vec<String>> {
     json["rejection_groups"]
         .as_array()
         .expect("groups")
         .iter()
         .map(|g| {
             let details = g["details"].as_array().expect("details");
+            let nodes = g["nodes"].as_array().map_or(0, Vec::len);
+            let shown = crate::report::causes::shown(details.len(), nodes, every);
             details
                 .iter()
                 .take(shown)
@@ -422,7 +426,8 @@ fn json_causes(json: &serde_json::Value) -> Vec<Vec<String>> {
                     )
                 })
                 .chain(
-                    (details.len() > shown).then(|| format!("(+{} more)", details.len() - shown)),
+                    (details.len() > shown)
+                        .then(|| crate::report::causes::more_line(details.len() - shown)),
                 )
                 .collect()
         })
@@ -778,7 +783,13 @@ fn headline_and_pods_list_agree_in_table_pipeline_cli_list_and_inspector_list() 
             let (at, row) = list
                 .iter()
                 .enumerate()
-                .find(|(_, l)| l.contains(&format!(" {ns} ")) && l.contains(&format!(" {name} ")))
+                .find(|(_, l)| {
+                    // The namespace in a column of its own, or the key in one.
+                    (l.contains(&format!(" {ns} ")) && l.contains(&format!(" {name} ")))
+                        || l.split(['┃', '│'])
+                            .nth(1)
+                            .is_some_and(|pane| pane.contains(&format!(" {key} ")))
+                })
                 .unwrap_or_else(|| panic!("{key} in the pods pane:\n{}", list.join("\n")));
             assert!(at > last_line, "{key}: listed in the CLI's order");
             last_line = at;

@@ -91,6 +91,47 @@ pub fn middle(s: &str, width: usize) -> String {
     head
 }
 
+/// The `width` cells of `s` from cell `from` on (a name scrolled sideways): `…`
+/// marks a cut end; the window stops at the end of `s`, so it stays `width` wide.
+pub fn window(s: &str, from: usize, width: usize) -> String {
+    let total = self::width(s);
+    if total <= width || width < 3 {
+        return middle(s, width);
+    }
+    // The last window shows the end, with one `…` before it.
+    let from = from.min(total - (width - 1));
+    let chars: Vec<(usize, char)> = s
+        .chars()
+        .scan(0, |at, c| {
+            let start = *at;
+            *at += char_width(c);
+            Some((start, c))
+        })
+        .collect();
+    let head = from > 0;
+    let first = from;
+    let mut out = String::new();
+    if head {
+        out.push('…');
+    }
+    let mut w = usize::from(head);
+    let mut cut = false;
+    for &(at, c) in chars.iter().filter(|(at, _)| *at >= first) {
+        let cw = char_width(c);
+        let tail_room = if at + cw < total { 1 } else { 0 };
+        if w + cw + tail_room > width {
+            cut = true;
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
 /// Pad or cut to exactly `width` cells.
 pub fn fit(s: &str, width: usize) -> String {
     let t = truncate(s, width);
@@ -123,6 +164,17 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(fit("ab", 4), "ab  ");
         assert_eq!(right("ab", 4), "  ab");
+    }
+
+    #[test]
+    fn window_scrolls_a_long_name() {
+        let name = "observability-opentelemetry-collector-gateway-75f9c8d6b5d-x2kqz";
+        assert_eq!(window(name, 0, 20), "observability-opent…");
+        assert_eq!(window(name, 14, 20), "…opentelemetry-coll…");
+        // Past the end: the last window, which shows the end whole.
+        assert_eq!(window(name, 999, 20), "…y-75f9c8d6b5d-x2kqz");
+        assert_eq!(width(&window(name, 999, 20)), 20);
+        assert_eq!(window("short", 3, 20), "short");
     }
 
     #[test]

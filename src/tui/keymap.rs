@@ -228,14 +228,14 @@ pub static BINDINGS: &[Binding] = &[
         &[k('h'), code(KeyCode::Left)],
         "h ←",
         Action::Left,
-        "previous column",
+        "previous column (pods list: scroll long names back)",
     ),
     b(
         Global,
         &[k('l'), code(KeyCode::Right)],
         "l →",
         Action::Right,
-        "next column",
+        "next column (pods list: scroll names that do not fit sideways)",
     ),
     b(
         Global,

@@ -43,6 +43,8 @@ mod consistency_tests;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
+mod names_tests;
+#[cfg(test)]
 mod recorded_tests;
 #[cfg(test)]
 mod tests;

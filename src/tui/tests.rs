@@ -1745,6 +1745,6 @@ fn large_priorities_show_whole() {
     let mut f = app_with(c, "mono");
     for w in [80, 130] {
         let s = screen(&mut f.app, w, 30);
-        assert!(s.contains("2000001k"), "{w} columns:\n{s}");
+        assert!(s.contains("2000001000"), "{w} columns:\n{s}");
     }
 }

@@ -4,6 +4,7 @@
 //! and the inspector draw these values, never their own.
 
 use schedscope_engine::engine::Framework;
+use schedscope_engine::engine::status::Code;
 use schedscope_engine::engine::trace::{Outcome, Trace};
 use schedscope_engine::model::{Cluster, Pod};
 use schedscope_engine::version::Release;
@@ -21,6 +22,9 @@ pub enum Headline {
         node: String,
         total: i64,
         ties: Vec<String>,
+        /// The binding dry run stops at Permit: what it waits for (`Coscheduling up
+        /// to 1m0s`), as a gang member waits for its group; it is not bound yet.
+        waits: Option<String>,
     },
     /// No node fits now; preemption would nominate `node` after evicting `victims`.
     Preempting {
@@ -43,6 +47,27 @@ pub enum Headline {
     },
 }
 
+/// What the binding dry run waits for at Permit (`Coscheduling up to 1m0s`), when a
+/// Permit plugin answered Wait.
+pub fn permit_wait(trace: &Trace) -> Option<String> {
+    let permit = trace.binding.iter().find(|p| p.point == "Permit")?;
+    let waits: Vec<String> = permit
+        .plugins
+        .iter()
+        .filter(|r| r.code == Code::Wait)
+        .map(|r| {
+            let how = r.reasons.join("; ");
+            let how = how.strip_prefix("wait ").unwrap_or(&how);
+            if how.is_empty() {
+                r.plugin.to_string()
+            } else {
+                format!("{} {how}", r.plugin)
+            }
+        })
+        .collect();
+    (!waits.is_empty()).then(|| waits.join(", "))
+}
+
 impl Headline {
     pub fn of(trace: &Trace, view: &TraceView) -> Headline {
         match &trace.outcome {
@@ -54,6 +79,7 @@ impl Headline {
                     .iter()
                     .map(|&i| trace.feasible[i].clone())
                     .collect(),
+                waits: permit_wait(trace),
             },
             Outcome::Unschedulable {
                 nominated_node: Some(n),
@@ -86,7 +112,14 @@ impl Headline {
     /// The full sentence (the `explain` table's Verdict line).
     pub fn sentence(&self) -> String {
         match self {
-            Headline::Schedulable { node, total, ties } if ties.len() > 1 => format!(
+            Headline::Schedulable {
+                node,
+                waits: Some(w),
+                ..
+            } => format!("waits at Permit on {node} ({w}): not bound until Permit allows it"),
+            Headline::Schedulable {
+                node, total, ties, ..
+            } if ties.len() > 1 => format!(
                 "schedulable: best total {total} shared by {} nodes ({}); this replay picks {node}",
                 ties.len(),
                 some_nodes(ties)
@@ -111,6 +144,11 @@ impl Headline {
     /// The short form a pane's first line shows (the inspector's Pipeline).
     pub fn short(&self) -> String {
         match self {
+            Headline::Schedulable {
+                node,
+                waits: Some(w),
+                ..
+            } => format!("waits at Permit on {node} ({w})"),
             Headline::Schedulable { node, .. } => format!("would be bound to {node}"),
             Headline::Preempting { node, .. } => {
                 format!("unschedulable; preemption nominates {node}")
@@ -124,6 +162,7 @@ impl Headline {
 
     pub fn symbol(&self) -> &'static str {
         match self {
+            Headline::Schedulable { waits: Some(_), .. } => "◷",
             Headline::Schedulable { .. } => "★",
             Headline::Preempting { .. } | Headline::Unschedulable => "✗",
             Headline::NotReplayed { .. } => "?",

@@ -46,8 +46,11 @@ impl CapacityAnswer {
         let next = c.count + 1;
         let stop = match c.stopped_by {
             StoppedBy::Max => format!(
-                "stopped at --max {}: at least {} copies fit; raise --max to count further",
-                c.max, c.count
+                "stopped at --max {}: at least {} {} fit{}; raise --max to count further",
+                c.max,
+                c.count,
+                if c.count == 1 { "copy" } else { "copies" },
+                if c.count == 1 { "s" } else { "" }
             ),
             StoppedBy::FitError => format!("copy {next} fits on no node"),
             StoppedBy::PreEnqueue => format!(

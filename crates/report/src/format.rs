@@ -189,15 +189,11 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
-/// A priority in at most 5 cells: `1000`, `-10`, `2000M` (system-cluster-critical).
+/// A priority as the pod spec and `kubectl` write it, every digit: `1000`, `-10`,
+/// `2000001000` (system-node-critical). A short form (`2000001k`) read as another
+/// number when a column cut it; the columns size to it instead.
 pub fn priority(p: i32) -> String {
-    if p.unsigned_abs() >= 1_000_000 && p % 1_000_000 == 0 {
-        format!("{}M", p / 1_000_000)
-    } else if p.unsigned_abs() >= 100_000 {
-        format!("{}k", p / 1000)
-    } else {
-        p.to_string()
-    }
+    p.to_string()
 }
 
 /// `+3`, `-5`, `0`.
@@ -246,9 +242,10 @@ mod tests {
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(12), "12");
         assert_eq!(signed(3), "+3");
-        assert_eq!(priority(2_000_000_000), "2000M");
+        assert_eq!(priority(2_000_000_000), "2000000000");
+        assert_eq!(priority(2_000_001_000), "2000001000");
         assert_eq!(priority(1000), "1000");
-        assert_eq!(priority(123_456), "123k");
+        assert_eq!(priority(-123_456), "-123456");
         assert_eq!(offset(90_000), "+1m30s");
         assert_eq!(offset(250), "+250ms");
         assert_eq!(offset(3_600_000), "+1h0m0s");

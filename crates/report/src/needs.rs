@@ -249,15 +249,21 @@ fn expression(key: &str, op: &str, values: Option<&Vec<String>>) -> String {
     }
 }
 
-/// A node selector term: its label expressions then its field expressions, ANDed.
+/// A node selector term: its label expressions then its field expressions (named as
+/// a field selector: `metadata.name` is the node's name, not a label), ANDed.
 fn node_term(t: &core::NodeSelectorTerm) -> String {
-    let parts: Vec<String> = t
+    let labels = t
         .match_expressions
         .iter()
         .flatten()
-        .chain(t.match_fields.iter().flatten())
-        .map(|e| expression(&e.key, &e.operator, e.values.as_ref()))
-        .collect();
+        .map(|e| expression(&e.key, &e.operator, e.values.as_ref()));
+    let fields = t.match_fields.iter().flatten().map(|e| {
+        format!(
+            "field selector {}",
+            expression(&e.key, &e.operator, e.values.as_ref())
+        )
+    });
+    let parts: Vec<String> = labels.chain(fields).collect();
     if parts.is_empty() {
         // An empty term matches no node.
         "(empty term: matches no node)".into()
@@ -594,7 +600,7 @@ mod tests {
                 vec![(
                     "node affinity",
                     vec![
-                        "required: term 1 of 2: metadata.name In [n1]",
+                        "required: term 1 of 2: field selector metadata.name In [n1]",
                         "required: term 2 of 2: (empty term: matches no node)",
                     ],
                 )],

@@ -9,6 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::answer::{gated, not_replayed, not_replayed_by};
 use super::trace::{GroupKind, TraceView};
 use schedscope_engine::engine::framework::Framework;
+use schedscope_engine::engine::plugins::coscheduling::group_full_name;
 use schedscope_engine::engine::status::Code;
 use schedscope_engine::engine::trace::{Outcome, Trace};
 use schedscope_engine::engine::waiting::PendingPlugin;
@@ -328,6 +329,15 @@ pub enum PodVerdict {
     Schedulable {
         node: String,
     },
+    /// It fits on `node`, but the binding dry run waits at Permit for `waits`
+    /// (`Coscheduling up to 1m0s`): a gang member waits for its group (`gang`, from
+    /// its pod-group label) and is not bound until Permit allows it.
+    WaitsAtPermit {
+        node: String,
+        waits: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gang: Option<String>,
+    },
     /// `reason` rejected `nodes` nodes: the largest rejection group. `nominated` is the
     /// node preemption would nominate.
     Unschedulable {
@@ -363,7 +373,14 @@ pub enum PodVerdict {
 impl PodVerdict {
     pub fn of(trace: &Trace, view: &TraceView) -> PodVerdict {
         match &trace.outcome {
-            Outcome::Scheduled { node } => PodVerdict::Schedulable { node: node.clone() },
+            Outcome::Scheduled { node } => match super::answer::permit_wait(trace) {
+                Some(waits) => PodVerdict::WaitsAtPermit {
+                    node: node.clone(),
+                    waits,
+                    gang: None,
+                },
+                None => PodVerdict::Schedulable { node: node.clone() },
+            },
             Outcome::Gated { plugin, message } => PodVerdict::Gated {
                 plugin: plugin.clone(),
                 message: message.clone(),
@@ -388,11 +405,30 @@ impl PodVerdict {
         }
     }
 
+    /// The verdict on `pod`, named by its gang when it waits at Permit as one.
+    pub fn of_pod(self, pod: &Pod) -> Self {
+        match self {
+            PodVerdict::WaitsAtPermit { node, waits, .. } => {
+                let g = group_full_name(pod);
+                PodVerdict::WaitsAtPermit {
+                    node,
+                    waits,
+                    gang: (!g.is_empty()).then_some(g),
+                }
+            }
+            other => other,
+        }
+    }
+
     /// What pods are grouped by: the main reason without its node count, so that
     /// `3 Insufficient cpu` and `5 Insufficient cpu` fall together.
     pub fn reason(&self) -> String {
         match self {
             PodVerdict::Schedulable { .. } => "schedulable".into(),
+            PodVerdict::WaitsAtPermit { gang: Some(g), .. } => {
+                format!("waits at Permit (gang {g})")
+            }
+            PodVerdict::WaitsAtPermit { .. } => "waits at Permit".into(),
             PodVerdict::Unschedulable { reason, .. } => reason.clone(),
             PodVerdict::Gated { message, .. } => message.clone(),
             PodVerdict::NotReplayed { plugin } => not_replayed(plugin),
@@ -408,6 +444,7 @@ impl PodVerdict {
     pub fn short(&self) -> String {
         match self {
             PodVerdict::Schedulable { node } => format!("on {node}"),
+            PodVerdict::WaitsAtPermit { node, .. } => format!("{} on {node}", self.reason()),
             PodVerdict::Unschedulable {
                 nodes,
                 reason,
@@ -429,6 +466,10 @@ impl PodVerdict {
     pub fn label(&self) -> String {
         match self {
             PodVerdict::Schedulable { node } => format!("schedulable on {node}"),
+            PodVerdict::WaitsAtPermit { node, waits, gang } => match gang {
+                Some(g) => format!("waits at Permit on {node} (gang {g}: {waits})"),
+                None => format!("waits at Permit on {node} ({waits})"),
+            },
             PodVerdict::Unschedulable {
                 nodes,
                 reason,
@@ -453,6 +494,7 @@ impl PodVerdict {
     pub fn symbol(&self) -> &'static str {
         match self {
             PodVerdict::Schedulable { .. } => "✓",
+            PodVerdict::WaitsAtPermit { .. } => "◷",
             PodVerdict::Unschedulable { .. } => "✗",
             PodVerdict::Gated { .. } => "⊘",
             PodVerdict::NotReplayed { .. } => "?",

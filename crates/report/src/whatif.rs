@@ -198,7 +198,10 @@ impl PodsChange {
 }
 
 fn schedulable(v: &PodVerdict) -> bool {
-    matches!(v, PodVerdict::Schedulable { .. })
+    matches!(
+        v,
+        PodVerdict::Schedulable { .. } | PodVerdict::WaitsAtPermit { .. }
+    )
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub struct FiltersPane {
     pub group: Option<usize>,
     /// First plugin column shown (horizontal scroll).
     pub col_offset: usize,
+    /// Cells of the summary's cause lines at the last draw (they wrap to it).
+    pub cause_width: usize,
 }
 
 impl FiltersPane {
@@ -101,8 +103,9 @@ impl FiltersPane {
     }
 
     /// Lines of the summary: each group, then its cause lines.
-    fn groups(ctx: &PaneCtx) -> usize {
-        ctx.current.map_or(0, |c| summary_lines(&c.view).len())
+    fn groups(&self, ctx: &PaneCtx) -> usize {
+        ctx.current
+            .map_or(0, |c| summary_lines(&c.view, self.cause_width).len())
     }
 }
 
@@ -110,7 +113,8 @@ impl Component for FiltersPane {
     fn handle(&mut self, ctx: &PaneCtx, action: &Action) -> Handled {
         if let Some(d) = nav(action, self.page()) {
             if self.summary {
-                move_cursor(&mut self.group_cursor, d, Self::groups(ctx));
+                let n = self.groups(ctx);
+                move_cursor(&mut self.group_cursor, d, n);
             } else {
                 self.table.move_by(d);
             }
@@ -142,10 +146,10 @@ impl Component for FiltersPane {
             }
             Action::Enter if self.summary => {
                 // A cause line opens the group it belongs to.
-                let line = summary_lines(&c.view)
+                let line = summary_lines(&c.view, self.cause_width)
                     .get(self.group_cursor.selected)
-                    .copied();
-                if let Some((g, _)) = line {
+                    .map(|l| l.0);
+                if let Some(g) = line {
                     self.group = Some(g);
                     self.summary = false;
                     self.table.cursor.reset();
@@ -182,7 +186,7 @@ impl Component for FiltersPane {
 
     fn scroll(&mut self, ctx: &PaneCtx, delta: isize) -> Handled {
         if self.summary {
-            self.group_cursor.scroll(delta, Self::groups(ctx));
+            self.group_cursor.scroll(delta, self.groups(ctx));
         } else {
             let n = self.table.order.len();
             self.table.cursor.scroll(delta, n);
@@ -200,7 +204,8 @@ impl Component for FiltersPane {
 
     fn click_row(&mut self, ctx: &PaneCtx, i: usize) -> Option<Handled> {
         if self.summary {
-            super::click_cursor(&mut self.group_cursor, i, Self::groups(ctx))
+            let n = self.groups(ctx);
+            super::click_cursor(&mut self.group_cursor, i, n)
         } else {
             let n = self.table.order.len();
             super::click_cursor(&mut self.table.cursor, i, n)
@@ -228,13 +233,27 @@ impl Component for FiltersPane {
     }
 }
 
-/// The summary's lines: `(group, None)` for a group, `(group, Some(k))` for its
-/// `k`th cause line, drawn under it.
-fn summary_lines(view: &TraceView) -> Vec<(usize, Option<usize>)> {
+/// The summary's lines: `(group, None)` for a group, `(group, Some(text))` for a
+/// line of its causes, drawn under it; a cause longer than `width` cells wraps onto
+/// more lines (a cut cause can hide what it names: a label key, a taint).
+fn summary_lines(view: &TraceView, width: usize) -> Vec<(usize, Option<String>)> {
     let mut out = Vec::with_capacity(view.summary.len());
     for g in 0..view.summary.len() {
         out.push((g, None));
-        out.extend((0..view.cause_lines(g).len()).map(|k| (g, Some(k))));
+        for cause in view.cause_lines(g) {
+            let mut first = true;
+            // Not drawn yet: one line each.
+            let w = if width == 0 {
+                usize::MAX
+            } else {
+                width.saturating_sub(4).max(8)
+            };
+            for part in wrap(cause, w) {
+                let indent = if first { "  " } else { "    " };
+                first = false;
+                out.push((g, Some(format!("{indent}{part}"))));
+            }
+        }
     }
     out
 }
@@ -297,7 +316,6 @@ fn draw_summary(
     hits: &mut Hits,
 ) {
     let t = ctx.theme;
-    let lines = summary_lines(view);
     let count_w = format::thousands(view.rows.len()).len().max(5) as u16;
     let plugin_w = view
         .summary
@@ -306,6 +324,12 @@ fn draw_summary(
         .max()
         .unwrap_or(6)
         .clamp(6, 28) as u16;
+    // The reason column: past the cursor mark, the count, bar and plugin columns and
+    // their spaces, and a scrollbar's cell.
+    let reason_w =
+        (area.width as usize).saturating_sub(1 + count_w as usize + 12 + plugin_w as usize + 4);
+    pane.cause_width = reason_w;
+    let lines = summary_lines(view, reason_w);
     let widths = [
         Constraint::Length(count_w),
         Constraint::Length(12),
@@ -321,7 +345,7 @@ fn draw_summary(
         lines.len(),
         &mut pane.group_cursor,
         ctx.focus == Focus::Detail,
-        |i| summary_row(t, view, lines[i]),
+        |i| summary_row(t, view, &lines[i]),
     );
     hits.rects.push((rows_area, Hit::DetailRows));
     hits.offsets
@@ -329,16 +353,14 @@ fn draw_summary(
 }
 
 /// A summary line: a group, or (`cause` = `Some(k)`) its `k`th cause line.
-fn summary_row(t: &Theme, view: &TraceView, (gi, cause): (usize, Option<usize>)) -> Row<'static> {
-    if let Some(k) = cause {
+fn summary_row(t: &Theme, view: &TraceView, (gi, cause): &(usize, Option<String>)) -> Row<'static> {
+    let gi = *gi;
+    if let Some(text) = cause {
         return Row::new(vec![
             Cell::from(""),
             Cell::from(""),
             Cell::from(""),
-            Cell::from(Span::styled(
-                format!("  {}", view.cause_lines(gi)[k]),
-                t.dim,
-            )),
+            Cell::from(Span::styled(text.clone(), t.dim)),
         ]);
     }
     let total = view.rows.len().max(1) as i64;

@@ -484,8 +484,15 @@ impl Panes {
             connection::draw_screen(ctx, f, body);
         } else if body.width >= SPLIT_WIDTH {
             // A simulation adds the queue column.
+            // The list widens up to half the screen for long names (the detail pane
+            // keeps 100 cells at least).
             let share = if ctx.sim.is_some() { 42 } else { 36 };
-            let pods_w = (body.width * share / 100).clamp(40, 80);
+            let base = (body.width * share / 100).clamp(40, 80);
+            let most = (body.width / 2)
+                .min(body.width.saturating_sub(100))
+                .max(base);
+            let wanted = self.pods.natural_width(ctx, body.height as usize);
+            let pods_w = wanted.clamp(base, most);
             let [left, right] =
                 Layout::horizontal([Constraint::Length(pods_w), Constraint::Min(1)]).areas(body);
             self.pods.draw(ctx, f, left, hits);

@@ -113,6 +113,7 @@ fn draw(pane: &mut PipelinePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits:
 fn head_lines<'a>(ctx: &PaneCtx, trace: &Trace, view: &TraceView, t: &Theme) -> Vec<Line<'a>> {
     let headline = Headline::of(trace, view);
     let style = match headline {
+        Headline::Schedulable { waits: Some(_), .. } => t.waiting,
         Headline::Schedulable { .. } => t.chosen,
         Headline::Preempting { .. } | Headline::Unschedulable => t.reject,
         Headline::NotReplayed { .. } => t.warning,

@@ -19,9 +19,6 @@ use crate::report::PodVerdict;
 use crate::report::{ListEntry, PodQuery, PodRow, PodState, PodsList, plural, pod_reason};
 use crate::theme::Theme;
 
-/// The reason column's least width when names are long.
-const REASON_MIN: u16 = 10;
-
 pub fn state_style(t: &Theme, s: PodState) -> Style {
     match s {
         PodState::Pending => t.pending,
@@ -45,7 +42,14 @@ pub struct PodsPane {
     /// Grouped by main reason: the table's order then indexes `entries`.
     pub grouped: bool,
     pub entries: Vec<ListEntry>,
+    /// Cells the widest name on screen overflows its column by (as last drawn).
+    pub overflow: usize,
+    /// How far `←/→` scrolled the names sideways.
+    pub name_scroll: usize,
 }
+
+/// Cells one `←/→` scrolls the names by.
+const NAME_STEP: usize = 8;
 
 impl PodsPane {
     /// The pod row of the table's row `i` (none on a group's header).
@@ -62,13 +66,7 @@ impl PodsPane {
 
     /// The pod rows on the lines drawn last.
     fn visible(&self) -> impl Iterator<Item = &PodRow> {
-        let c = &self.table.cursor;
-        self.table
-            .order
-            .iter()
-            .skip(c.offset)
-            .take(c.page)
-            .filter_map(|&i| self.row_of(i as usize))
+        self.shown(self.table.cursor.page)
     }
 
     /// The pod row under the cursor (none on a group's header).
@@ -194,6 +192,15 @@ impl Component for PodsPane {
                 self.moved(ctx)
             }
             Action::Enter => Handled::Then(Effect::OpenDetail),
+            // Long names scroll sideways, only when one overflows its column.
+            Action::Right if self.overflow > 0 => {
+                self.name_scroll = (self.name_scroll + NAME_STEP).min(self.overflow + 1);
+                Handled::Yes
+            }
+            Action::Left if self.name_scroll > 0 => {
+                self.name_scroll = self.name_scroll.saturating_sub(NAME_STEP);
+                Handled::Yes
+            }
             // esc drops the filter, then the namespace.
             Action::Back if !self.table.filter.is_empty() => {
                 self.table.filter.clear();
@@ -246,8 +253,12 @@ impl Component for PodsPane {
 fn draw(pane: &mut PodsPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mut Hits) {
     let focused = ctx.focus == Focus::Pods;
     let t = ctx.theme.clone();
+    let inner = block(&t, "", focused).inner(area);
+    let cols = columns(pane, ctx, inner);
+    pane.overflow = cols.overflow;
+    // One past the overflow: the last window, which shows the end after a `…`.
+    pane.name_scroll = pane.name_scroll.min(cols.overflow + 1);
     let b = block(&t, block_title(pane, ctx, &t), focused);
-    let inner = b.inner(area);
     f.render_widget(b, area);
     hits.rects.push((area, Hit::PodsPane));
     if pane.list.rows.is_empty() {
@@ -259,8 +270,8 @@ fn draw(pane: &mut PodsPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mu
         centered_note(f, inner, t.dim, note);
         return;
     }
-    let cols = columns(pane, ctx.sim.is_some(), inner);
     let header = Row::new(cols.header.clone());
+    let scroll = pane.name_scroll;
     let pods = &pane.list.rows;
     let entries = &pane.entries;
     let grouped = pane.grouped;
@@ -280,7 +291,7 @@ fn draw(pane: &mut PodsPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: &mu
                 // Drawn over the whole line below (a default Row is 0 lines high).
                 (true, _) => return Row::new(Vec::<Cell>::new()),
             };
-            pod_row(&pods[i], ctx, &t, &cols)
+            pod_row(&pods[i], ctx, &t, &cols, scroll)
         },
     );
     if grouped {
@@ -306,120 +317,182 @@ fn block_title<'a>(pane: &PodsPane, ctx: &PaneCtx, t: &Theme) -> Line<'a> {
     if !pane.table.filter.is_empty() {
         title.push(Span::styled(format!("/{} ", pane.table.filter), t.prompt));
     }
+    if pane.overflow > 0 {
+        title.push(Span::styled("←/→ long names ", t.dim));
+    }
     Line::from(title)
 }
 
-/// The list's columns at this width: wide (namespace, name, state, verdict and
-/// reason apart) or narrow (the key, then the verdict), with a queue column in a
-/// simulation.
-struct Columns {
-    wide: bool,
+/// The list's columns at this width, by content: the name (with its namespace, or
+/// the namespace in a column of its own) whole and the verdict are kept; priority,
+/// queue, reason and state columns follow while they fit, and a column no shown row
+/// fills (a reason, a state other than pending) collapses. The verdict takes what is
+/// left. Only when the name alone does not fit is it cut, and `←/→` scrolls it.
+pub(super) struct Columns {
+    /// The namespace in a column of its own (else `ns/name` in one).
+    split_ns: bool,
     name_w: usize,
+    prio: bool,
+    state: bool,
+    reason: bool,
+    /// The queue column (a simulation's), and whether its labels are long.
+    queue: Option<bool>,
+    /// Cells of the widest name past its column (0: every name shows whole).
+    pub overflow: usize,
     widths: Vec<Constraint>,
     header: Vec<&'static str>,
 }
 
-fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
-    // The queue column needs room of its own.
-    let wide = inner.width >= if sim { 78 } else { 60 };
-    let visible = || {
-        pane.table
+/// The verdict column's least width beside a long name.
+const VERDICT_MIN: usize = 12;
+
+/// Natural widths of the rows on screen.
+#[derive(Default)]
+struct Natural {
+    ns: usize,
+    name: usize,
+    key: usize,
+    prio: usize,
+    state: usize,
+    reason: usize,
+    verdict: usize,
+}
+
+fn natural<'a>(rows: impl Iterator<Item = &'a PodRow>, ctx: &PaneCtx) -> Natural {
+    let mut n = Natural::default();
+    // A state column only when some state is not `pending` (the symbol says it).
+    let mut others = false;
+    for r in rows {
+        let ns = format::width(&r.pod.namespace);
+        let name = format::width(&r.pod.name);
+        n.ns = n.ns.max(ns);
+        n.name = n.name.max(name);
+        n.key = n.key.max(ns + 1 + name);
+        n.prio = n.prio.max(format::width(&format::priority(r.pod.priority)));
+        n.state = n.state.max(format::width(r.state.label()));
+        others |= r.state != PodState::Pending;
+        // A countdown at Permit adds ` 1m0s`; a gate's reason is its verdict.
+        let countdown = if r.state == PodState::Waiting { 7 } else { 0 };
+        if r.state != PodState::Gated {
+            let reason = format::width(&pod_reason(&r.pod, r.state, ctx.waiting));
+            if reason > 0 {
+                n.reason = n.reason.max(reason + countdown);
+            }
+        }
+        let verdict = match ctx.verdicts.get(&r.key()) {
+            Some(v) if r.state != PodState::Bound => 2 + format::width(&v.short()),
+            _ => 1,
+        };
+        n.verdict = n.verdict.max(verdict);
+    }
+    if !others {
+        n.state = 0;
+    }
+    n
+}
+
+impl PodsPane {
+    /// The cells a list needs to show every shown row's name and priority whole
+    /// beside a verdict of `VERDICT_MIN` cells, for the split with the detail pane.
+    pub fn natural_width(&self, ctx: &PaneCtx, rows: usize) -> u16 {
+        let rows = self.shown(rows);
+        let n = natural(rows, ctx);
+        // Border, cursor mark, symbol and the spaces between the columns.
+        let w = 2 + 1 + 2 + n.key + 1 + n.prio.max(4) + 1 + n.verdict.min(VERDICT_MIN);
+        w.min(u16::MAX as usize) as u16
+    }
+
+    /// The pod rows from the first line on screen, `rows` of them.
+    fn shown(&self, rows: usize) -> impl Iterator<Item = &PodRow> {
+        self.table
             .order
             .iter()
-            .skip(pane.table.cursor.offset)
-            .take(inner.height as usize)
-            .filter_map(|&i| pane.row_of(i as usize))
+            .skip(self.table.cursor.offset)
+            .take(rows)
+            .filter_map(|&i| self.row_of(i as usize))
+    }
+}
+
+fn columns(pane: &PodsPane, ctx: &PaneCtx, inner: Rect) -> Columns {
+    let sim = ctx.sim.is_some();
+    let n = natural(pane.shown(inner.height as usize), ctx);
+    // The cursor mark and the symbol column, each followed by a space.
+    let room = (inner.width as usize).saturating_sub(2 + 2);
+    let verdict_min = n.verdict.clamp(7, VERDICT_MIN);
+    // The name whole, and the verdict at its least.
+    let name_room = room.saturating_sub(verdict_min + 1);
+    let mut left = room.saturating_sub(n.key + 1 + verdict_min);
+    let whole = n.key <= name_room;
+    let take = |left: &mut usize, w: usize, has: bool| -> bool {
+        let fits = has && whole && w < *left;
+        if fits {
+            *left -= w + 1;
+        }
+        fits
     };
-    let ns_w = visible()
-        .map(|r| format::width(&r.pod.namespace))
-        .max()
-        .unwrap_or(9)
-        .clamp(9, 18) as u16;
-    // Names get the room they need (the reason column gives way, down to
-    // REASON_MIN), and are cut in the middle when they must be: pods of one
-    // workload differ only at the end.
-    let queue_w: u16 = match (sim, wide) {
-        (false, _) => 0,
-        (true, true) => 17 + 1,
-        (true, false) => 9 + 1,
-    };
-    // The rows on screen, which size the columns.
-    let shown = || {
-        let rows = pane.list.rows.iter().skip(pane.table.cursor.offset);
-        rows.take(inner.height as usize)
-    };
-    // The priority column is as wide as its widest shown value (a number is
-    // never cut: `2000001k`, system-node-critical, needs 8).
-    let prio_w = shown()
-        .map(|r| format::width(&format::priority(r.pod.priority)))
-        .max()
-        .unwrap_or(0)
-        .max(5) as u16;
-    // Symbol, priority and state columns, one space between columns.
-    // Wide, the verdict and the reason columns each keep REASON_MIN.
-    let fixed = if wide {
-        1 + 1 + ns_w + 1 + 1 + prio_w + 1 + 13 + 1 + REASON_MIN + 1
+    let prio_w = n.prio.max(4);
+    let prio = take(&mut left, prio_w, true);
+    let queue_w = if room >= 90 { 17 } else { 9 };
+    let queue = take(&mut left, queue_w, sim);
+    let state = take(&mut left, n.state.max(5), n.state > 0);
+    // The verdict whole before a reason column or a namespace column (which
+    // aligns the names, at the cost of its padding).
+    let verdict_rest = n.verdict.saturating_sub(verdict_min);
+    let whole_verdict = verdict_rest <= left;
+    if whole_verdict {
+        left -= verdict_rest;
+    }
+    let reason = take(&mut left, n.reason.max(6), whole_verdict && n.reason > 0);
+    let ns_w = n.ns.max(9);
+    let split_ns = take(&mut left, ns_w + 1 + n.name.max(4) - n.key, whole_verdict);
+    let name_full = if split_ns {
+        n.name.max(4)
     } else {
-        1 + 1 + 1 + prio_w + 1
-    } + queue_w;
-    let name_room = inner.width.saturating_sub(fixed + REASON_MIN).max(8);
-    let name_w = shown()
-        .map(|r| {
-            if wide {
-                format::width(&r.pod.name)
-            } else {
-                format::width(&r.pod.namespace) + 1 + format::width(&r.pod.name)
-            }
-        })
-        .max()
-        .unwrap_or(4)
-        .clamp(4, name_room as usize);
-    let (mut widths, mut header) = if wide {
-        (
-            vec![
-                Constraint::Length(1),
-                Constraint::Length(ns_w),
-                Constraint::Length(name_w as u16),
-                Constraint::Length(prio_w),
-                Constraint::Length(13),
-                Constraint::Fill(4),
-                Constraint::Fill(3),
-            ],
-            vec![
-                "",
-                "namespace",
-                "name",
-                "prio",
-                "state",
-                "verdict",
-                "reason",
-            ],
-        )
-    } else {
-        // The verdict is what the list is read for: as wide as the pod.
-        (
-            vec![
-                Constraint::Length(1),
-                Constraint::Length(name_w as u16),
-                Constraint::Length(prio_w),
-                Constraint::Fill(1),
-            ],
-            vec!["", "pod", "prio", "verdict"],
-        )
+        n.key.max(3)
     };
-    // A simulation shows where each pod is in the scheduling queue.
-    if sim {
-        let at = if wide {
-            widths.len() - 2
-        } else {
-            widths.len() - 1
-        };
-        widths.insert(at, Constraint::Length(if wide { 17 } else { 9 }));
-        header.insert(at, "queue");
+    // A name that cannot show whole leaves a third to the verdict.
+    let name_w = if split_ns {
+        name_full
+    } else {
+        name_full.min(name_room.min(room * 2 / 3).max(8))
+    };
+    let mut widths = vec![Constraint::Length(1)];
+    let mut header = vec![""];
+    if split_ns {
+        widths.push(Constraint::Length(ns_w as u16));
+        header.push("namespace");
+        widths.push(Constraint::Length(name_w as u16));
+        header.push("name");
+    } else {
+        widths.push(Constraint::Length(name_w as u16));
+        header.push("pod");
+    }
+    if prio {
+        widths.push(Constraint::Length(prio_w as u16));
+        header.push("prio");
+    }
+    if state {
+        widths.push(Constraint::Length(n.state.max(5) as u16));
+        header.push("state");
+    }
+    if queue {
+        widths.push(Constraint::Length(queue_w as u16));
+        header.push("queue");
+    }
+    widths.push(Constraint::Fill(1));
+    header.push("verdict");
+    if reason {
+        widths.push(Constraint::Length(n.reason.max(6) as u16));
+        header.push("reason");
     }
     Columns {
-        wide,
+        split_ns,
         name_w,
+        prio,
+        state,
+        reason,
+        queue: queue.then_some(queue_w > 9),
+        overflow: name_full.saturating_sub(name_w),
         widths,
         header,
     }
@@ -427,8 +500,7 @@ fn columns(pane: &PodsPane, sim: bool, inner: Rect) -> Columns {
 
 /// A pod's line: state, name, priority, the queue in a simulation, its verdict and
 /// its reason (with a countdown at Permit).
-fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns) -> Row<'a> {
-    let wide = cols.wide;
+fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns, scroll: usize) -> Row<'a> {
     let st = state_style(t, r.state);
     let reason = pod_reason(&r.pod, r.state, ctx.waiting);
     let mut line = Line::from(Span::styled(reason, reason_style(t, r.state)));
@@ -448,20 +520,47 @@ fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns) -> Row<'a> 
         line.spans.push(Span::styled(format!(" {txt}"), style));
     }
     let verdict = verdict_line(r, ctx, t);
-    let queue = ctx.sim.map(|s| {
-        let q = s.queue_of(&r.key());
-        Cell::from(Span::styled(queue_label(q, wide), queue_style(t, q)))
-    });
-    // Narrow: one column, the verdict, unless the reason says more now (a
-    // countdown at Permit, the node of a bound pod).
-    let last = if wide {
-        vec![verdict, line]
-    } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
-        vec![line]
+    let mut cells = vec![Cell::from(Span::styled(r.state.symbol(), st))];
+    if cols.split_ns {
+        cells.push(Cell::from(Span::styled(r.pod.namespace.clone(), t.dim)));
+        cells.push(Cell::from(name_window(&r.pod.name, cols.name_w, scroll)));
     } else {
-        vec![verdict]
-    };
-    row(wide, r, st, last, queue, cols.name_w, t)
+        cells.push(Cell::from(name_window(&r.key(), cols.name_w, scroll)));
+    }
+    if cols.prio {
+        let prio = format::priority(r.pod.priority);
+        cells.push(Cell::from(Line::from(prio).right_aligned()));
+    }
+    if cols.state {
+        cells.push(Cell::from(Span::styled(r.state.label(), st)));
+    }
+    if let (Some(long), Some(sim)) = (cols.queue, ctx.sim) {
+        let q = sim.queue_of(&r.key());
+        cells.push(Cell::from(Span::styled(
+            queue_label(q, long),
+            queue_style(t, q),
+        )));
+    }
+    // Without a reason column the verdict cell says the reason when it says more
+    // now (a countdown at Permit, the node of a bound pod).
+    if cols.reason {
+        cells.push(Cell::from(verdict));
+        cells.push(Cell::from(line));
+    } else if matches!(r.state, PodState::Waiting | PodState::Bound) {
+        cells.push(Cell::from(line));
+    } else {
+        cells.push(Cell::from(verdict));
+    }
+    Row::new(cells)
+}
+
+/// A name in `width` cells: whole when it fits; else cut in the middle (pods of one
+/// workload differ only at the end), or, scrolled by `←/→`, the part from `scroll`.
+fn name_window(name: &str, width: usize, scroll: usize) -> String {
+    if scroll == 0 || format::width(name) <= width {
+        return format::middle(name, width);
+    }
+    format::window(name, scroll, width)
 }
 
 /// Each visible group header across the whole line (past the cursor mark), so a
@@ -530,6 +629,7 @@ fn verdict_line<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme) -> Line<'a> {
 pub fn verdict_style(t: &Theme, v: &PodVerdict) -> Style {
     match v {
         PodVerdict::Schedulable { .. } => t.pass,
+        PodVerdict::WaitsAtPermit { .. } => t.waiting,
         PodVerdict::Unschedulable { .. } => t.reject,
         PodVerdict::Gated { .. } => t.gated,
         PodVerdict::NotReplayed { .. } => t.warning,
@@ -586,31 +686,4 @@ fn queue_style(t: &Theme, q: Option<QueueName>) -> Style {
         Some(QueueName::Gated) => t.gated,
         None => t.dim,
     }
-}
-
-fn row<'a>(
-    wide: bool,
-    r: &PodRow,
-    st: Style,
-    last: Vec<Line<'a>>,
-    queue: Option<Cell<'a>>,
-    name_w: usize,
-    t: &Theme,
-) -> Row<'a> {
-    let sym = Cell::from(Span::styled(r.state.symbol(), st));
-    let prio = Cell::from(Line::from(format::priority(r.pod.priority)).right_aligned());
-    let mut cells = if wide {
-        vec![
-            sym,
-            Cell::from(Span::styled(r.pod.namespace.clone(), t.dim)),
-            Cell::from(format::middle(&r.pod.name, name_w)),
-            prio,
-            Cell::from(Span::styled(r.state.label(), st)),
-        ]
-    } else {
-        vec![sym, Cell::from(format::middle(&r.key(), name_w)), prio]
-    };
-    cells.extend(queue);
-    cells.extend(last.into_iter().map(Cell::from));
-    Row::new(cells)
 }

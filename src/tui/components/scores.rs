@@ -242,7 +242,9 @@ impl Columns {
             .map(|n| format::width(n))
             .max()
             .unwrap_or(4)
-            .clamp(4, (width as usize / 3).max(12)) as u16;
+            // Up to half the width: nodes of one pool can differ in the middle
+            // (`ip-10-0-20-143.ec2.internal`); the bar and plugin columns give way.
+            .clamp(4, (width as usize / 2).max(12)) as u16;
         let total_w = format::width(&view.max_total.to_string()).max(5) as u16;
         let plugin_w: Vec<u16> = view
             .score_abbrevs

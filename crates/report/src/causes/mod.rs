@@ -72,8 +72,13 @@ pub fn for_trace(
     };
     let mut by_node = BTreeMap::new();
     for v in trace.filter.iter().filter(|v| !v.feasible) {
-        let Some(plugin) = &v.plugin else { continue };
-        let lines = ex.explain(plugin, &v.node, &v.reasons);
+        let lines = match &v.plugin {
+            Some(plugin) => ex.explain(plugin, &v.node, &v.reasons),
+            // Left out by a PreFilter node subset.
+            None => node_affinity::prefilter_causes(&trace.pre_filter.subsets, &v.node, |n| {
+                cluster.node(n).is_some()
+            }),
+        };
         if !lines.is_empty() {
             by_node.insert(v.node.to_string(), lines);
         }
@@ -263,15 +268,15 @@ impl Causes {
         group_lines(view, g, |node| self.of_plugin(node, plugin))
     }
 
-    /// The lines drawn under a group in the table and the inspector: at most `max`
-    /// causes, each with its node count, then `(+N more)` for the rest.
-    pub fn summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
-        shown_lines(self.group(view, g), max)
+    /// The lines drawn under a group in the table and the inspector: its causes,
+    /// each with its node count, as many as [`shown`] says, then `(+N more ...)`.
+    pub fn summary_lines(&self, view: &TraceView, g: &Group, all: bool) -> Vec<String> {
+        shown_lines(self.group(view, g), g.rows.len(), all)
     }
 
     /// [`Causes::summary_lines`] of an all-filters group.
-    pub fn all_summary_lines(&self, view: &TraceView, g: &Group, max: usize) -> Vec<String> {
-        shown_lines(self.all_group(view, g), max)
+    pub fn all_summary_lines(&self, view: &TraceView, g: &Group, all: bool) -> Vec<String> {
+        shown_lines(self.all_group(view, g), g.rows.len(), all)
     }
 }
 
@@ -299,7 +304,8 @@ fn group_lines<'c>(
     out
 }
 
-fn shown_lines(all: Vec<CauseLine>, max: usize) -> Vec<String> {
+fn shown_lines(all: Vec<CauseLine>, nodes: usize, every: bool) -> Vec<String> {
+    let max = shown(all.len(), nodes, every);
     let mut out: Vec<String> = all
         .iter()
         .take(max)
@@ -313,13 +319,33 @@ fn shown_lines(all: Vec<CauseLine>, max: usize) -> Vec<String> {
         })
         .collect();
     if all.len() > max {
-        out.push(format!("(+{} more)", all.len() - max));
+        out.push(more_line(all.len() - max));
     }
     out
 }
 
-/// How many cause lines the table and the inspector show per group.
+/// The line for the causes a group leaves out, and how to see them.
+pub fn more_line(n: usize) -> String {
+    format!("(+{n} more; explain --all-filters lists every cause)")
+}
+
+/// How many cause lines a big group shows in the table and the inspector.
 pub const SHOWN: usize = 3;
+
+/// A group of at most this many nodes shows every cause: one of them can be the only
+/// fix (the one node with the label the pod asks for, and a taint it does not
+/// tolerate), and there are few.
+pub const FEW_NODES: usize = 8;
+
+/// How many of a group's `causes` (over `nodes` nodes) are shown: every one in a
+/// group of few nodes or with `every` (`--all-filters`), else [`SHOWN`].
+pub fn shown(causes: usize, nodes: usize, every: bool) -> usize {
+    if every || nodes <= FEW_NODES {
+        causes
+    } else {
+        causes.min(SHOWN)
+    }
+}
 
 /// A label selector as kubectl writes one: `app=db, tier in (a, b), !legacy`;
 /// `<none>` for a nil selector (matches nothing), `all pods` for an empty one.

@@ -41,6 +41,45 @@ pub fn causes(
     out
 }
 
+/// Why PreFilter left a node out: a plugin's PreFilter result names the only nodes
+/// worth filtering (NodeAffinity's, from a `matchFields` field selector on
+/// `metadata.name`, as a DaemonSet pod has), and this node is not among them; a named
+/// node missing from the snapshot is said.
+pub fn prefilter_causes(
+    subsets: &[(String, Vec<String>)],
+    node: &str,
+    known: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    subsets
+        .iter()
+        .filter(|(_, nodes)| !nodes.iter().any(|n| n == node))
+        .map(|(plugin, nodes)| {
+            let what = if plugin == NAME {
+                format!(
+                    "field selector metadata.name In [{}] (matchFields, as a DaemonSet pod has)",
+                    nodes.join(", ")
+                )
+            } else {
+                format!("{plugin} PreFilter keeps only [{}]", nodes.join(", "))
+            };
+            let missing: Vec<&str> = nodes
+                .iter()
+                .map(String::as_str)
+                .filter(|n| !known(n))
+                .collect();
+            // One line for every node left out, so they group.
+            if missing.is_empty() {
+                format!("{what}: not this node")
+            } else {
+                format!(
+                    "{what}: not this node; {} not in the snapshot",
+                    missing.join(", ")
+                )
+            }
+        })
+        .collect()
+}
+
 /// The profile's `addedAffinity` (NodeAffinity's arguments): the scheduler enforces
 /// it on every pod of the profile before the pod's own selector.
 fn enforced(node: &NodeInfo, profile: Option<&Framework>) -> Vec<String> {
@@ -102,7 +141,7 @@ fn term_failure(t: &Term, node_name: &str, labels: &Labels) -> String {
         };
         // Only metadata.name is a node field the scheduler reads.
         if !t.matches(node_name, labels) {
-            return format!("field {key} {op} [{value}]: node is {node_name}");
+            return format!("field selector {key} {op} [{value}]: node is {node_name}");
         }
     }
     "does not match".into()

@@ -214,15 +214,17 @@ impl TraceView {
     ) -> TraceView {
         let mut view = TraceView::new(trace);
         let causes = crate::causes::for_trace(trace, cluster, pod, profile);
+        // With every filter run (`--all-filters`), every cause is shown.
+        let every = trace.filter_all.is_some();
         view.group_causes = view
             .summary
             .iter()
-            .map(|g| causes.summary_lines(&view, g, crate::causes::SHOWN))
+            .map(|g| causes.summary_lines(&view, g, every))
             .collect();
         view.all_group_causes = view
             .all_groups
             .iter()
-            .map(|g| causes.all_summary_lines(&view, g, crate::causes::SHOWN))
+            .map(|g| causes.all_summary_lines(&view, g, every))
             .collect();
         view.causes = Some(causes);
         view
@@ -281,8 +283,8 @@ impl TraceView {
     }
 
     /// The cause lines drawn under the `i`th summary group (the table and the
-    /// inspector): the most shared causes first, at most [`crate::causes::SHOWN`],
-    /// then `(+N more)`. Empty without causes.
+    /// inspector): the most shared causes first, as many as [`crate::causes::shown`]
+    /// says, then `(+N more ...)`. Empty without causes.
     pub fn cause_lines(&self, i: usize) -> &[String] {
         self.group_causes
             .get(i)
