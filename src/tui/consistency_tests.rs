@@ -9,10 +9,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{App, AppInit};
-use super::fixtures::t0;
-use super::waiting::{ManualClock, WaitingList};
-use crate::theme::Theme;
+use super::app::App;
+use super::fixtures::{engine_init, t0};
+use super::waiting::ManualClock;
 
 /// The demo cluster with two more GPU nodes like gpu-c1 (same image) but empty, so
 /// `ml/notebook` (rejected by several plugins for several reasons) ties between them
@@ -59,25 +58,11 @@ status:
 }
 
 fn app(cluster: crate::model::Cluster) -> App {
-    let config = crate::engine::SchedulerConfig::defaults();
-    App::new(AppInit {
-        cluster: Arc::new(cluster),
-        profiles: config.profiles,
-        runner: super::worker::engine_runner(),
-        clock: Arc::new(ManualClock::new(t0())),
-        waiting: Box::new(WaitingList::default()),
-        theme: Theme::builtin("dark").expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
-        source: "snapshot demo+twins".into(),
-        pod: None,
-        simulation: None,
-    })
+    App::new(engine_init(
+        cluster,
+        "snapshot demo+twins",
+        Arc::new(ManualClock::new(t0())),
+    ))
 }
 
 fn settle(app: &mut App) {

@@ -511,14 +511,36 @@ pub fn app_init(cluster: Cluster, theme: &str, clock: Arc<ManualClock>) -> AppIn
         clock,
         waiting: Box::new(waiting_list()),
         theme: Theme::builtin(theme).expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
+        theme_loader: theme_loader(),
         source: "snapshot testdata/cluster.yaml".into(),
+        pod: None,
+        simulation: None,
+    }
+}
+
+/// The built-in themes, as the tests load them.
+fn theme_loader() -> super::shared::ThemeLoader {
+    Box::new(|s| {
+        Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
+            name: s.to_string(),
+            builtins: crate::theme::builtin_names(),
+            searched: "(tests)".into(),
+        })
+    })
+}
+
+/// The app on the real engine and the default profile over `cluster` (`source`
+/// names it), dark theme, no waiting pods.
+pub fn engine_init(cluster: Cluster, source: &str, clock: Arc<ManualClock>) -> AppInit {
+    AppInit {
+        cluster: Arc::new(cluster),
+        profiles: crate::engine::SchedulerConfig::defaults().profiles,
+        runner: super::worker::engine_runner(),
+        clock,
+        waiting: Box::new(WaitingList::default()),
+        theme: Theme::builtin("dark").expect("builtin theme"),
+        theme_loader: theme_loader(),
+        source: source.into(),
         pod: None,
         simulation: None,
     }
@@ -697,25 +719,12 @@ pub fn sim_fixture() -> Fixture {
     );
     let clock = Arc::new(ManualClock::new(t0()));
     let app = App::new(AppInit {
-        cluster: Arc::new(cluster),
         profiles: config.profiles,
-        runner: super::worker::engine_runner(),
-        clock: clock.clone(),
-        waiting: Box::new(WaitingList::default()),
-        theme: Theme::builtin("dark").expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
-        source: "simulate examples/gang-demo.yaml".into(),
-        pod: None,
         simulation: Some(super::playback::Simulation::new(
             sim,
             "simulate examples/gang-demo.yaml",
         )),
+        ..engine_init(cluster, "simulate examples/gang-demo.yaml", clock.clone())
     });
     let mut f = Fixture { app, clock };
     f.settle();

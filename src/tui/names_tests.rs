@@ -8,9 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 
 use super::app::{App, AppInit};
-use super::fixtures::{Fixture, screen, t0};
-use super::waiting::{ManualClock, WaitingList};
-use crate::theme::Theme;
+use super::fixtures::{Fixture, engine_init, screen, t0};
+use super::waiting::ManualClock;
 
 const SNAPSHOT: &str = "tests/fixtures/real-names.yaml";
 
@@ -27,25 +26,7 @@ fn real_names() -> Fixture {
 
 /// The app on the real engine and the default profile, over `cluster`.
 fn real_names_init(cluster: crate::model::Cluster, clock: Arc<ManualClock>) -> AppInit {
-    let config = crate::engine::SchedulerConfig::defaults();
-    AppInit {
-        cluster: Arc::new(cluster),
-        profiles: config.profiles,
-        runner: super::worker::engine_runner(),
-        clock: clock.clone(),
-        waiting: Box::new(WaitingList::default()),
-        theme: Theme::builtin("dark").expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
-        source: format!("snapshot {SNAPSHOT}"),
-        pod: None,
-        simulation: None,
-    }
+    engine_init(cluster, &format!("snapshot {SNAPSHOT}"), clock)
 }
 
 #[test]

@@ -10,34 +10,19 @@ use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{App, AppInit};
-use super::fixtures::t0;
-use super::waiting::{ManualClock, WaitingList};
-use crate::theme::Theme;
+use super::app::App;
+use super::fixtures::{engine_init, t0};
+use super::waiting::ManualClock;
 
 fn app(path: &str) -> App {
     let cluster = crate::source::load_snapshot(std::path::Path::new(path))
         .expect("snapshot loads")
         .cluster;
-    let config = crate::engine::SchedulerConfig::defaults();
-    let mut app = App::new(AppInit {
-        cluster: Arc::new(cluster),
-        profiles: config.profiles,
-        runner: super::worker::engine_runner(),
-        clock: Arc::new(ManualClock::new(t0())),
-        waiting: Box::new(WaitingList::default()),
-        theme: Theme::builtin("dark").expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
-        source: format!("snapshot {path}"),
-        pod: None,
-        simulation: None,
-    });
+    let mut app = App::new(engine_init(
+        cluster,
+        &format!("snapshot {path}"),
+        Arc::new(ManualClock::new(t0())),
+    ));
     settle(&mut app);
     app
 }

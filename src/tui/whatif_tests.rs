@@ -11,13 +11,12 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::action::{Action, DataUpdate, Tab};
-use super::app::{App, AppInit};
-use super::fixtures::t0;
-use super::waiting::{ManualClock, WaitingList};
+use super::app::App;
+use super::fixtures::{engine_init, t0};
+use super::waiting::ManualClock;
 use crate::engine::trace::Outcome;
 use crate::model::Cluster;
 use crate::report::PodVerdict;
-use crate::theme::Theme;
 
 fn demo() -> Cluster {
     crate::source::load_snapshot(std::path::Path::new("examples/demo-cluster.yaml"))
@@ -26,25 +25,11 @@ fn demo() -> Cluster {
 }
 
 fn app(cluster: Cluster) -> App {
-    let config = crate::engine::SchedulerConfig::defaults();
-    let mut app = App::new(AppInit {
-        cluster: Arc::new(cluster),
-        profiles: config.profiles,
-        runner: super::worker::engine_runner(),
-        clock: Arc::new(ManualClock::new(t0())),
-        waiting: Box::new(WaitingList::default()),
-        theme: Theme::builtin("dark").expect("builtin theme"),
-        theme_loader: Box::new(|s| {
-            Theme::builtin(s).ok_or_else(|| crate::theme::ThemeError::NotFound {
-                name: s.to_string(),
-                builtins: crate::theme::builtin_names(),
-                searched: "(tests)".into(),
-            })
-        }),
-        source: "snapshot examples/demo-cluster.yaml".into(),
-        pod: None,
-        simulation: None,
-    });
+    let mut app = App::new(engine_init(
+        cluster,
+        "snapshot examples/demo-cluster.yaml",
+        Arc::new(ManualClock::new(t0())),
+    ));
     settle(&mut app);
     app
 }
