@@ -4,7 +4,7 @@
 //! resize-aware `determineContainerReqs` for bound pods.
 //!
 //! A pod is counted several ways (Filter, the scoring defaults, each release's
-//! gates), so its quantities are parsed once into [`PodQuantities`], keyed by the
+//! gates), so its quantities are parsed once into `PodQuantities`, keyed by the
 //! manifest's own resource names, and every way of counting reads that.
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! quantity and semver libraries. Evaluation never panics (a panic inside the crate
 //! becomes a runtime error) and is bounded: expressions are limited in length, as
 //! the API server limits them, and every evaluation in its runtime cost, as the
-//! scheduler limits it (see [`eval`]).
+//! scheduler limits it (see its `eval` module).
 
 mod eval;
 
