@@ -575,12 +575,17 @@ impl Fixture {
     /// Run pending trace jobs, then every pending pod's verdict, inline (the runner
     /// does it on a worker thread).
     pub fn settle(&mut self) {
-        while let Some(job) = self.app.take_job() {
-            self.app.replay_ready(job.run());
-        }
-        self.app.take_verdicts_sync();
-        self.app.take_remedies_sync();
+        settle(&mut self.app);
     }
+}
+
+/// Every job the worker would run, inline, and the verdicts and remedies waited for.
+pub fn settle(app: &mut App) {
+    while let Some(job) = app.take_job() {
+        app.replay_ready(job.run());
+    }
+    app.take_verdicts_sync();
+    app.take_remedies_sync();
 }
 
 // ----- scale -----
@@ -697,10 +702,8 @@ pub fn scale_trace(pod: &str, nodes: usize) -> Trace {
 
 // ----- simulation -----
 
-/// The gang demo (`examples/gang-demo.yaml` with `examples/coscheduling-config.yaml`)
-/// in simulation mode, on the real engine, with a hand-moved wall clock.
-pub fn sim_fixture() -> Fixture {
-    use crate::engine::scheduler::{Scheduler, SimOptions};
+/// `examples/gang-demo.yaml` and the coscheduling configuration it is meant for.
+pub fn gang_demo() -> (Cluster, crate::engine::SchedulerConfig) {
     let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
         .expect("gang demo loads")
         .cluster;
@@ -708,6 +711,14 @@ pub fn sim_fixture() -> Fixture {
         "examples/coscheduling-config.yaml",
     ))
     .expect("coscheduling config builds");
+    (cluster, config)
+}
+
+/// The gang demo (`examples/gang-demo.yaml` with `examples/coscheduling-config.yaml`)
+/// in simulation mode, on the real engine, with a hand-moved wall clock.
+pub fn sim_fixture() -> Fixture {
+    use crate::engine::scheduler::{Scheduler, SimOptions};
+    let (cluster, config) = gang_demo();
     let sim = Scheduler::new(
         cluster.clone(),
         config.clone(),

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 
 use super::app::{App, AppInit};
-use super::fixtures::{Fixture, engine_init, screen, t0};
+use super::fixtures::{Fixture, engine_init, gang_demo, screen, t0};
 use super::waiting::ManualClock;
 
 const SNAPSHOT: &str = "tests/fixtures/real-names.yaml";
@@ -68,13 +68,7 @@ fn long_names_scroll_sideways_and_numbers_show_whole() {
 /// its gang, and in the Pipeline's first line; not "schedulable".
 #[test]
 fn a_gang_member_waiting_at_permit_says_so() {
-    let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
-        .expect("gang demo loads")
-        .cluster;
-    let config = crate::source::read_scheduler_config(std::path::Path::new(
-        "examples/coscheduling-config.yaml",
-    ))
-    .expect("coscheduling config builds");
+    let (cluster, config) = gang_demo();
     let clock = Arc::new(ManualClock::new(t0()));
     let app = App::new(AppInit {
         profiles: config.profiles,

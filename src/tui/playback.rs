@@ -513,16 +513,10 @@ impl PermitGate for Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::fixtures::t0;
+    use crate::tui::fixtures::{gang_demo, t0};
 
     fn sim() -> Simulation {
-        let cluster = crate::source::load_snapshot(std::path::Path::new("examples/gang-demo.yaml"))
-            .expect("gang demo")
-            .cluster;
-        let config = crate::source::read_scheduler_config(std::path::Path::new(
-            "examples/coscheduling-config.yaml",
-        ))
-        .expect("config");
+        let (cluster, config) = gang_demo();
         Simulation::new(
             Scheduler::new(cluster, config, Default::default()),
             "simulate",

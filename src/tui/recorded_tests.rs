@@ -11,7 +11,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::app::App;
-use super::fixtures::{engine_init, t0};
+use super::fixtures::{engine_init, settle, t0};
 use super::waiting::ManualClock;
 
 fn app(path: &str) -> App {
@@ -25,14 +25,6 @@ fn app(path: &str) -> App {
     ));
     settle(&mut app);
     app
-}
-
-fn settle(app: &mut App) {
-    while let Some(job) = app.take_job() {
-        app.replay_ready(job.run());
-    }
-    app.take_verdicts_sync();
-    app.take_remedies_sync();
 }
 
 fn open(app: &mut App, pod: &str) {

@@ -12,7 +12,7 @@ use ratatui::backend::TestBackend;
 
 use super::action::{Action, DataUpdate, Tab};
 use super::app::App;
-use super::fixtures::{engine_init, t0};
+use super::fixtures::{engine_init, settle, t0};
 use super::waiting::ManualClock;
 use crate::engine::trace::Outcome;
 use crate::model::Cluster;
@@ -32,15 +32,6 @@ fn app(cluster: Cluster) -> App {
     ));
     settle(&mut app);
     app
-}
-
-/// Every job the worker would run, inline.
-fn settle(app: &mut App) {
-    while let Some(job) = app.take_job() {
-        app.replay_ready(job.run());
-    }
-    app.take_verdicts_sync();
-    app.take_remedies_sync();
 }
 
 fn press(app: &mut App, code: KeyCode) {
