@@ -18,16 +18,7 @@ use serde_json::Value;
 
 #[path = "support/fidelity.rs"]
 mod support_fidelity;
-use support_fidelity::compare;
-
-/// Each answer file and the exact release that wrote it.
-const RELEASES: [(&str, &str); 5] = [
-    ("expected-1.32.json", "1.32.0"),
-    ("expected-1.33.json", "1.33.3"),
-    ("expected-1.34.json", "1.34.1"),
-    ("expected-1.34.7.json", "1.34.7"),
-    ("expected-1.35.json", "1.35.4"),
-];
+use support_fidelity::{RELEASES, compare};
 
 /// The scenario folders: the shared ones (copied unchanged) and those added here.
 const ROOTS: [&str; 2] = ["fidelity-versions", "fidelity-versions-added"];

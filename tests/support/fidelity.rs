@@ -6,6 +6,16 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+/// Each per-release answer file and the exact release that wrote it.
+#[allow(dead_code)] // tests/fidelity.rs compares v1.35 answers only
+pub const RELEASES: [(&str, &str); 5] = [
+    ("expected-1.32.json", "1.32.0"),
+    ("expected-1.33.json", "1.33.3"),
+    ("expected-1.34.json", "1.34.1"),
+    ("expected-1.34.7.json", "1.34.7"),
+    ("expected-1.35.json", "1.35.4"),
+];
+
 /// Differences between expected and actual, as readable lines. Only the fields
 /// present in `expected` are compared (the DRA scenarios carry only measured ones).
 pub fn compare(expected: &Value, actual: &Value) -> Vec<String> {
