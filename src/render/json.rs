@@ -95,83 +95,36 @@ impl Formatter for InertText<'_> {
 use crate::engine::status::Code;
 use crate::engine::trace::{PluginResult, Trace};
 use crate::report::needs::PodNeeds;
-use crate::report::{
-    Answer, CauseLine, Causes, Group, GroupKind, Recorded, RecordedWord, TraceView,
-};
+use crate::report::{Answer, Causes, GroupKind, Recorded, RecordedWord, TraceView};
+
+pub use super::answer_json::AnswerJson;
 
 pub fn to_json(t: &Trace) -> Value {
     to_json_view(t, &TraceView::new(t))
 }
 
-/// [`to_json`] from a view already built. A view with causes adds `details` to each
+/// [`to_json`] from a view already built, as a `Value` ([`trace_json`] writes it
+/// without building one).
+pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
+    trace_json(t, view).to_value()
+}
+
+/// The trace's answer, ready to write. A view with causes adds `details` to each
 /// rejection group: every distinct cause with the group's nodes it applies to
 /// (`[{"cause", "nodes"}]`, the most shared first; a node with several causes is
 /// listed under each). The other keys are the same either way. With all-filters
 /// data, `all_filter_groups` holds every plugin's rejections grouped the same way.
-pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
-    let prefilter = json!({
-        "code": t.pre_filter.code.unwrap_or(Code::Success).as_str(),
-        "plugin": t.pre_filter.plugin,
-        "reasons": t.pre_filter.reasons,
-        "node_subset": t.pre_filter.node_subset,
-    });
-    let filter: BTreeMap<&str, Value> = t
-        .filter
-        .iter()
-        .map(|v| {
-            (
-                v.node.as_str(),
-                json!({
-                    "feasible": v.feasible,
-                    "plugin": v.plugin,
-                    "code": v.code.as_str(),
-                    "reasons": v.reasons,
-                }),
-            )
-        })
-        .collect();
-    let filter_all: BTreeMap<&str, BTreeMap<&str, Value>> = t
-        .filter_all
-        .iter()
-        .flatten()
-        .map(|n| {
-            (
-                n.node.as_str(),
-                n.results
-                    .iter()
-                    .map(|r| (r.plugin.as_str(), code_reasons(r)))
-                    .collect(),
-            )
-        })
-        .collect();
-    let scores: BTreeMap<&str, Value> = t
-        .scores
-        .iter()
-        .map(|s| {
-            let raw: BTreeMap<&str, i64> = t
-                .feasible
-                .iter()
-                .map(String::as_str)
-                .zip(s.raw.iter().copied())
-                .collect();
-            let normalized: BTreeMap<&str, i64> = t
-                .feasible
-                .iter()
-                .map(String::as_str)
-                .zip(s.normalized.iter().copied())
-                .collect();
-            (
-                s.plugin.as_str(),
-                json!({"weight": s.weight, "raw": raw, "normalized": normalized}),
-            )
-        })
-        .collect();
-    let total: BTreeMap<&str, i64> = t
-        .feasible
-        .iter()
-        .map(String::as_str)
-        .zip(t.totals.iter().copied())
-        .collect();
+pub fn trace_json<'a>(t: &'a Trace, view: &'a TraceView) -> AnswerJson<'a> {
+    let mut v = AnswerJson::new(t, view);
+    v.insert(
+        "prefilter",
+        json!({
+            "code": t.pre_filter.code.unwrap_or(Code::Success).as_str(),
+            "plugin": t.pre_filter.plugin,
+            "reasons": t.pre_filter.reasons,
+            "node_subset": t.pre_filter.node_subset,
+        }),
+    );
     let postfilter = t.post_filter.as_ref().map(|p| {
         json!({
             "nominated_node": p.nominated_node,
@@ -181,93 +134,111 @@ pub fn to_json_view(t: &Trace, view: &TraceView) -> Value {
             "plugins": p.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
         })
     });
-    let mut v = json!({
-        "pod": t.pod,
-        "nodes_total": t.nodes_total,
-        "prefilter": prefilter,
-        "filter": filter,
-        "filter_all": filter_all,
-        "scores": scores,
-        "total": total,
-        "best_nodes": t.best_nodes,
-        "fit_error": t.fit_error,
-        "postfilter": postfilter,
+    let small = [
+        ("pod", json!(t.pod)),
+        ("nodes_total", json!(t.nodes_total)),
+        ("best_nodes", json!(t.best_nodes)),
+        ("fit_error", json!(t.fit_error)),
+        ("postfilter", json!(postfilter)),
         // Extra keys.
-        "profile": t.profile,
-        "priority": t.priority,
-        "selected_node": t.selected_node,
-        "outcome": t.outcome,
-        "nominated_node": t.nominated_node.as_ref().map(|(n, passed)| json!({"node": n, "passed_filters": passed})),
-        "num_nodes_to_find": t.num_nodes_to_find,
-        "prefilter_plugins": t.pre_filter.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
-        "prescore": t.pre_score.iter().map(plugin_result).collect::<Vec<_>>(),
-        "binding": t.binding.iter().map(|ph| json!({
-            "point": ph.point,
-            "plugins": ph.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "not_modelled": t.not_modelled,
-        "upstream_behaviour": t.upstream_behaviour,
-    });
-    // What the table and the inspector show, from the same presentation model:
-    // competition ranks (equal totals share a rank) and the rejection groups (each
-    // rejected node in exactly one, largest first).
-    if t.totals.len() == t.feasible.len() {
-        let ranks: BTreeMap<&str, usize> = t
-            .feasible
-            .iter()
-            .map(String::as_str)
-            .zip(view.ranks.iter().copied())
-            .collect();
-        v["ranks"] = json!(ranks);
+        ("profile", json!(t.profile)),
+        ("priority", json!(t.priority)),
+        ("selected_node", json!(t.selected_node)),
+        ("outcome", json!(t.outcome)),
+        (
+            "nominated_node",
+            json!(t.nominated_node.as_ref().map(
+                |(n, passed)| json!({"node": n, "passed_filters": passed})
+            )),
+        ),
+        ("num_nodes_to_find", json!(t.num_nodes_to_find)),
+        (
+            "prefilter_plugins",
+            json!(t.pre_filter.plugins.iter().map(plugin_result).collect::<Vec<_>>()),
+        ),
+        (
+            "prescore",
+            json!(t.pre_score.iter().map(plugin_result).collect::<Vec<_>>()),
+        ),
+        (
+            "binding",
+            t.binding
+                .iter()
+                .map(|ph| {
+                    json!({
+                        "point": ph.point,
+                        "plugins": ph.plugins.iter().map(plugin_result).collect::<Vec<_>>(),
+                    })
+                })
+                .collect(),
+        ),
+        ("not_modelled", json!(t.not_modelled)),
+        ("upstream_behaviour", json!(t.upstream_behaviour)),
+    ];
+    for (key, value) in small {
+        v.insert(key, value);
     }
-    v["rejection_groups"] = Value::Array(
+    // What the table and the inspector show, from the same presentation model:
+    // competition ranks (equal totals share a rank, [`AnswerJson`] adds them) and
+    // the rejection groups (each rejected node in exactly one, largest first).
+    let causes = view.causes.as_ref();
+    v.insert_groups(
+        "rejection_groups",
         view.summary
             .iter()
             .filter(|g| g.kind != GroupKind::Feasible)
-            .map(|g| group_json(view, g, view.causes.as_ref().map(|c| c.group(view, g))))
-            .collect(),
+            .map(|g| (g, causes.map(|c| c.group(view, g)))),
     );
     // With all-filters data: every plugin's rejections, grouped as the first ones
     // are (a node in several groups), with their causes when the view has them.
     if t.filter_all.is_some() {
-        v["all_filter_groups"] = Value::Array(
+        v.insert_groups(
+            "all_filter_groups",
             view.all_groups
                 .iter()
-                .map(|g| group_json(view, g, view.causes.as_ref().map(|c| c.all_group(view, g))))
-                .collect(),
+                .map(|g| (g, causes.map(|c| c.all_group(view, g)))),
         );
     }
     // Only a pod with claims gets the key (from a view with causes): every other
     // answer keeps its shape.
-    let claims = view.causes.as_ref().map(Causes::claims).unwrap_or_default();
+    let claims = causes.map(Causes::claims).unwrap_or_default();
     if !claims.is_empty() {
-        v["claims"] = json!(claims);
+        v.insert("claims", json!(claims));
     }
     if let Some(node) = &t.bound_to {
-        v["bound_to"] = json!(node);
+        v.insert("bound_to", json!(node));
     }
     v
 }
 
-/// The JSON of an [`Answer`]: [`to_json_view`] of its view, with `needs` when the pod
-/// was in the cluster, and `realScheduler` when the source records what the real
-/// scheduler said (`null` when it said nothing).
+/// The JSON of an [`Answer`], as a `Value` ([`answer_json_of`] writes it without
+/// building one).
 pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
-    let mut v = to_json_view(t, &answer.view);
+    answer_json_of(t, answer).to_value()
+}
+
+/// [`trace_json`] of the answer's view, with `needs` when the pod was in the
+/// cluster, and `realScheduler` when the source records what the real scheduler
+/// said (`null` when it said nothing).
+pub fn answer_json_of<'a>(t: &'a Trace, answer: &'a Answer) -> AnswerJson<'a> {
+    let mut v = trace_json(t, &answer.view);
     if let Some(n) = &answer.needs {
-        v["needs"] = needs_json(n);
+        v.insert("needs", needs_json(n));
     }
     if let Some(r) = &answer.release {
-        v["kube_version"] = json!({
-            "version": r.release.version.to_string(),
-            "replays": r.release.version.resolved().to_string(),
-            "source": r.release.source,
-            "from": r.release.source.phrase(),
-            "notes": r.notes,
-        });
+        v.insert(
+            "kube_version",
+            json!({
+                "version": r.release.version.to_string(),
+                "replays": r.release.version.resolved().to_string(),
+                "source": r.release.source,
+                "from": r.release.source.phrase(),
+                "notes": r.notes,
+            }),
+        );
     }
     if let Some(r) = &answer.recorded {
-        v["recorded"] = recorded_json(r);
+        v.insert("recorded", recorded_json(r));
     }
     let word = match &answer.word {
         RecordedWord::NotRecorded => return v,
@@ -278,9 +249,7 @@ pub fn answer_json(t: &Trace, answer: &Answer) -> Value {
             "lastSeen": w.last_seen.map(|t| t.to_string()),
         }),
     };
-    if let Some(o) = v.as_object_mut() {
-        o.insert("realScheduler".into(), word);
-    }
+    v.insert("realScheduler", word);
     v
 }
 
@@ -339,28 +308,6 @@ pub fn needs_json(n: &PodNeeds) -> Value {
         "scheduling_gates": n.scheduling_gates,
         "scheduler_name": n.scheduler_name,
     })
-}
-
-/// One rejection group: its plugin, code, reason and nodes, and its causes as
-/// `details` when the view has them.
-fn group_json(view: &TraceView, g: &Group, details: Option<Vec<CauseLine>>) -> Value {
-    let mut group = json!({
-        "plugin": g.plugin,
-        "code": g.code.map(Code::as_str),
-        "reason": g.reason,
-        "nodes": view.group_nodes(g),
-    });
-    if let Some(lines) = details {
-        group["details"] = lines
-            .into_iter()
-            .map(|l| json!({"cause": l.cause, "nodes": l.nodes}))
-            .collect();
-    }
-    group
-}
-
-fn code_reasons(r: &PluginResult) -> Value {
-    json!({"code": r.code.as_str(), "reasons": r.reasons})
 }
 
 fn plugin_result(r: &PluginResult) -> Value {

@@ -17,6 +17,7 @@ macro_rules! put_line {
     }};
 }
 
+mod answer_json;
 pub mod capacity;
 pub mod escape;
 pub mod html;
