@@ -780,32 +780,52 @@ fn commands_in_example_headers_work() {
     assert!(ran >= 2, "commands found: {ran}");
 }
 
-/// Every `$ schedscope explain|capacity|pods ...` sample in the README is what the
-/// binary prints; a line `...` stands for lines left out (any number, none too).
+/// Every `$ schedscope explain|capacity|pods ...` sample in the README and in the
+/// pages of `docs/` is what the binary prints; a line `...` stands for lines left out
+/// (any number, none too).
 #[test]
 fn readme_samples_are_current() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut files = vec![root().join("README.md")];
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.sort();
+    files.extend(pages);
     let mut checked = 0;
-    let mut rest = readme.as_str();
-    while let Some(i) = rest.find("\n$ schedscope ") {
-        let block = &rest[i + 3..];
-        let end = block.find("\n```").expect("the sample block ends");
-        let (cmd, shown) = block[..end].split_once('\n').unwrap();
-        rest = &block[end..];
-        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
-        if !["explain", "capacity", "pods"].contains(&args[0]) {
-            continue;
+    let mut files_with_samples = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let before = checked;
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("\n$ schedscope ") {
+            let block = &rest[i + 3..];
+            let end = block.find("\n```").expect("the sample block ends");
+            let (cmd, shown) = block[..end].split_once('\n').unwrap();
+            rest = &block[end..];
+            let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+            if !["explain", "capacity", "pods"].contains(&args[0]) {
+                continue;
+            }
+            let o = bin().current_dir(root()).args(&args).output().unwrap();
+            assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+            let out = stdout(&o);
+            assert!(
+                matches_with_elisions(&out, shown),
+                "{} sample of `{cmd}`:\n{shown}\n--- the binary prints:\n{out}",
+                file.display()
+            );
+            checked += 1;
         }
-        let o = bin().current_dir(root()).args(&args).output().unwrap();
-        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
-        let out = stdout(&o);
-        assert!(
-            matches_with_elisions(&out, shown),
-            "README sample of `{cmd}`:\n{shown}\n--- the binary prints:\n{out}"
-        );
-        checked += 1;
+        files_with_samples += usize::from(checked > before);
     }
-    assert!(checked >= 5, "samples checked: {checked}");
+    // The README held 7 samples before its reference moved to docs/, and an excerpt
+    // was added at its top: fewer means a page with samples was not read.
+    assert!(
+        checked >= 8 && files_with_samples >= 3,
+        "samples checked: {checked}, in {files_with_samples} files"
+    );
 }
 
 /// `shown` is `out` with runs of lines replaced by `...` lines.
