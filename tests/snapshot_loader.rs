@@ -683,15 +683,15 @@ fn non_objects_and_api_versions() {
     assert!(msg.contains("items[0] (line 4)"), "{msg}");
     assert!(msg.contains("found a string"), "{msg}");
     let (e, msg) = load_err(
-        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: n}\n",
+        "apiVersion: apps/v1beta2\nkind: StatefulSet\nmetadata: {name: p, namespace: n}\n",
         "s.yaml",
     );
     assert!(
         matches!(e, SnapshotError::UnsupportedApiVersion { .. }),
         "{msg}"
     );
-    assert!(msg.contains("PodDisruptionBudget n/p"), "{msg}");
-    assert!(msg.contains("\"policy/v1\""), "{msg}");
+    assert!(msg.contains("StatefulSet n/p"), "{msg}");
+    assert!(msg.contains("\"apps/v1\""), "{msg}");
     let (_, msg) = load_err("apiVersion: v1\nkind: Node\nmetadata: {}\n", "s.yaml");
     assert!(
         msg.contains("field metadata.name: required field is missing"),
@@ -1193,15 +1193,33 @@ fn a_v1beta1_priority_class_is_read_as_v1_and_said() {
     assert_eq!(
         snap.report.warnings,
         [
-            "read 1 PriorityClass (scheduling.k8s.io/v1beta1) as its current version (the schema is the same)"
+            "read 1 PriorityClass (scheduling.k8s.io/v1beta1) as its current version (the fields the scheduler reads are the same)"
         ]
     );
     // Other kinds keep refusing an older version whose schema differs.
     let (e, _) = load_err(
-        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: n}\n",
+        "apiVersion: apps/v1beta2\nkind: StatefulSet\nmetadata: {name: p, namespace: n}\n",
         "s.yaml",
     );
     assert!(matches!(e, SnapshotError::UnsupportedApiVersion { .. }));
+}
+
+/// Insights archives of older clusters hold policy/v1beta1 PDBs: read as v1 (what
+/// the API server serves the scheduler) and said; preemption counts them.
+#[test]
+fn a_v1beta1_pod_disruption_budget_is_read_as_v1_and_said() {
+    let text = "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: db, namespace: a}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: db}}\nstatus: {disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1}\n";
+    let snap = load(text);
+    let pdb = &snap.cluster.pod_disruption_budgets["a/db"];
+    let selector = pdb.spec.as_ref().and_then(|s| s.selector.as_ref()).unwrap();
+    assert_eq!(selector.match_labels.as_ref().unwrap()["app"], "db");
+    assert_eq!(pdb.status.as_ref().unwrap().disruptions_allowed, 0);
+    assert_eq!(
+        snap.report.warnings,
+        [
+            "read 1 PodDisruptionBudget (policy/v1beta1) as its current version (the fields the scheduler reads are the same)"
+        ]
+    );
 }
 
 #[test]

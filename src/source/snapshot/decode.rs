@@ -410,8 +410,14 @@ pub(super) fn expected_api_version(kind: &str) -> Option<&'static str> {
 }
 
 /// An older apiVersion of `kind` whose schema is the one read, so it loads as is.
+/// policy/v1beta1 differs from v1 only in what an empty selector matches (nothing,
+/// where v1 matches every pod), and the scheduler's preemption skips a PDB with an
+/// empty selector either way.
 pub(super) fn older_same_schema(kind: &str, api_version: &str) -> bool {
-    kind == "PriorityClass" && api_version == "scheduling.k8s.io/v1beta1"
+    matches!(
+        (kind, api_version),
+        ("PriorityClass", "scheduling.k8s.io/v1beta1") | ("PodDisruptionBudget", "policy/v1beta1")
+    )
 }
 
 pub(super) fn namespaced(kind: &str) -> bool {
@@ -448,7 +454,8 @@ pub(super) enum Decoded {
     VolumeAttachment(Box<storage::VolumeAttachment>),
     CSIStorageCapacity(Box<storage::CSIStorageCapacity>),
     Namespace(Box<core::Namespace>),
-    PodDisruptionBudget(Box<policy::PodDisruptionBudget>),
+    /// `true` when read at policy/v1beta1.
+    PodDisruptionBudget(Box<policy::PodDisruptionBudget>, bool),
     /// `true` when read at scheduling.k8s.io/v1beta1.
     PriorityClass(Box<scheduling::PriorityClass>, bool),
     Service(Box<core::Service>),
@@ -615,7 +622,16 @@ fn decode_known(
             convert::namespace_defaults(&mut ns);
             Decoded::Namespace(Box::new(ns))
         }
-        "PodDisruptionBudget" => plain!(PodDisruptionBudget, policy::PodDisruptionBudget),
+        "PodDisruptionBudget" => {
+            let pdb: policy::PodDisruptionBudget = if older {
+                body.at_api_version(expected).decode()
+            } else {
+                body.decode()
+            }
+            .map_err(bad_body)?;
+            named(&pdb.metadata)?;
+            Decoded::PodDisruptionBudget(Box::new(pdb), older)
+        }
         "PriorityClass" => {
             let mut pc: scheduling::PriorityClass = if older {
                 body.at_api_version(expected).decode()

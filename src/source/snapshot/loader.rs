@@ -62,20 +62,22 @@ pub(super) fn mentions_kind(bytes: &[u8]) -> bool {
     wide || bytes.windows(4).any(|w| w == b"kind")
 }
 
-/// A PriorityClass into the model; one read as the older v1beta1 (same schema) is
-/// counted, for the load report to say so.
+/// Counts an object read at an older apiVersion of the same schema, for the load
+/// report to say so.
+fn count_older(report: &mut LoadReport, older: bool, what: &str) {
+    if older {
+        *report.older_versions.entry(what.into()).or_default() += 1;
+    }
+}
+
+/// A PriorityClass into the model (one read as v1beta1 counted).
 fn put_priority_class(
     c: &mut Cluster,
     pc: k8s_openapi::api::scheduling::v1::PriorityClass,
     older: bool,
     report: &mut LoadReport,
 ) {
-    if older {
-        *report
-            .older_versions
-            .entry("PriorityClass (scheduling.k8s.io/v1beta1)".into())
-            .or_default() += 1;
-    }
+    count_older(report, older, "PriorityClass (scheduling.k8s.io/v1beta1)");
     put(
         &mut c.priority_classes,
         "PriorityClass",
@@ -571,13 +573,16 @@ impl Loader {
                 *o,
                 report,
             ),
-            Decoded::PodDisruptionBudget(o) => put(
-                &mut c.pod_disruption_budgets,
-                "PodDisruptionBudget",
-                ns_key(&o.metadata),
-                *o,
-                report,
-            ),
+            Decoded::PodDisruptionBudget(o, older) => {
+                count_older(report, older, "PodDisruptionBudget (policy/v1beta1)");
+                put(
+                    &mut c.pod_disruption_budgets,
+                    "PodDisruptionBudget",
+                    ns_key(&o.metadata),
+                    *o,
+                    report,
+                )
+            }
             Decoded::PriorityClass(o, older) => put_priority_class(c, *o, older, report),
             Decoded::Service(o) => put(&mut c.services, "Service", ns_key(&o.metadata), *o, report),
             Decoded::ReplicaSet(o) => put(
@@ -863,7 +868,7 @@ fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
     }
     for (what, n) in &report.older_versions {
         out.push(format!(
-            "read {} {what} as its current version (the schema is the same)",
+            "read {} {what} as its current version (the fields the scheduler reads are the same)",
             n
         ));
     }
