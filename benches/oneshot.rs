@@ -58,12 +58,13 @@ fn run_once(file: &PathBuf, pod: &str, output: &str) -> Figures {
     figures
 }
 
-const SHOWN: [&str; 9] = [
+const SHOWN: [&str; 10] = [
     "load",
     "decode",
     "model",
     "scheduling cycle",
     "Score",
+    "answer",
     "render",
     "wall",
     "peak MB",

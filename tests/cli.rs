@@ -69,6 +69,7 @@ fn explain_timings_prints_each_phase_on_stderr() {
             "PreFilter",
             "Filter",
             "Score",
+            "answer",
             "render"
         ]
     );

@@ -116,7 +116,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     if let (Some(t), Some(start)) = (&timings, cycle_start) {
         t.add("scheduling cycle", t.now() - start);
     }
-    let render_start = timings.as_ref().map(|t| t.now());
+    let answer_start = timings.as_ref().map(|t| t.now());
     // The rejections' exact causes and the pod's needs, from the cluster the replay
     // ran on; live, the real scheduler's word beside it.
     // The real scheduler's recorded word is about the cluster as it is, not edited.
@@ -144,6 +144,10 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         None
     };
+    if let (Some(t), Some(start)) = (&timings, answer_start) {
+        t.add("answer", t.now() - start);
+    }
+    let render_start = timings.as_ref().map(|t| t.now());
     match args.output {
         Format::Table => {
             let mut text = String::new();
@@ -185,7 +189,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
             out.write_all(text.as_bytes())?;
         }
         Format::Json | Format::Yaml => {
-            let mut v = json::answer_json(&trace, &answer);
+            let mut v = json::answer_json_of(&trace, &answer);
             add_what_if_json(&mut v, comparison.as_ref(), remedies.as_ref());
             if args.output == Format::Json {
                 crate::render::json::write_pretty(&mut *out, &v)?;
@@ -217,25 +221,21 @@ fn remedies_text(found: Option<&Remedies>, target: Option<&str>) -> String {
 /// `what_if: {edits, notes, before, after, changed}` and `suggestions` (with the
 /// search's own figures in `suggest`) beside the answer.
 fn add_what_if_json(
-    v: &mut serde_json::Value,
+    o: &mut json::AnswerJson,
     comparison: Option<&WhatIfComparison>,
     remedies: Option<&Option<Remedies>>,
 ) {
-    let Some(o) = v.as_object_mut() else { return };
     if let Some(c) = comparison {
-        o.insert(
-            "what_if".into(),
-            serde_json::to_value(c).unwrap_or_default(),
-        );
+        o.insert("what_if", serde_json::to_value(c).unwrap_or_default());
     }
     if let Some(r) = remedies {
         let suggestions = r.as_ref().map(|r| r.suggestions.as_slice()).unwrap_or(&[]);
         o.insert(
-            "suggestions".into(),
+            "suggestions",
             serde_json::to_value(suggestions).unwrap_or_default(),
         );
         o.insert(
-            "suggest".into(),
+            "suggest",
             serde_json::json!({
                 "needed": r.is_some(),
                 "replays": r.as_ref().map(|r| r.replays).unwrap_or(0),

@@ -162,6 +162,36 @@ impl Session {
         w.flush().unwrap();
     }
 
+    /// Sends `keys` and times the redraw they cause: from the send to the last byte
+    /// of the output that follows, once the output has been quiet for `quiet` (a
+    /// frame is written in one burst). `None` if nothing is written within `limit`.
+    pub fn redraw_after(
+        &mut self,
+        keys: &str,
+        quiet: Duration,
+        limit: Duration,
+    ) -> Option<Duration> {
+        let raw = self.raw.clone();
+        let len = move || raw.lock().unwrap().len();
+        let before = len();
+        let sent = Instant::now();
+        self.keys(keys);
+        let (mut seen, mut last) = (before, None);
+        loop {
+            let now_len = len();
+            let now = Instant::now();
+            if now_len != seen {
+                seen = now_len;
+                last = Some(now);
+            }
+            match last {
+                Some(at) if now - at >= quiet => return Some(at - sent),
+                None if now - sent >= limit => return None,
+                _ => std::thread::sleep(Duration::from_micros(200)),
+            }
+        }
+    }
+
     /// Waits for the program to exit and for the emulator to have read all it wrote:
     /// the exit can be seen before the last bytes (leaving the alternate screen, say)
     /// reach the reader thread.
