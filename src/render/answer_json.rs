@@ -136,7 +136,9 @@ impl Serialize for Drawn<'_, '_> {
             ),
             Part::Total => answer.per_feasible(s, &trace.totals),
             Part::Ranks => answer.per_feasible(s, &answer.view.ranks),
-            Part::Groups(groups) => s.collect_seq(groups.iter().map(|g| GroupDrawn(answer.view, g))),
+            Part::Groups(groups) => {
+                s.collect_seq(groups.iter().map(|g| GroupDrawn(answer.view, g)))
+            }
         }
     }
 }

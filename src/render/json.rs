@@ -147,14 +147,22 @@ pub fn trace_json<'a>(t: &'a Trace, view: &'a TraceView) -> AnswerJson<'a> {
         ("outcome", json!(t.outcome)),
         (
             "nominated_node",
-            json!(t.nominated_node.as_ref().map(
-                |(n, passed)| json!({"node": n, "passed_filters": passed})
-            )),
+            json!(
+                t.nominated_node
+                    .as_ref()
+                    .map(|(n, passed)| json!({"node": n, "passed_filters": passed}))
+            ),
         ),
         ("num_nodes_to_find", json!(t.num_nodes_to_find)),
         (
             "prefilter_plugins",
-            json!(t.pre_filter.plugins.iter().map(plugin_result).collect::<Vec<_>>()),
+            json!(
+                t.pre_filter
+                    .plugins
+                    .iter()
+                    .map(plugin_result)
+                    .collect::<Vec<_>>()
+            ),
         ),
         (
             "prescore",
