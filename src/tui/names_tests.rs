@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 
 use super::app::{App, AppInit};
-use super::fixtures::{Fixture, engine_init, gang_demo, screen, t0};
+use super::fixtures::{Fixture, engine_init, gang_demo, screen, sim_of, t0};
 use super::waiting::ManualClock;
 
 const SNAPSHOT: &str = "tests/fixtures/real-names.yaml";
@@ -152,6 +152,71 @@ fn score_table_aligns_with_long_node_names() {
         }
         assert_snapshot!(format!("real_names_scores_{w}x{h}"), s);
     }
+}
+
+/// The real-names snapshot in simulation mode (default profile), every pending pod
+/// attempted once.
+fn real_names_sim() -> Fixture {
+    let cluster = crate::source::load_snapshot(std::path::Path::new(SNAPSHOT))
+        .expect("real-names snapshot loads")
+        .cluster;
+    let mut f = sim_of(
+        cluster,
+        crate::engine::SchedulerConfig::defaults(),
+        &format!("simulate {SNAPSHOT}"),
+    );
+    keys(&mut f, "nnnnnn");
+    f
+}
+
+/// History wraps an attempt's message (its FitError, whose causes name the plugins
+/// and counts) under the attempt instead of cutting it at the pane's edge: read back
+/// from the message column, it is the whole message, at 80 and 200 columns.
+#[test]
+fn history_messages_wrap_at_the_pane_edge() {
+    let mut f = real_names_sim();
+    let pod = "openshift-ingress/router-default-6c9f8d7b5-xdlnq";
+    keys(&mut f, &format!(":pod {pod}\n9"));
+    let message = {
+        let sim = f.app.shared.session.sim().expect("simulation");
+        sim.history(pod).last().expect("an attempt").message.clone()
+    };
+    assert!(message.len() > 200, "a long message: {message}");
+    for (w, h) in [(80, 24), (200, 50)] {
+        let s = screen(&mut f.app, w, h);
+        let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+        let (head, col) = lines
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| {
+                let text: String = l.iter().collect();
+                text.find(" message")
+                    .map(|b| (i, text[..b].chars().count() + 1))
+            })
+            .unwrap_or_else(|| panic!("a header at {w}:\n{s}"));
+        // The message column, line by line, up to the pane's border.
+        let read: Vec<String> = lines[head + 1..]
+            .iter()
+            .map(|l| {
+                l[col..]
+                    .iter()
+                    .take_while(|c| **c != '┃')
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .take_while(|part| !part.is_empty())
+            .collect();
+        assert!(read.len() > 1, "wrapped at {w}:\n{s}");
+        assert_eq!(read.join(" "), message, "at {w}:\n{s}");
+        assert_snapshot!(format!("real_names_history_{w}x{h}"), s);
+    }
+    // The cursor walks the message's lines; each picks the attempt they belong to.
+    let attempt = |f: &Fixture| f.app.shared.traces.current.as_ref().map(|c| c.key.attempt);
+    let before = attempt(&f);
+    keys(&mut f, "jj");
+    assert_eq!(f.app.panes.history.cursor.selected, 2);
+    assert_eq!(attempt(&f), before);
 }
 
 fn keys(f: &mut Fixture, s: &str) {
