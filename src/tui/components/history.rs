@@ -138,24 +138,21 @@ struct Columns {
 
 impl Columns {
     fn of(rows: &[HistoryEntry]) -> Columns {
-        let widest = |head: &str, values: &mut dyn Iterator<Item = String>| {
-            values
-                .map(|v| format::width(&v))
-                .chain([format::width(head)])
-                .max()
-                .unwrap_or(0) as u16
-        };
+        let w = |head: &str, values: Vec<String>| format::column_width(head, values) as u16;
         Columns {
-            attempt: widest("#", &mut rows.iter().map(|h| h.pod_attempt.to_string())),
-            cycle: widest("cycle", &mut rows.iter().map(cycle)),
-            time: widest("time", &mut rows.iter().map(|h| offset(h.at_ms))),
-            from: widest(
-                "from",
-                &mut rows.iter().map(|h| h.from.as_str().to_string()),
+            attempt: w(
+                "#",
+                rows.iter().map(|h| h.pod_attempt.to_string()).collect(),
             ),
-            outcome: widest(
+            cycle: w("cycle", rows.iter().map(cycle).collect()),
+            time: w("time", rows.iter().map(|h| offset(h.at_ms)).collect()),
+            from: w(
+                "from",
+                rows.iter().map(|h| h.from.as_str().into()).collect(),
+            ),
+            outcome: w(
                 "outcome",
-                &mut rows.iter().map(|h| h.outcome.label().into()),
+                rows.iter().map(|h| h.outcome.label().into()).collect(),
             ),
         }
     }
