@@ -1,5 +1,6 @@
 //! Issue 25 item 4, run as a user would: the only fix is never hidden behind
-//! `(+N more)`, a DaemonSet pod's PreFilter rejection has its cause line, a namespace
+//! `(+N more)` (in a small group, and in a big one when it is the only one of its
+//! kind), a DaemonSet pod's PreFilter rejection has its cause line, a namespace
 //! without pods says so, and counts of one are singular.
 
 mod support {
@@ -23,6 +24,64 @@ fn the_only_fix_is_listed_under_a_small_group() {
         "{out}"
     );
     assert!(!out.contains("more)"), "{out}");
+}
+
+/// Groups of 12 and 13 nodes (`tests/fixtures/causes-cap.yaml`): the three most
+/// shared causes, then the cause of one node that no line shown names the subject of
+/// (highmem-1's taint, its `disk=hdd`), then `(+N more)` for the rest (a taint of two
+/// nodes; `pool=batch` of one node, whose subject `nodeSelector pool=highmem` is
+/// shown); `--all-filters` lists every one.
+#[test]
+fn the_only_cause_of_its_kind_is_listed_in_a_big_group() {
+    const CAP: &str = "tests/fixtures/causes-cap.yaml";
+    let table = |pod: &str, all: bool| {
+        let mut args = vec!["explain", "-s", CAP, pod];
+        if all {
+            args.push("--all-filters");
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // The cause lines, as drawn under the group.
+        stdout(&o)
+            .lines()
+            .skip_while(|l| !l.contains("  UnschedulableAndUnresolvable  "))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+            .collect::<Vec<_>>()
+    };
+    let more = "(+1 more; explain --all-filters lists every cause)";
+    assert_eq!(
+        table("ops/log-shipper", false),
+        [
+            "untolerated taint dedicated=batch:NoSchedule  (4 nodes)",
+            "untolerated taint dedicated=ml:NoSchedule  (3 nodes)",
+            "untolerated taint dedicated=infra:NoSchedule  (2 nodes)",
+            "untolerated taint pool=highmem:NoSchedule  (1 node)",
+            more,
+        ]
+    );
+    assert_eq!(
+        table("shop/report-highmem", false),
+        [
+            "nodeSelector pool=highmem: node has pool=general  (6 nodes)",
+            "nodeSelector pool=highmem: node lacks label pool  (3 nodes)",
+            "nodeSelector pool=highmem: node has pool=gpu  (2 nodes)",
+            "nodeSelector disk=ssd: node has disk=hdd  (1 node)",
+            more,
+        ]
+    );
+    let all = table("shop/report-highmem", true);
+    assert!(
+        all.contains(&"nodeSelector pool=highmem: node has pool=batch  (1 node)".to_string()),
+        "{all:?}"
+    );
+    assert!(!all.iter().any(|l| l.contains("more")), "{all:?}");
+    let all = table("ops/log-shipper", true);
+    assert!(
+        all.contains(&"untolerated taint nvidia.com/gpu=present:NoSchedule  (2 nodes)".to_string()),
+        "{all:?}"
+    );
 }
 
 /// A DaemonSet pod pinned by `matchFields` to a node missing from the dump: every

@@ -388,31 +388,33 @@ fn replay(
     (trace, view)
 }
 
-/// Each JSON rejection group's cause lines as the table shows them: the most shared
-/// details, then `(+N more)`.
+/// Each JSON rejection group's cause lines as the table shows them: the details
+/// [`crate::report::causes::shown`] draws, then `(+N more)`.
 fn json_causes(json: &serde_json::Value, every: bool) -> Vec<Vec<String>> {
+    use crate::report::causes::{line_text, more_line, shown};
     json["rejection_groups"]
         .as_array()
         .expect("groups")
         .iter()
         .map(|g| {
-            let details = g["details"].as_array().expect("details");
-            let nodes = g["nodes"].as_array().map_or(0, Vec::len);
-            let shown = crate::report::causes::shown(details.len(), nodes, every);
-            details
+            let details: Vec<(&str, usize)> = g["details"]
+                .as_array()
+                .expect("details")
                 .iter()
-                .take(shown)
                 .map(|d| {
-                    let n = d["nodes"].as_array().expect("nodes").len();
-                    format!(
-                        "{}  ({n} node{})",
+                    (
                         d["cause"].as_str().expect("cause"),
-                        crate::report::plural(n)
+                        d["nodes"].as_array().expect("nodes").len(),
                     )
                 })
+                .collect();
+            let nodes = g["nodes"].as_array().map_or(0, Vec::len);
+            let drawn = shown(&details, nodes, every);
+            drawn
+                .iter()
+                .map(|&i| line_text(details[i].0, details[i].1))
                 .chain(
-                    (details.len() > shown)
-                        .then(|| crate::report::causes::more_line(details.len() - shown)),
+                    (details.len() > drawn.len()).then(|| more_line(details.len() - drawn.len())),
                 )
                 .collect()
         })

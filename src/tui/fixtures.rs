@@ -717,8 +717,14 @@ pub fn gang_demo() -> (Cluster, crate::engine::SchedulerConfig) {
 /// The gang demo (`examples/gang-demo.yaml` with `examples/coscheduling-config.yaml`)
 /// in simulation mode, on the real engine, with a hand-moved wall clock.
 pub fn sim_fixture() -> Fixture {
-    use crate::engine::scheduler::{Scheduler, SimOptions};
     let (cluster, config) = gang_demo();
+    sim_of(cluster, config, "simulate examples/gang-demo.yaml")
+}
+
+/// `cluster` in simulation mode under `config`, on the real engine (every attempt's
+/// trace kept), with a hand-moved wall clock; `source` names it.
+pub fn sim_of(cluster: Cluster, config: crate::engine::SchedulerConfig, source: &str) -> Fixture {
+    use crate::engine::scheduler::{Scheduler, SimOptions};
     let sim = Scheduler::new(
         cluster.clone(),
         config.clone(),
@@ -731,11 +737,8 @@ pub fn sim_fixture() -> Fixture {
     let clock = Arc::new(ManualClock::new(t0()));
     let app = App::new(AppInit {
         profiles: config.profiles,
-        simulation: Some(super::playback::Simulation::new(
-            sim,
-            "simulate examples/gang-demo.yaml",
-        )),
-        ..engine_init(cluster, "simulate examples/gang-demo.yaml", clock.clone())
+        simulation: Some(super::playback::Simulation::new(sim, source)),
+        ..engine_init(cluster, source, clock.clone())
     });
     let mut f = Fixture { app, clock };
     f.settle();

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
 
 use super::app::{App, AppInit};
-use super::fixtures::{Fixture, engine_init, gang_demo, screen, t0};
+use super::fixtures::{Fixture, engine_init, gang_demo, screen, sim_of, t0};
 use super::waiting::ManualClock;
 
 const SNAPSHOT: &str = "tests/fixtures/real-names.yaml";
@@ -115,51 +115,186 @@ fn score_table_aligns_with_long_node_names() {
     keys(&mut f, "3");
     for (w, h) in [(80, 24), (130, 30), (200, 50)] {
         let s = screen(&mut f.app, w, h);
-        // Every node's row ends its total in the same column as the header's.
-        let lines: Vec<&str> = s.lines().collect();
-        let header = lines
-            .iter()
-            .find(|l| l.contains(" total "))
-            .unwrap_or_else(|| panic!("a header at {w}:\n{s}"));
-        let col = |l: &str, word: &str| {
-            l.find(word)
-                .map(|i| l[..i].chars().count() + word.chars().count())
-        };
-        let end = col(header, "total").expect("total");
-        // The score table's part of each line (the pods list may be beside it).
-        let from = header
-            .find(" rank")
-            .map_or(0, |i| header[..i].chars().count());
-        let table = |l: &str| l.chars().skip(from).collect::<String>();
-        let rows: Vec<&&str> = lines
-            .iter()
-            .filter(|l| {
-                let t = table(l);
-                t.contains(".internal ") && !t.contains("chosen") && !l.contains('─')
-            })
-            .collect();
-        assert_eq!(rows.len(), 4, "four node rows at {w}: {rows:?}\n{s}");
-        // The EC2 names whole (they differ in the middle).
-        for node in ["ip-10-0-20-143", "ip-10-0-31-207", "ip-10-0-47-19"] {
-            assert!(rows.iter().any(|r| r.contains(node)), "{node} at {w}:\n{s}");
-        }
-        for (node, row) in rows.iter().enumerate() {
-            let chars: Vec<char> = row.chars().collect();
-            assert!(
-                chars[end - 1].is_ascii_digit() && !chars[end].is_ascii_digit(),
-                "{node}'s total ends under the header's at {w}:\n{s}"
-            );
-        }
+        totals_end_under_the_header(&s, w);
         assert_snapshot!(format!("real_names_scores_{w}x{h}"), s);
     }
 }
 
+/// Every scoring plugin weighted in the millions (`tests/fixtures/real-names-weights.yaml`):
+/// weighted scores of 10 digits and totals of 10 show whole, and stay aligned beside
+/// long node names, in the score table and breakdown at 80, 130 and 200 columns, the
+/// Node tab's score lines and the Compare tab's differences.
+#[test]
+fn large_scores_show_whole_and_aligned() {
+    let config = crate::source::read_scheduler_config(std::path::Path::new(
+        "tests/fixtures/real-names-weights.yaml",
+    ))
+    .expect("weights config builds");
+    let cluster = crate::source::load_snapshot(std::path::Path::new(SNAPSHOT))
+        .expect("real-names snapshot loads")
+        .cluster;
+    let clock = Arc::new(ManualClock::new(t0()));
+    let app = App::new(AppInit {
+        profiles: config.profiles,
+        ..real_names_init(cluster, clock.clone())
+    });
+    let mut f = Fixture { app, clock };
+    f.settle();
+    keys(&mut f, ":pod openshift-monitoring/prometheus-k8s-0\n");
+    keys(&mut f, "3");
+    for (w, h) in [(80, 24), (130, 30), (200, 50)] {
+        let s = screen(&mut f.app, w, h);
+        totals_end_under_the_header(&s, w);
+        // The chosen node's total and its breakdown's weighted TaintToleration score.
+        for number in ["4970000000", "=3000000000", "×30000000"] {
+            assert!(s.contains(number), "{number} whole at {w}:\n{s}");
+        }
+        assert_snapshot!(format!("real_names_large_scores_{w}x{h}"), s);
+    }
+
+    // The Node tab: each weighted score, and the total, end in one column.
+    keys(&mut f, "\n");
+    let s = screen(&mut f.app, 130, 60);
+    let lines: Vec<&str> = s.lines().collect();
+    let from = lines
+        .iter()
+        .position(|l| l.contains("Score plugins"))
+        .unwrap_or_else(|| panic!("score lines:\n{s}"));
+    let ends: Vec<usize> = lines[from + 1..]
+        .iter()
+        .take_while(|l| l.contains(" → ") || l.contains(" total "))
+        .map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            chars
+                .iter()
+                .rposition(|c| c.is_ascii_digit())
+                .expect("a number")
+        })
+        .collect();
+    assert_eq!(ends.len(), 6, "five plugins and the total:\n{s}");
+    assert!(ends.iter().all(|e| *e == ends[0]), "{ends:?}:\n{s}");
+    assert!(s.contains("4970000000"), "{s}");
+    assert_snapshot!("real_names_large_scores_node", s);
+
+    // Compare the first two nodes: the differences whole (the scrollbar beside them).
+    keys(&mut f, "\x1b3gcjc");
+    let s = screen(&mut f.app, 130, 34);
+    assert!(s.contains("Δ"), "{s}");
+    for delta in ["+40000000", "+50000000"] {
+        assert!(s.contains(&format!(" {delta}")), "{delta} whole:\n{s}");
+    }
+    assert_snapshot!("real_names_large_scores_compare", s);
+}
+
+/// Every node row of the score table ends its total in the header's `total` column,
+/// and the EC2 names (which differ in the middle) show whole.
+fn totals_end_under_the_header(s: &str, w: u16) {
+    let lines: Vec<&str> = s.lines().collect();
+    let header = lines
+        .iter()
+        .find(|l| l.contains(" total "))
+        .unwrap_or_else(|| panic!("a header at {w}:\n{s}"));
+    let col = |l: &str, word: &str| {
+        l.find(word)
+            .map(|i| l[..i].chars().count() + word.chars().count())
+    };
+    let end = col(header, "total").expect("total");
+    // The score table's part of each line (the pods list may be beside it).
+    let from = header
+        .find(" rank")
+        .map_or(0, |i| header[..i].chars().count());
+    let table = |l: &str| l.chars().skip(from).collect::<String>();
+    let rows: Vec<&&str> = lines
+        .iter()
+        .filter(|l| {
+            let t = table(l);
+            t.contains(".internal ") && !t.contains("chosen") && !l.contains('─')
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "four node rows at {w}: {rows:?}\n{s}");
+    for node in ["ip-10-0-20-143", "ip-10-0-31-207", "ip-10-0-47-19"] {
+        assert!(rows.iter().any(|r| r.contains(node)), "{node} at {w}:\n{s}");
+    }
+    for (node, row) in rows.iter().enumerate() {
+        let chars: Vec<char> = row.chars().collect();
+        assert!(
+            chars[end - 1].is_ascii_digit() && !chars[end].is_ascii_digit(),
+            "{node}'s total ends under the header's at {w}:\n{s}"
+        );
+    }
+}
+
+/// The real-names snapshot in simulation mode (default profile), every pending pod
+/// attempted once.
+fn real_names_sim() -> Fixture {
+    let cluster = crate::source::load_snapshot(std::path::Path::new(SNAPSHOT))
+        .expect("real-names snapshot loads")
+        .cluster;
+    let mut f = sim_of(
+        cluster,
+        crate::engine::SchedulerConfig::defaults(),
+        &format!("simulate {SNAPSHOT}"),
+    );
+    keys(&mut f, "nnnnnn");
+    f
+}
+
+/// History wraps an attempt's message (its FitError, whose causes name the plugins
+/// and counts) under the attempt instead of cutting it at the pane's edge: read back
+/// from the message column, it is the whole message, at 80 and 200 columns.
+#[test]
+fn history_messages_wrap_at_the_pane_edge() {
+    let mut f = real_names_sim();
+    let pod = "openshift-ingress/router-default-6c9f8d7b5-xdlnq";
+    keys(&mut f, &format!(":pod {pod}\n9"));
+    let message = {
+        let sim = f.app.shared.session.sim().expect("simulation");
+        sim.history(pod).last().expect("an attempt").message.clone()
+    };
+    assert!(message.len() > 200, "a long message: {message}");
+    for (w, h) in [(80, 24), (200, 50)] {
+        let s = screen(&mut f.app, w, h);
+        let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+        let (head, col) = lines
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| {
+                let text: String = l.iter().collect();
+                text.find(" message")
+                    .map(|b| (i, text[..b].chars().count() + 1))
+            })
+            .unwrap_or_else(|| panic!("a header at {w}:\n{s}"));
+        // The message column, line by line, up to the pane's border.
+        let read: Vec<String> = lines[head + 1..]
+            .iter()
+            .map(|l| {
+                l[col..]
+                    .iter()
+                    .take_while(|c| **c != '┃')
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .take_while(|part| !part.is_empty())
+            .collect();
+        assert!(read.len() > 1, "wrapped at {w}:\n{s}");
+        assert_eq!(read.join(" "), message, "at {w}:\n{s}");
+        assert_snapshot!(format!("real_names_history_{w}x{h}"), s);
+    }
+    // The cursor walks the message's lines; each picks the attempt they belong to.
+    let attempt = |f: &Fixture| f.app.shared.traces.current.as_ref().map(|c| c.key.attempt);
+    let before = attempt(&f);
+    keys(&mut f, "jj");
+    assert_eq!(f.app.panes.history.cursor.selected, 2);
+    assert_eq!(attempt(&f), before);
+}
+
 fn keys(f: &mut Fixture, s: &str) {
     for c in s.chars() {
-        let code = if c == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(c)
+        let code = match c {
+            '\n' => KeyCode::Enter,
+            '\x1b' => KeyCode::Esc,
+            c => KeyCode::Char(c),
         };
         f.app.handle_key(&KeyEvent::new(code, KeyModifiers::NONE));
         f.settle();

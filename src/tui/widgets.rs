@@ -262,6 +262,16 @@ pub fn centered_note(f: &mut Frame, area: Rect, style: Style, text: &str) {
     );
 }
 
+/// A table cell's `text` wrapped to its column, `width` cells wide at the pane's last
+/// draw (one line before the first draw, `width` 0): the Filters summary's causes and
+/// History's messages wrap so instead of being cut at the pane's edge.
+pub fn wrap_cell(text: &str, width: usize) -> Vec<String> {
+    if width == 0 {
+        return vec![text.to_string()];
+    }
+    wrap(text, width)
+}
+
 /// Wrap `text` into lines of at most `width` cells, on spaces.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);

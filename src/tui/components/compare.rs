@@ -82,13 +82,17 @@ fn draw(pane: &mut ComparePane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hits: 
     };
     hits.rects.push((area, Hit::DetailPane));
     let pod = traced_pod(ctx);
-    let lines = compare_lines(&t, ctx, &cur, pod.as_deref(), &a, &b, area.width as usize);
+    // A cell for the scrollbar, which would cover the Δ column's last digit.
+    let width = area.width.saturating_sub(1) as usize;
+    let lines = compare_lines(&t, ctx, &cur, pod.as_deref(), &a, &b, width);
     scroll_text(f, area, &t, lines, &mut pane.scroll);
 }
 
 struct Cols {
     label: usize,
     side: usize,
+    /// The Δ column: as wide as its widest difference or its header.
+    delta: usize,
 }
 
 fn row(
@@ -106,7 +110,7 @@ fn row(
         Span::styled(format::fit(&b.0, c.side), b.1),
     ];
     if let Some((d, s)) = delta {
-        spans.push(Span::styled(format::right(&d, 6), s));
+        spans.push(Span::styled(format::pad_left(&d, c.delta), s));
     }
     Line::from(spans)
 }
@@ -209,8 +213,12 @@ fn compare_lines(
     width: usize,
 ) -> Vec<Line<'static>> {
     let label = 26.min(width / 3);
-    let side = (width.saturating_sub(label + 3 + 1 + 6) / 2).max(6);
-    let c = Cols { label, side };
+    let delta = format::column_width(
+        "Δ",
+        score_deltas(cur, a, b).iter().map(|d| format::signed(*d)),
+    );
+    let side = (width.saturating_sub(label + 3 + 1 + delta) / 2).max(6);
+    let c = Cols { label, side, delta };
     let mut out = Vec::new();
     out.push(Line::from(vec![
         Span::styled("A ", t.key),
@@ -264,33 +272,54 @@ fn compare_lines(
     out
 }
 
-/// Each score plugin's weighted (and raw) score on A and B with the difference, then
-/// the totals and ranks; nothing when neither node is feasible.
-fn score_rows(out: &mut Vec<Line<'static>>, t: &Theme, c: &Cols, cur: &Current, a: &str, b: &str) {
+/// The differences of the Score rows, A − B: each plugin's weighted score, then the
+/// totals (0 for a node not scored); none when neither node is feasible.
+fn score_deltas(cur: &Current, a: &str, b: &str) -> Vec<i64> {
     let fa = cur.view.feasible_of.get(a).copied();
     let fb = cur.view.feasible_of.get(b).copied();
     if fa.is_none() && fb.is_none() {
+        return Vec::new();
+    }
+    let weighted = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| {
+        fi.map_or(0, |i| s.normalized.get(i).copied().unwrap_or(0) * s.weight)
+    };
+    let total = |fi: Option<usize>| fi.and_then(|i| cur.trace.totals.get(i).copied());
+    let mut out: Vec<i64> = cur
+        .trace
+        .scores
+        .iter()
+        .map(|s| weighted(fa, s) - weighted(fb, s))
+        .collect();
+    out.push(total(fa).unwrap_or(0) - total(fb).unwrap_or(0));
+    out
+}
+
+/// Each score plugin's weighted (and raw) score on A and B with the difference, then
+/// the totals and ranks; nothing when neither node is feasible.
+fn score_rows(out: &mut Vec<Line<'static>>, t: &Theme, c: &Cols, cur: &Current, a: &str, b: &str) {
+    let deltas = score_deltas(cur, a, b);
+    if deltas.is_empty() {
         return;
     }
+    let fa = cur.view.feasible_of.get(a).copied();
+    let fb = cur.view.feasible_of.get(b).copied();
     out.push(Line::default());
     out.push(Line::from(Span::styled(
         "Score (weighted; raw in brackets)",
         t.header,
     )));
-    let cell = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| -> (String, i64) {
+    let cell = |fi: Option<usize>, s: &crate::engine::trace::PluginScores| -> String {
         match fi {
             Some(i) => {
                 let n = s.normalized.get(i).copied().unwrap_or(0);
                 let r = s.raw.get(i).copied().unwrap_or(0);
-                (format!("{} [{r}]", n * s.weight), n * s.weight)
+                format!("{} [{r}]", n * s.weight)
             }
-            None => ("-".into(), 0),
+            None => "-".into(),
         }
     };
-    for s in &cur.trace.scores {
-        let (ta, va) = cell(fa, s);
-        let (tb, vb) = cell(fb, s);
-        let d = va - vb;
+    for (s, &d) in cur.trace.scores.iter().zip(&deltas) {
+        let (ta, tb) = (cell(fa, s), cell(fb, s));
         let ds = if d > 0 {
             t.pass
         } else if d < 0 {
@@ -324,7 +353,7 @@ fn score_rows(out: &mut Vec<Line<'static>>, t: &Theme, c: &Cols, cur: &Current, 
             tb.map(|x| format!("{x}{}", rank(fb))).unwrap_or("-".into()),
             t.title,
         ),
-        Some((format::signed(ta.unwrap_or(0) - tb.unwrap_or(0)), t.title)),
+        Some((format::signed(deltas.last().copied().unwrap_or(0)), t.title)),
         t,
     ));
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 use super::super::action::{Action, Focus};
 use super::super::format;
 use super::super::traces::Current;
-use super::super::widgets::{Cursor, virtual_table, wrap};
+use super::super::widgets::{Cursor, virtual_table, wrap, wrap_cell};
 use super::table::SortTable;
 use super::{
     Component, Effect, Handled, Hit, Hits, PaneCtx, legend, mark_span, mark_style, move_cursor, nav,
@@ -242,13 +242,13 @@ fn summary_lines(view: &TraceView, width: usize) -> Vec<(usize, Option<String>)>
         out.push((g, None));
         for cause in view.cause_lines(g) {
             let mut first = true;
-            // Not drawn yet: one line each.
+            // Past the indent of a continuation line.
             let w = if width == 0 {
-                usize::MAX
+                0
             } else {
                 width.saturating_sub(4).max(8)
             };
-            for part in wrap(cause, w) {
+            for part in wrap_cell(cause, w) {
                 let indent = if first { "  " } else { "    " };
                 first = false;
                 out.push((g, Some(format!("{indent}{part}"))));

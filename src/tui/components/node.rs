@@ -343,12 +343,23 @@ fn resource_lines(
             None => "Resources: requested / allocatable".into(),
         },
     ));
-    for (r, q, p, a) in resources(info, pod) {
-        let pct = if a > 0 { (q + p) * 100 / a } else { 0 };
+    let rows = resources(info, pod);
+    let pct_of = |q: i64, p: i64, a: i64| if a > 0 { (q + p) * 100 / a } else { 0 };
+    // As wide as the widest share (at least `100`): an overcommitted node's run past it.
+    let pct_w = format::column_width(
+        "100",
+        rows.iter()
+            .map(|(_, q, p, a)| pct_of(*q, *p, *a).to_string()),
+    );
+    for (r, q, p, a) in rows {
+        let pct = pct_of(q, p, a);
         let mut spans = vec![Span::styled(format!("  {}", format::fit(&r, 12)), t.text)];
         spans.extend(gauge(t, q, p, a, gauge_w));
         let pct_style: Style = if q + p > a { t.gauge_over } else { t.text };
-        spans.push(Span::styled(format!(" {pct:>3}% "), pct_style));
+        spans.push(Span::styled(
+            format!(" {}% ", format::pad_left(&pct.to_string(), pct_w)),
+            pct_style,
+        ));
         let amounts = if p > 0 {
             format!(
                 "{} + {} / {}",
@@ -427,30 +438,53 @@ fn claim_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, node: &str)
     }
 }
 
-/// Each score plugin's raw → normalized × weight for the `fi`th feasible node, and the total.
+/// Each score plugin's raw → normalized × weight for the `fi`th feasible node, and the
+/// total under the weighted scores; each number as wide as the widest of its column.
 fn score_lines(out: &mut Vec<Line<'static>>, t: &Theme, c: &Current, fi: usize) {
     out.push(Line::default());
     out.push(header(t, "Score plugins: raw → normalized × weight".into()));
-    for s in &c.trace.scores {
-        let raw = s.raw.get(fi).copied().unwrap_or(0);
-        let norm = s.normalized.get(fi).copied().unwrap_or(0);
+    let total = c.trace.totals.get(fi).copied().unwrap_or(0).to_string();
+    let rows: Vec<[String; 5]> = c
+        .trace
+        .scores
+        .iter()
+        .map(|s| {
+            let raw = s.raw.get(fi).copied().unwrap_or(0);
+            let norm = s.normalized.get(fi).copied().unwrap_or(0);
+            [
+                s.plugin.clone(),
+                raw.to_string(),
+                norm.to_string(),
+                s.weight.to_string(),
+                (norm * s.weight).to_string(),
+            ]
+        })
+        .collect();
+    let w = |k: usize, extra: &str| format::column_width(extra, rows.iter().map(|r| &r[k]));
+    let (name_w, raw_w, norm_w, weight_w) = (w(0, "total"), w(1, ""), w(2, ""), w(3, ""));
+    let score_w = w(4, &total);
+    for [plugin, raw, norm, weight, score] in &rows {
         out.push(Line::from(vec![
-            Span::styled(format!("  {:<30} ", s.plugin), t.text),
+            Span::styled(format!("  {} ", format::pad(plugin, name_w)), t.text),
             Span::styled(
                 format!(
-                    "{raw:>5} → {norm:>3} × {} = {:>4}",
-                    s.weight,
-                    norm * s.weight
+                    "{} → {} × {} = {}",
+                    format::pad_left(raw, raw_w),
+                    format::pad_left(norm, norm_w),
+                    format::pad(weight, weight_w),
+                    format::pad_left(score, score_w)
                 ),
                 t.text,
             ),
         ]));
     }
+    // The total ends under the weighted scores.
+    let numbers_w = raw_w + norm_w + weight_w + score_w + 9;
     out.push(Line::from(Span::styled(
         format!(
-            "  {:<30} {:>24}",
-            "total",
-            c.trace.totals.get(fi).copied().unwrap_or(0)
+            "  {} {}",
+            format::pad("total", name_w),
+            format::pad_left(&total, numbers_w)
         ),
         t.title,
     )));
@@ -527,6 +561,9 @@ fn pod_lines(out: &mut Vec<Line<'static>>, t: &Theme, info: &NodeInfo) {
         .max()
         .unwrap_or(0)
         .min(48);
+    // The requests as wide as the widest of their column.
+    let cpu_w = format::column_width("", pods.iter().map(|p| format::cpu(p.requests.milli_cpu)));
+    let mem_w = format::column_width("", pods.iter().map(|p| format::bytes(p.requests.memory)));
     for p in pods {
         out.push(Line::from(vec![
             Span::styled(
@@ -538,9 +575,9 @@ fn pod_lines(out: &mut Vec<Line<'static>>, t: &Theme, info: &NodeInfo) {
             ),
             Span::styled(
                 format!(
-                    "cpu {:>6} mem {:>7} prio {}",
-                    format::cpu(p.requests.milli_cpu),
-                    format::bytes(p.requests.memory),
+                    "cpu {} mem {} prio {}",
+                    format::pad_left(&format::cpu(p.requests.milli_cpu), cpu_w),
+                    format::pad_left(&format::bytes(p.requests.memory), mem_w),
                     p.priority
                 ),
                 t.dim,

@@ -118,9 +118,12 @@ fn draw(pane: &mut PreemptionPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hit
                 ),
                 t.header,
             )));
-            for v in &pf.victims {
-                let (prio, res) = match ctx.cluster.pod(v) {
+            let victims: Vec<(&String, String, String)> = pf
+                .victims
+                .iter()
+                .map(|v| match ctx.cluster.pod(v) {
                     Some(p) => (
+                        v,
                         p.priority.to_string(),
                         format!(
                             "cpu {} mem {}",
@@ -128,12 +131,21 @@ fn draw(pane: &mut PreemptionPane, ctx: &PaneCtx, f: &mut Frame, area: Rect, hit
                             format::bytes(p.requests.memory)
                         ),
                     ),
-                    None => ("?".into(), String::new()),
-                };
+                    None => (v, "?".into(), String::new()),
+                })
+                .collect();
+            // Names and priorities as wide as the widest (system-node-critical is
+            // 2000001000), so the columns after them line up.
+            let name_w = format::column_width("", victims.iter().map(|v| v.0));
+            let prio_w = format::column_width("", victims.iter().map(|v| &v.1));
+            for (v, prio, res) in victims {
                 lines.push(Line::from(vec![
                     Span::styled("  ✗ ", t.reject),
-                    Span::styled(format!("{v:<40} "), t.text),
-                    Span::styled(format!("priority {prio:>6}  {res}"), t.dim),
+                    Span::styled(format!("{} ", format::pad(v, name_w)), t.text),
+                    Span::styled(
+                        format!("priority {}  {res}", format::pad_left(&prio, prio_w)),
+                        t.dim,
+                    ),
                 ]));
             }
             if pf.victims.is_empty() {

@@ -13,6 +13,7 @@ use super::super::widgets::centered_note;
 use super::table::SortTable;
 use super::{Component, Effect, Handled, Hit, Hits, PaneCtx, nav};
 use crate::engine::framework::MAX_NODE_SCORE;
+use crate::engine::trace::PluginScores;
 use crate::theme::Theme;
 
 /// Scores of the feasible nodes: a [`SortTable`] over the feasible nodes (column 0 is
@@ -223,9 +224,11 @@ fn headline(pane: &ScoresPane, t: &Theme, cur: &Current) -> Vec<Span<'static>> {
     head
 }
 
-/// The table's column widths: the node and total columns, each plugin's, how many
-/// plugins fit, and the bar's width.
+/// The table's column widths: the rank, node and total columns, each plugin's, how
+/// many plugins fit, and the bar's width. Numbers are as wide as their widest value
+/// or header (with its sort mark), never cut.
 struct Columns {
+    rank_w: u16,
     node_w: u16,
     total_w: u16,
     plugin_w: Vec<u16>,
@@ -234,8 +237,9 @@ struct Columns {
 }
 
 impl Columns {
-    fn fit(cur: &Current, width: u16) -> Columns {
+    fn fit(cur: &Current, table: &SortTable, width: u16) -> Columns {
         let (trace, view) = (&cur.trace, &cur.view);
+        let head = |c: usize, s: &str| format!("{s}{}", table.sort_mark(c));
         let node_w = trace
             .feasible
             .iter()
@@ -245,18 +249,25 @@ impl Columns {
             // Up to half the width: nodes of one pool can differ in the middle
             // (`ip-10-0-20-143.ec2.internal`); the bar and plugin columns give way.
             .clamp(4, (width as usize / 2).max(12)) as u16;
-        let total_w = format::width(&view.max_total.to_string()).max(5) as u16;
+        let rank_w =
+            format::column_width(&head(0, "rank"), view.ranks.iter().map(|r| r.to_string())) as u16;
+        let total_w =
+            format::column_width("total", trace.totals.iter().map(|t| t.to_string())) as u16;
         let plugin_w: Vec<u16> = view
             .score_abbrevs
             .iter()
             .zip(&trace.scores)
-            .map(|(a, s)| {
-                let max = (MAX_NODE_SCORE * s.weight).to_string().len();
-                format::width(a).max(max) as u16
+            .enumerate()
+            .map(|(j, (a, s))| {
+                // The plugin's largest score, so the column keeps its width from
+                // pod to pod; and every value shown.
+                let values = s.normalized.iter().map(|n| (n * s.weight).to_string());
+                let max = (MAX_NODE_SCORE * s.weight).to_string();
+                format::column_width(&head(j + 2, a), values.chain([max])) as u16
             })
             .collect();
-        // Plugin columns that fit after rank, node, total and a bar of at least 10.
-        let fixed = 3 + 2 + 5 + node_w + 1 + total_w + 1 + 11;
+        // Plugin columns that fit after mark, rank, node, total and a bar of at least 10.
+        let fixed = 3 + 2 + rank_w + 1 + node_w + 1 + total_w + 1 + 11;
         let mut room = width.saturating_sub(fixed);
         let mut shown = 0;
         for w in &plugin_w {
@@ -271,6 +282,7 @@ impl Columns {
             .saturating_sub(plugin_w.iter().take(shown).map(|w| w + 1).sum::<u16>())
             .saturating_sub(1) as usize;
         Columns {
+            rank_w,
             node_w,
             total_w,
             plugin_w,
@@ -282,7 +294,7 @@ impl Columns {
     fn widths(&self) -> Vec<Constraint> {
         let mut widths = vec![
             Constraint::Length(1),
-            Constraint::Length(4),
+            Constraint::Length(self.rank_w),
             Constraint::Length(self.node_w),
             Constraint::Length(self.total_w),
             Constraint::Fill(1),
@@ -307,7 +319,7 @@ fn draw_table(
     hits: &mut Hits,
 ) {
     let t = ctx.theme;
-    let cols = Columns::fit(cur, area.width);
+    let cols = Columns::fit(cur, &pane.table, area.width);
     let header = header_row(pane, t, &cur.view.score_abbrevs, cols.shown);
     let focused = ctx.focus == Focus::Detail;
     pane.table.draw(
@@ -414,25 +426,45 @@ fn draw_breakdown(f: &mut Frame, t: &Theme, cur: &Current, fi: usize, area: Rect
         .max()
         .unwrap_or(8)
         .clamp(8, 36) as u16;
-    let bar_w = list_area.width.saturating_sub(pw + 6 * 4 + 8).clamp(0, 30) as usize;
-    let mut rows: Vec<Row> = trace
+    // Each number column as wide as its widest value or header.
+    let raw = |s: &PluginScores| s.raw.get(fi).copied().unwrap_or(0);
+    let norm = |s: &PluginScores| s.normalized.get(fi).copied().unwrap_or(0);
+    let cells: Vec<[String; 4]> = trace
         .scores
         .iter()
         .map(|s| {
-            let raw = s.raw.get(fi).copied().unwrap_or(0);
-            let norm = s.normalized.get(fi).copied().unwrap_or(0);
-            let w = norm * s.weight;
-            Row::new(vec![
-                Cell::from(s.plugin.clone()),
-                Cell::from(Line::from(raw.to_string()).right_aligned()),
-                Cell::from(Line::from(norm.to_string()).right_aligned()),
-                Cell::from(Line::from(format!("×{}", s.weight)).right_aligned()),
-                Cell::from(Line::from(format!("={w}")).right_aligned()),
-                Cell::from(Span::styled(
-                    format::bar(w, MAX_NODE_SCORE * s.weight, bar_w),
-                    t.score_bar,
-                )),
-            ])
+            [
+                raw(s).to_string(),
+                norm(s).to_string(),
+                format!("×{}", s.weight),
+                format!("={}", norm(s) * s.weight),
+            ]
+        })
+        .collect();
+    let num_w: Vec<u16> = ["raw", "norm", "weight", "score"]
+        .iter()
+        .enumerate()
+        .map(|(k, head)| format::column_width(head, cells.iter().map(|c| &c[k])) as u16)
+        .collect();
+    let nums: u16 = num_w.iter().sum();
+    let bar_w = list_area.width.saturating_sub(pw + nums + 8).clamp(0, 30) as usize;
+    let mut rows: Vec<Row> = trace
+        .scores
+        .iter()
+        .zip(cells)
+        .map(|(s, cells)| {
+            let w = norm(s) * s.weight;
+            let mut row = vec![Cell::from(s.plugin.clone())];
+            row.extend(
+                cells
+                    .into_iter()
+                    .map(|c| Cell::from(Line::from(c).right_aligned())),
+            );
+            row.push(Cell::from(Span::styled(
+                format::bar(w, MAX_NODE_SCORE * s.weight, bar_w),
+                t.score_bar,
+            )));
+            Row::new(row)
         })
         .collect();
     let r = |s: &'static str| Cell::from(Line::from(s).right_aligned());
@@ -448,18 +480,8 @@ fn draw_breakdown(f: &mut Frame, t: &Theme, cur: &Current, fi: usize, area: Rect
         ])
         .style(t.header),
     );
-    f.render_widget(
-        Table::new(
-            rows,
-            [
-                Constraint::Length(pw),
-                Constraint::Length(6),
-                Constraint::Length(6),
-                Constraint::Length(6),
-                Constraint::Length(6),
-                Constraint::Fill(1),
-            ],
-        ),
-        list_area,
-    );
+    let mut widths = vec![Constraint::Length(pw)];
+    widths.extend(num_w.iter().map(|w| Constraint::Length(*w)));
+    widths.push(Constraint::Fill(1));
+    f.render_widget(Table::new(rows, widths), list_area);
 }

@@ -186,14 +186,17 @@ pub fn causes(s: &State, node: &NodeInfo) -> Vec<String> {
             continue;
         }
         out.push(match s.existing.get(&(k.clone(), v.to_string())) {
+            // The key before the colon (the subject), the domain and its pods after it.
             Some(w) => format!(
-                "existing pod {} on {}{} has anti-affinity term {} matching this pod, in {k}={v}",
+                "existing pods' anti-affinity (topologyKey {k}): {} on {}{} has term {} matching this pod, in {k}={v}",
                 w.pod,
                 w.node,
                 more(n),
                 w.term
             ),
-            None => format!("{n} existing pod(s) with anti-affinity matching this pod in {k}={v}"),
+            None => format!(
+                "existing pods' anti-affinity (topologyKey {k}): {n} with a term matching this pod in {k}={v}"
+            ),
         });
     }
     // The counts' keys come from a hash map: one order for every output.
@@ -313,7 +316,7 @@ mod tests {
                 Value::Null,
                 "n4",
                 vec![
-                    "existing pod shop/loner on n4 has anti-affinity term topologyKey=zone, app=web matching this pod, in zone=us-c",
+                    "existing pods' anti-affinity (topologyKey zone): shop/loner on n4 has term topologyKey=zone, app=web matching this pod, in zone=us-c",
                 ],
             ),
         ];

@@ -269,7 +269,7 @@ impl Causes {
     }
 
     /// The lines drawn under a group in the table and the inspector: its causes,
-    /// each with its node count, as many as [`shown`] says, then `(+N more ...)`.
+    /// each with its node count, those [`shown`] draws, then `(+N more ...)`.
     pub fn summary_lines(&self, view: &TraceView, g: &Group, all: bool) -> Vec<String> {
         shown_lines(self.group(view, g), g.rows.len(), all)
     }
@@ -305,23 +305,24 @@ fn group_lines<'c>(
 }
 
 fn shown_lines(all: Vec<CauseLine>, nodes: usize, every: bool) -> Vec<String> {
-    let max = shown(all.len(), nodes, every);
-    let mut out: Vec<String> = all
+    let counts: Vec<(&str, usize)> = all
         .iter()
-        .take(max)
-        .map(|l| {
-            format!(
-                "{}  ({} node{})",
-                l.cause,
-                l.nodes.len(),
-                super::plural(l.nodes.len())
-            )
-        })
+        .map(|l| (l.cause.as_str(), l.nodes.len()))
         .collect();
-    if all.len() > max {
-        out.push(more_line(all.len() - max));
+    let drawn = shown(&counts, nodes, every);
+    let mut out: Vec<String> = drawn
+        .iter()
+        .map(|&i| line_text(&all[i].cause, all[i].nodes.len()))
+        .collect();
+    if all.len() > drawn.len() {
+        out.push(more_line(all.len() - drawn.len()));
     }
     out
+}
+
+/// A cause line as drawn under its group: the cause and how many nodes it applies to.
+pub fn line_text(cause: &str, nodes: usize) -> String {
+    format!("{cause}  ({nodes} node{})", super::plural(nodes))
 }
 
 /// The line for the causes a group leaves out, and how to see them.
@@ -329,7 +330,8 @@ pub fn more_line(n: usize) -> String {
     format!("(+{n} more; explain --all-filters lists every cause)")
 }
 
-/// How many cause lines a big group shows in the table and the inspector.
+/// How many cause lines a big group shows in the table and the inspector, the most
+/// shared first (then those [`shown`] keeps as the only ones of their kind).
 pub const SHOWN: usize = 3;
 
 /// A group of at most this many nodes shows every cause: one of them can be the only
@@ -337,14 +339,34 @@ pub const SHOWN: usize = 3;
 /// tolerate), and there are few.
 pub const FEW_NODES: usize = 8;
 
-/// How many of a group's `causes` (over `nodes` nodes) are shown: every one in a
-/// group of few nodes or with `every` (`--all-filters`), else [`SHOWN`].
-pub fn shown(causes: usize, nodes: usize, every: bool) -> usize {
+/// What a cause line is about: its text before the first `": "` (the resource, the
+/// nodeSelector entry or affinity term, the spread constraint, the claim, port or
+/// volume the node falls short on); a line without one (an untolerated taint, a
+/// cordon) is its own subject. Every plugin's lines are written so: what differs from
+/// node to node (the numbers, the node's label value, the pods in the way) comes
+/// after the colon.
+pub fn subject(cause: &str) -> &str {
+    cause.split_once(": ").map_or(cause, |(s, _)| s)
+}
+
+/// Which of a group's `causes` (`(cause, nodes it applies to)`, most shared first;
+/// the group has `nodes` nodes) are drawn, by index: every one in a group of few
+/// nodes or with `every` (`--all-filters`); else the first [`SHOWN`], and past them
+/// each cause of a single node whose [`subject`] no cause drawn before it has (the
+/// only one of its kind, as the one tainted node of a pool can be, is never hidden).
+pub fn shown(causes: &[(&str, usize)], nodes: usize, every: bool) -> Vec<usize> {
     if every || nodes <= FEW_NODES {
-        causes
-    } else {
-        causes.min(SHOWN)
+        return (0..causes.len()).collect();
     }
+    let mut drawn: Vec<usize> = (0..causes.len().min(SHOWN)).collect();
+    let mut subjects: std::collections::BTreeSet<&str> =
+        drawn.iter().map(|&i| subject(causes[i].0)).collect();
+    for (i, &(cause, n)) in causes.iter().enumerate().skip(SHOWN) {
+        if n == 1 && subjects.insert(subject(cause)) {
+            drawn.push(i);
+        }
+    }
+    drawn
 }
 
 /// A label selector as kubectl writes one: `app=db, tier in (a, b), !legacy`;
@@ -419,6 +441,105 @@ mod tests {
             code: Code::Unschedulable,
             reasons: vec![reason.into()],
         }
+    }
+
+    #[test]
+    fn a_cause_is_about_its_text_before_the_first_colon() {
+        for (line, want) in [
+            ("cpu: needs 3, free 2 of 4", "cpu"),
+            (
+                "nodeSelector pool=highmem: node has pool=general",
+                "nodeSelector pool=highmem",
+            ),
+            (
+                "hostPort 8080/TCP (0.0.0.0): in use by default/web",
+                "hostPort 8080/TCP (0.0.0.0)",
+            ),
+            // A taint is its own subject (its `:Effect` has no space after it).
+            (
+                "untolerated taint pool=highmem:NoSchedule",
+                "untolerated taint pool=highmem:NoSchedule",
+            ),
+        ] {
+            assert_eq!(subject(line), want);
+        }
+    }
+
+    /// Past the three most shared, a cause of one node is drawn when it is the only
+    /// one of its kind (no cause drawn names its subject); one whose subject is drawn,
+    /// or of more nodes, is counted in `(+N more)`. A small group or `--all-filters`
+    /// draws every cause.
+    #[test]
+    fn a_big_group_draws_the_most_shared_and_every_one_of_a_kind() {
+        let causes = [
+            ("nodeSelector pool=highmem: node has pool=general", 6),
+            ("nodeSelector pool=highmem: node lacks label pool", 3),
+            ("nodeSelector pool=highmem: node has pool=gpu", 2),
+            ("nodeSelector zone=a: node has zone=b", 2),
+            ("nodeSelector disk=ssd: node has disk=hdd", 1),
+            ("nodeSelector disk=ssd: node lacks label disk", 1),
+            ("nodeSelector pool=highmem: node has pool=batch", 1),
+            ("untolerated taint pool=highmem:NoSchedule", 1),
+        ];
+        // 17 nodes: 6 + 3 + 2 + 2 + 1 + 1 + 1 + 1.
+        assert_eq!(shown(&causes, 17, false), [0, 1, 2, 4, 7]);
+        assert_eq!(shown(&causes, 17, true), (0..8).collect::<Vec<_>>());
+        assert_eq!(shown(&causes, FEW_NODES, false), (0..8).collect::<Vec<_>>());
+        assert_eq!(shown(&causes[..2], 17, false), [0, 1]);
+    }
+
+    /// The demo at the size of a real pool: twelve tainted nodes, and the one
+    /// `pool=highmem` node's taint is listed though it is past the three most shared.
+    #[test]
+    fn the_only_node_with_its_taint_is_listed_in_a_big_group() {
+        let taints = [
+            ("dedicated", "batch", 4),
+            ("dedicated", "ml", 3),
+            ("dedicated", "infra", 2),
+            ("nvidia.com/gpu", "present", 2),
+            ("pool", "highmem", 1),
+        ];
+        let mut nodes = Vec::new();
+        for (key, value, n) in taints {
+            for i in 0..n {
+                let mut node = simple_node(&format!("{value}-{i}"), "4", "8Gi");
+                node["spec"] = serde_json::json!({"taints": [
+                    {"key": key, "value": value, "effect": "NoSchedule"}]});
+                nodes.push(node);
+            }
+        }
+        let c = cluster(nodes, vec![simple_pod("new", "1", "1Gi", None)]);
+        let mut t = Trace::empty(
+            "default/new".into(),
+            0,
+            Outcome::Unschedulable {
+                nominated_node: None,
+            },
+        );
+        t.filter_plugins = vec![plugins::taint_toleration::NAME.into()];
+        t.filter = c
+            .nodes()
+            .iter()
+            .map(|n| NodeVerdict {
+                node: n.name().into(),
+                feasible: false,
+                plugin: Some(plugins::taint_toleration::NAME.into()),
+                code: Code::UnschedulableAndUnresolvable,
+                reasons: vec!["node(s) had untolerated taint(s)".into()],
+            })
+            .collect();
+        let pod = c.pod("default/new").unwrap();
+        let view = TraceView::with_causes(&t, &c, pod, None);
+        assert_eq!(
+            view.cause_lines(0),
+            [
+                "untolerated taint dedicated=batch:NoSchedule  (4 nodes)",
+                "untolerated taint dedicated=ml:NoSchedule  (3 nodes)",
+                "untolerated taint dedicated=infra:NoSchedule  (2 nodes)",
+                "untolerated taint pool=highmem:NoSchedule  (1 node)",
+                "(+1 more; explain --all-filters lists every cause)",
+            ]
+        );
     }
 
     /// The numbers are those Filter saw: with the higher-priority pods nominated to

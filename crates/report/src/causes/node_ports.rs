@@ -18,7 +18,7 @@ pub fn causes(pod: &Pod, node: &NodeInfo) -> Vec<String> {
             continue;
         }
         out.push(format!(
-            "hostPort {}/{} ({}) in use by {}",
+            "hostPort {}/{} ({}): in use by {}",
             want.port,
             want.protocol,
             want.ip,
@@ -57,13 +57,13 @@ mod tests {
                 "both on all addresses",
                 None,
                 None,
-                vec!["hostPort 8080/TCP (0.0.0.0) in use by default/web"],
+                vec!["hostPort 8080/TCP (0.0.0.0): in use by default/web"],
             ),
             (
                 "held on one address, wanted on all",
                 Some("10.0.0.1"),
                 None,
-                vec!["hostPort 8080/TCP (0.0.0.0) in use by default/web"],
+                vec!["hostPort 8080/TCP (0.0.0.0): in use by default/web"],
             ),
             (
                 "different addresses",

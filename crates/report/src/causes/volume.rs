@@ -99,7 +99,7 @@ pub fn restrictions(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<String
     for v in pod.volumes.iter().filter(|v| needs_restrictions_check(v)) {
         if let Some(other) = node.pods.iter().find(|ev| is_volume_conflict(v, ev)) {
             return vec![format!(
-                "volume {} ({}) already in use by {} on the node",
+                "volume {} ({}): in use by {} on the node",
                 v.name,
                 disk(v),
                 other.key()
@@ -145,7 +145,7 @@ pub fn restrictions(cluster: &Cluster, pod: &Pod, node: &NodeInfo) -> Vec<String
             });
         if let Some((p, n)) = user {
             out.push(format!(
-                "claim {}/{} (ReadWriteOncePod) in use by {p} on {n}",
+                "claim {}/{} (ReadWriteOncePod): in use by {p} on {n}",
                 pod.namespace, c.claim_name
             ));
         }
@@ -368,14 +368,14 @@ mod tests {
                 restrictions,
                 claims(&["solo"]),
                 "n1",
-                vec!["claim default/solo (ReadWriteOncePod) in use by default/holder on n2"],
+                vec!["claim default/solo (ReadWriteOncePod): in use by default/holder on n2"],
             ),
             (
                 "restrictions: disk mounted by a pod on the node",
                 restrictions,
                 json!([{"name": "mine", "gcePersistentDisk": {"pdName": "pd-1"}}]),
                 "n1",
-                vec!["volume mine (GCE PD pd-1) already in use by default/disk-user on the node"],
+                vec!["volume mine (GCE PD pd-1): in use by default/disk-user on the node"],
             ),
             (
                 "limits: driver at its limit",

@@ -282,9 +282,9 @@ impl TraceView {
             .collect()
     }
 
-    /// The cause lines drawn under the `i`th summary group (the table and the
-    /// inspector): the most shared causes first, as many as [`crate::causes::shown`]
-    /// says, then `(+N more ...)`. Empty without causes.
+    /// The cause lines drawn under the `i`th summary group (the table, the inspector,
+    /// markdown and HTML): those [`crate::causes::shown`] draws, the most shared first,
+    /// then `(+N more ...)`. Empty without causes.
     pub fn cause_lines(&self, i: usize) -> &[String] {
         self.group_causes
             .get(i)
