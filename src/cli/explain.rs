@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::SourceArgs;
-use super::load::{load_cluster, load_config, with_dump_profile};
+use super::load::{Loaded, load_cluster, load_config, with_dump_profile};
 use super::timings::{Timings, timed_load};
 use super::whatif::WhatIfArgs;
 use crate::engine::cycle::{CycleOptions, PhaseClock};
@@ -67,6 +67,13 @@ pub enum Format {
 }
 
 pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
+    explain_keeping_model(args, out).map(drop)
+}
+
+/// [`run_explain`], handing the loaded model back: a process about to exit leaves
+/// it to the system, which frees it at once, where freeing 150,000 pods one by one
+/// took longer (0.3–0.5 s) than the answer and its output together.
+pub(crate) fn explain_keeping_model(args: &ExplainArgs, out: &mut dyn Write) -> Result<Loaded> {
     let source = &args.source;
     // A malformed edit is refused before anything is loaded.
     let edits = args.what_if.edits()?;
@@ -204,7 +211,7 @@ pub fn run_explain(args: &ExplainArgs, out: &mut dyn Write) -> Result<()> {
         t.add("render", t.now() - start);
         crate::render::escape::raw_to_stderr(&t.report());
     }
-    Ok(())
+    Ok(loaded)
 }
 
 /// `--suggest`'s section: the remedies, or why there is nothing to search.

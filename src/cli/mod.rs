@@ -145,7 +145,8 @@ pub fn run(cli: &Cli) -> Result<()> {
                 source,
                 ..args.clone()
             };
-            run_explain(&args, out)
+            // The process exits next and frees the model at once.
+            explain::explain_keeping_model(&args, out).map(std::mem::forget)
         }),
         Some(Subcommand::Simulate(args)) => cli.source_for(&args.source).and_then(|source| {
             let args = SimulateArgs {

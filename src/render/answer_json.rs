@@ -6,6 +6,7 @@
 //! map sorts them, so the bytes are those of the tree it replaced
 //! (`tests/json_output.rs` holds them).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -23,6 +24,8 @@ pub struct AnswerJson<'a> {
     view: &'a TraceView,
     /// Every top-level key, sorted as a `Value` map sorts them.
     parts: BTreeMap<String, Part<'a>>,
+    /// Feasible node indices in name order: every per-node score map walks it.
+    feasible_order: OnceCell<Vec<usize>>,
 }
 
 /// A top-level value: small ones as `Value`s, the per-node ones drawn when written.
@@ -56,7 +59,12 @@ impl<'a> AnswerJson<'a> {
         if trace.totals.len() == trace.feasible.len() {
             parts.insert("ranks".into(), Part::Ranks);
         }
-        Self { trace, view, parts }
+        Self {
+            trace,
+            view,
+            parts,
+            feasible_order: OnceCell::new(),
+        }
     }
 
     /// Sets a small top-level key (replacing one of the same name).
@@ -85,11 +93,14 @@ impl<'a> AnswerJson<'a> {
 
     /// Feasible node indices in name order, those below `len` (a `zip` with a
     /// per-node list of that length).
-    fn feasible_by_name(&self, len: usize) -> Vec<usize> {
+    fn feasible_by_name(&self, len: usize) -> impl Iterator<Item = usize> + '_ {
         let feasible = &self.trace.feasible;
-        let mut order: Vec<usize> = (0..feasible.len().min(len)).collect();
-        order.sort_unstable_by(|&a, &b| feasible[a].cmp(&feasible[b]));
-        order
+        let order = self.feasible_order.get_or_init(|| {
+            let mut order: Vec<usize> = (0..feasible.len()).collect();
+            order.sort_unstable_by(|&a, &b| feasible[a].cmp(&feasible[b]));
+            order
+        });
+        order.iter().copied().filter(move |&i| i < len)
     }
 
     /// A map from feasible node name to `values[i]`, by name.
@@ -98,9 +109,9 @@ impl<'a> AnswerJson<'a> {
         s: S,
         values: &[T],
     ) -> Result<S::Ok, S::Error> {
-        let order = self.feasible_by_name(values.len());
-        let mut map = s.serialize_map(Some(order.len()))?;
-        for i in order {
+        let len = values.len().min(self.trace.feasible.len());
+        let mut map = s.serialize_map(Some(len))?;
+        for i in self.feasible_by_name(len) {
             map.serialize_entry(&self.trace.feasible[i], &values[i])?;
         }
         map.end()
