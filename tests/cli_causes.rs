@@ -152,3 +152,48 @@ status: {phase: Pending}
         "{out}"
     );
 }
+
+/// The score table's columns are as wide as their widest shown value: a 68-character
+/// node name and 10-digit totals under weights in the millions stay aligned with
+/// the header (they pushed every later cell right before).
+#[test]
+fn the_score_table_stays_aligned_at_real_name_lengths() {
+    let o = run(&[
+        "explain",
+        "-s",
+        REAL_NAMES,
+        "--config",
+        "tests/fixtures/real-names-weights.yaml",
+        "openshift-monitoring/prometheus-k8s-0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Scores"))
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("TT = "))
+        .collect();
+    assert_eq!(table.len(), 5, "{out}");
+    assert!(
+        table.iter().any(|l| l.contains(
+            "ocp4-prod-7xk2p-worker-highmem-us-east-1c-r6i-8xlarge-zq8vd.internal 4970000000"
+        )),
+        "{out}"
+    );
+    let ends = |line: &str| -> Vec<usize> {
+        let chars: Vec<char> = line.chars().collect();
+        (0..chars.len())
+            .filter(|&i| chars[i] != ' ' && chars.get(i + 1).is_none_or(|c| *c == ' '))
+            .collect()
+    };
+    // Every right-aligned column (TOTAL and each plugin's) ends where its header does.
+    let header = ends(table[0]);
+    for row in &table[1..] {
+        let row_ends = ends(row);
+        for end in &header[2..] {
+            assert!(row_ends.contains(end), "{row:?} vs header {:?}", table[0]);
+        }
+        assert_eq!(row.chars().count(), table[0].chars().count(), "{out}");
+    }
+}

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::engine::status::Code;
 use crate::engine::trace::{Outcome, Trace};
 use crate::report::answer::some_nodes;
-use crate::report::format::{CELL_MAX, clip, pad, pad_left, width as text_width};
+use crate::report::format::{CELL_MAX, clip, column_width, pad, pad_left, width as text_width};
 use crate::report::needs::PodNeeds;
 use crate::report::{Answer, Causes, Group, GroupKind, Headline, Recorded, TraceView, legend};
 
@@ -210,17 +210,48 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
             t.feasible.len()
         );
         let abbrevs = &view.score_abbrevs;
-        let width = |j: usize| (text_width(&abbrevs[j]) + 3).max(9);
-        let mut header = format!("  {:>4}  {:<24} {:>6}", "RANK", "NODE", "TOTAL");
-        for (j, s) in t.scores.iter().enumerate() {
-            let _ = write!(
-                header,
-                "  {}",
-                pad_left(&format!("{}×{}", abbrevs[j], s.weight), width(j))
-            );
+        let rows = &order[..shown];
+        let cell = |s: &crate::engine::trace::PluginScores, k: usize| match (
+            s.raw.get(k),
+            s.normalized.get(k),
+        ) {
+            (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
+            _ => "-".to_string(),
+        };
+        // Columns as wide as their widest shown value (at least the widths short
+        // names and totals always had), so long node names and large totals stay
+        // aligned.
+        let node_width =
+            column_width("NODE", rows.iter().map(|&k| clip(&t.feasible[k], CELL_MAX))).max(24);
+        let total_width =
+            column_width("TOTAL", rows.iter().map(|&k| t.totals[k].to_string())).max(6);
+        let headers: Vec<String> = t
+            .scores
+            .iter()
+            .enumerate()
+            .map(|(j, s)| format!("{}×{}", abbrevs[j], s.weight))
+            .collect();
+        let widths: Vec<usize> = t
+            .scores
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                column_width(&headers[j], rows.iter().map(|&k| cell(s, k)))
+                    .max(text_width(&abbrevs[j]) + 3)
+                    .max(9)
+            })
+            .collect();
+        let mut header = format!(
+            "  {:>4}  {} {}",
+            "RANK",
+            pad("NODE", node_width),
+            pad_left("TOTAL", total_width)
+        );
+        for (j, h) in headers.iter().enumerate() {
+            let _ = write!(header, "  {}", pad_left(h, widths[j]));
         }
         put_line!(o, "{header}");
-        for &k in order.iter().take(shown) {
+        for &k in rows {
             let mark = if t.selected_node.as_deref() == Some(&t.feasible[k]) {
                 "*"
             } else if view.ranks[k] == 1 {
@@ -229,15 +260,13 @@ fn scores_section(o: &mut String, t: &Trace, view: &TraceView, opts: &TableOptio
                 " "
             };
             let mut line = format!(
-                "{mark} {:>4}  {:<24} {:>6}",
-                view.ranks[k], t.feasible[k], t.totals[k]
+                "{mark} {:>4}  {} {}",
+                view.ranks[k],
+                pad(&clip(&t.feasible[k], CELL_MAX), node_width),
+                pad_left(&t.totals[k].to_string(), total_width)
             );
             for (j, s) in t.scores.iter().enumerate() {
-                let cell = match (s.raw.get(k), s.normalized.get(k)) {
-                    (Some(raw), Some(normalized)) => format!("{raw}→{normalized}"),
-                    _ => "-".to_string(),
-                };
-                let _ = write!(line, "  {}", pad_left(&cell, width(j)));
+                let _ = write!(line, "  {}", pad_left(&cell(s, k), widths[j]));
             }
             put_line!(o, "{line}");
         }

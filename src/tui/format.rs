@@ -2,21 +2,13 @@
 
 /// Number formats are the presentation model's (the same in every output); only
 /// what measures terminal cells lives here.
-pub use crate::report::format::{amount, bytes, cpu, pad_left, priority, signed, thousands, width};
+pub use crate::report::format::{
+    amount, bytes, column_width, cpu, pad_left, priority, signed, thousands, width,
+};
 
 fn char_width(c: char) -> usize {
     let mut buf = [0u8; 4];
     width(c.encode_utf8(&mut buf))
-}
-
-/// Cells of a column as wide as its widest value or its header: a number is never
-/// cut (a fixed width showed priority `2000001000` as `0001000`) and the columns
-/// after it stay aligned.
-pub fn column_width<S: AsRef<str>>(header: &str, values: impl IntoIterator<Item = S>) -> usize {
-    values
-        .into_iter()
-        .map(|v| width(v.as_ref()))
-        .fold(width(header), usize::max)
 }
 
 /// A horizontal bar of `width` cells for `value / max`, with eighth-cell precision.

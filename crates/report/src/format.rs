@@ -11,6 +11,16 @@ pub fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
+/// Cells of a column as wide as its widest value or its header: a number is never
+/// cut (a fixed width showed priority `2000001000` as `0001000`) and the columns
+/// after it stay aligned.
+pub fn column_width<S: AsRef<str>>(header: &str, values: impl IntoIterator<Item = S>) -> usize {
+    values
+        .into_iter()
+        .map(|v| width(v.as_ref()))
+        .fold(width(header), usize::max)
+}
+
 /// `s` followed by spaces up to `cells` display cells (as `{:<w$}` pads by chars).
 pub fn pad(s: &str, cells: usize) -> String {
     let mut out = s.to_string();
