@@ -70,23 +70,6 @@ fn count_older(report: &mut LoadReport, older: bool, what: &str) {
     }
 }
 
-/// A PriorityClass into the model (one read as v1beta1 counted).
-fn put_priority_class(
-    c: &mut Cluster,
-    pc: k8s_openapi::api::scheduling::v1::PriorityClass,
-    older: bool,
-    report: &mut LoadReport,
-) {
-    count_older(report, older, "PriorityClass (scheduling.k8s.io/v1beta1)");
-    put(
-        &mut c.priority_classes,
-        "PriorityClass",
-        name_key(&pc.metadata),
-        pc,
-        report,
-    )
-}
-
 /// Insert an object by key; a different object already there is replaced and named
 /// in the report, an identical one is counted as read twice.
 fn put<V: PartialEq>(
@@ -583,7 +566,16 @@ impl Loader {
                     report,
                 )
             }
-            Decoded::PriorityClass(o, older) => put_priority_class(c, *o, older, report),
+            Decoded::PriorityClass(o, older) => {
+                count_older(report, older, "PriorityClass (scheduling.k8s.io/v1beta1)");
+                put(
+                    &mut c.priority_classes,
+                    "PriorityClass",
+                    name_key(&o.metadata),
+                    *o,
+                    report,
+                )
+            }
             Decoded::Service(o) => put(&mut c.services, "Service", ns_key(&o.metadata), *o, report),
             Decoded::ReplicaSet(o) => put(
                 &mut c.replica_sets,
