@@ -122,6 +122,20 @@ impl Body<'_> {
         Body::Value(v)
     }
 
+    /// [`Body::decode`], an older apiVersion of the same schema (`older`) read as
+    /// `current`.
+    pub(super) fn decode_as<T: DeserializeOwned>(
+        &self,
+        older: bool,
+        current: &str,
+    ) -> Result<T, DecodeError> {
+        if older {
+            self.at_api_version(current).decode()
+        } else {
+            self.decode()
+        }
+    }
+
     pub(super) fn decode<T: DeserializeOwned>(&self) -> Result<T, DecodeError> {
         self.decode_exact().or_else(|e| {
             // Only a timestamp past the type's range is worth a second attempt.
@@ -623,22 +637,14 @@ fn decode_known(
             Decoded::Namespace(Box::new(ns))
         }
         "PodDisruptionBudget" => {
-            let pdb: policy::PodDisruptionBudget = if older {
-                body.at_api_version(expected).decode()
-            } else {
-                body.decode()
-            }
-            .map_err(bad_body)?;
+            let pdb: policy::PodDisruptionBudget =
+                body.decode_as(older, expected).map_err(bad_body)?;
             named(&pdb.metadata)?;
             Decoded::PodDisruptionBudget(Box::new(pdb), older)
         }
         "PriorityClass" => {
-            let mut pc: scheduling::PriorityClass = if older {
-                body.at_api_version(expected).decode()
-            } else {
-                body.decode()
-            }
-            .map_err(bad_body)?;
+            let mut pc: scheduling::PriorityClass =
+                body.decode_as(older, expected).map_err(bad_body)?;
             named(&pc.metadata)?;
             convert::priority_class_defaults(&mut pc);
             Decoded::PriorityClass(Box::new(pc), older)

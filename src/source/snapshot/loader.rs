@@ -70,6 +70,42 @@ fn count_older(report: &mut LoadReport, older: bool, what: &str) {
     }
 }
 
+/// A DRA object into the model (the cluster keeps them behind its DRA index); `apply`
+/// passes only these variants.
+fn put_dra(c: &mut Cluster, d: Decoded, report: &mut LoadReport) {
+    match d {
+        Decoded::DeviceClass(o) => put(
+            c.device_classes_mut(),
+            "DeviceClass",
+            name_key(&o.metadata),
+            *o,
+            report,
+        ),
+        Decoded::ResourceSlice(o) => put(
+            c.resource_slices_mut(),
+            "ResourceSlice",
+            name_key(&o.metadata),
+            std::sync::Arc::new(*o),
+            report,
+        ),
+        Decoded::ResourceClaim(o) => put(
+            c.resource_claims_mut(),
+            "ResourceClaim",
+            ns_key(&o.metadata),
+            *o,
+            report,
+        ),
+        Decoded::ResourceClaimTemplate(o) => put(
+            &mut c.resource_claim_templates,
+            "ResourceClaimTemplate",
+            ns_key(&o.metadata),
+            *o,
+            report,
+        ),
+        _ => {}
+    }
+}
+
 /// Insert an object by key; a different object already there is replaced and named
 /// in the report, an identical one is counted as read twice.
 fn put<V: PartialEq>(
@@ -609,39 +645,15 @@ impl Loader {
                 let key = format!("{}/{}", o.namespace, o.name);
                 put(&mut c.pod_groups, "PodGroup", key, *o, report)
             }
-            Decoded::DeviceClass(o) => put(
-                c.device_classes_mut(),
-                "DeviceClass",
-                name_key(&o.metadata),
-                *o,
-                report,
-            ),
-            Decoded::ResourceSlice(o) => put(
-                c.resource_slices_mut(),
-                "ResourceSlice",
-                name_key(&o.metadata),
-                std::sync::Arc::new(*o),
-                report,
-            ),
-            Decoded::ResourceClaim(o) => put(
-                c.resource_claims_mut(),
-                "ResourceClaim",
-                ns_key(&o.metadata),
-                *o,
-                report,
-            ),
+            d @ (Decoded::DeviceClass(_)
+            | Decoded::ResourceSlice(_)
+            | Decoded::ResourceClaim(_)
+            | Decoded::ResourceClaimTemplate(_)) => put_dra(c, d, report),
             Decoded::Event(e) => {
                 let (pod, ev) = *e;
                 *report.objects.entry(SCHEDULING_EVENTS.into()).or_default() += 1;
                 crate::model::recorded::keep_latest(&mut c.recorded_events, pod, ev);
             }
-            Decoded::ResourceClaimTemplate(o) => put(
-                &mut c.resource_claim_templates,
-                "ResourceClaimTemplate",
-                ns_key(&o.metadata),
-                *o,
-                report,
-            ),
         }
     }
 
