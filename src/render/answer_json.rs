@@ -6,11 +6,10 @@
 //! map sorts them, so the bytes are those of the tree it replaced
 //! (`tests/json_output.rs` holds them).
 
-use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::engine::trace::{NodeAllVerdicts, NodeVerdict, PluginResult, PluginScores, Trace};
@@ -24,15 +23,15 @@ pub struct AnswerJson<'a> {
     view: &'a TraceView,
     /// Every top-level key, sorted as a `Value` map sorts them.
     parts: BTreeMap<String, Part<'a>>,
-    /// Feasible node indices in name order: every per-node score map walks it.
-    feasible_order: OnceCell<Vec<usize>>,
+    /// Feasible node indices in name order: every per-node map walks it.
+    feasible_order: Vec<usize>,
 }
 
 /// A top-level value: small ones as `Value`s, the per-node ones drawn when written.
 enum Part<'a> {
     Small(Value),
     Filter,
-    FilterAll(&'a [NodeAllVerdicts]),
+    FilterAll,
     Scores,
     Total,
     Ranks,
@@ -42,6 +41,7 @@ enum Part<'a> {
 /// One rejection group: `{code, details?, nodes, plugin, reason}`.
 struct GroupJson<'a> {
     group: &'a Group,
+    nodes: Vec<&'a str>,
     details: Option<Vec<CauseLine>>,
 }
 
@@ -49,21 +49,21 @@ impl<'a> AnswerJson<'a> {
     pub(super) fn new(trace: &'a Trace, view: &'a TraceView) -> Self {
         let mut parts = BTreeMap::new();
         parts.insert("filter".into(), Part::Filter);
-        parts.insert(
-            "filter_all".into(),
-            Part::FilterAll(trace.filter_all.as_deref().unwrap_or(&[])),
-        );
+        parts.insert("filter_all".into(), Part::FilterAll);
         parts.insert("scores".into(), Part::Scores);
         parts.insert("total".into(), Part::Total);
         // Ranks only when every feasible node has a total (as the table shows them).
         if trace.totals.len() == trace.feasible.len() {
             parts.insert("ranks".into(), Part::Ranks);
         }
+        let feasible = &trace.feasible;
+        let mut feasible_order: Vec<usize> = (0..feasible.len()).collect();
+        feasible_order.sort_unstable_by(|&a, &b| feasible[a].cmp(&feasible[b]));
         Self {
             trace,
             view,
             parts,
-            feasible_order: OnceCell::new(),
+            feasible_order,
         }
     }
 
@@ -73,15 +73,20 @@ impl<'a> AnswerJson<'a> {
     }
 
     /// Sets `key` to the rejection groups `groups`, each with its cause lines when
-    /// the view has causes (`causes_of`).
+    /// the view has causes.
     pub(super) fn insert_groups(
         &mut self,
         key: &str,
         groups: impl IntoIterator<Item = (&'a Group, Option<Vec<CauseLine>>)>,
     ) {
+        let view = self.view;
         let groups = groups
             .into_iter()
-            .map(|(group, details)| GroupJson { group, details })
+            .map(|(group, details)| GroupJson {
+                group,
+                nodes: view.group_nodes(group),
+                details,
+            })
             .collect();
         self.parts.insert(key.into(), Part::Groups(groups));
     }
@@ -91,27 +96,16 @@ impl<'a> AnswerJson<'a> {
         serde_json::to_value(self).expect("an answer always serializes")
     }
 
-    /// Feasible node indices in name order, those below `len` (a `zip` with a
-    /// per-node list of that length).
-    fn feasible_by_name(&self, len: usize) -> impl Iterator<Item = usize> + '_ {
-        let feasible = &self.trace.feasible;
-        let order = self.feasible_order.get_or_init(|| {
-            let mut order: Vec<usize> = (0..feasible.len()).collect();
-            order.sort_unstable_by(|&a, &b| feasible[a].cmp(&feasible[b]));
-            order
-        });
-        order.iter().copied().filter(move |&i| i < len)
-    }
-
     /// A map from feasible node name to `values[i]`, by name.
     fn per_feasible<S: Serializer, T: Serialize>(
         &self,
         s: S,
         values: &[T],
     ) -> Result<S::Ok, S::Error> {
+        // Those below `values.len()`, as a `zip` with the list would pair them.
         let len = values.len().min(self.trace.feasible.len());
         let mut map = s.serialize_map(Some(len))?;
-        for i in self.feasible_by_name(len) {
+        for &i in self.feasible_order.iter().filter(|&&i| i < len) {
             map.serialize_entry(&self.trace.feasible[i], &values[i])?;
         }
         map.end()
@@ -138,7 +132,12 @@ impl Serialize for Drawn<'_, '_> {
         match part {
             Part::Small(v) => v.serialize(s),
             Part::Filter => sorted_map(s, &trace.filter, |v| v.node.as_str(), Verdict),
-            Part::FilterAll(nodes) => sorted_map(s, nodes, |n| n.node.as_str(), AllVerdicts),
+            Part::FilterAll => sorted_map(
+                s,
+                trace.filter_all.as_deref().unwrap_or(&[]),
+                |n| n.node.as_str(),
+                AllVerdicts,
+            ),
             Part::Scores => sorted_map(
                 s,
                 &trace.scores,
@@ -147,9 +146,7 @@ impl Serialize for Drawn<'_, '_> {
             ),
             Part::Total => answer.per_feasible(s, &trace.totals),
             Part::Ranks => answer.per_feasible(s, &answer.view.ranks),
-            Part::Groups(groups) => {
-                s.collect_seq(groups.iter().map(|g| GroupDrawn(answer.view, g)))
-            }
+            Part::Groups(groups) => s.collect_seq(groups),
         }
     }
 }
@@ -208,7 +205,7 @@ impl Serialize for AllVerdicts<'_> {
 }
 
 /// `{code, reasons}` of one plugin's result.
-pub(super) struct CodeReasons<'a>(pub &'a PluginResult);
+struct CodeReasons<'a>(&'a PluginResult);
 
 impl Serialize for CodeReasons<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -242,54 +239,17 @@ impl<T: Serialize> Serialize for PerFeasible<'_, '_, T> {
     }
 }
 
-/// A rejection group with the view its rows index.
-struct GroupDrawn<'s, 'a>(&'s TraceView, &'s GroupJson<'a>);
-
-impl Serialize for GroupDrawn<'_, '_> {
+impl Serialize for GroupJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let GroupDrawn(view, g) = *self;
-        let group = g.group;
+        let group = self.group;
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("code", &group.code.map(|c| c.as_str()))?;
-        if let Some(lines) = &g.details {
-            map.serialize_entry("details", &CauseLines(lines))?;
+        if let Some(lines) = &self.details {
+            map.serialize_entry("details", lines)?;
         }
-        map.serialize_entry("nodes", &NodeNames(view, &group.rows))?;
+        map.serialize_entry("nodes", &self.nodes)?;
         map.serialize_entry("plugin", &group.plugin)?;
         map.serialize_entry("reason", &group.reason)?;
-        map.end()
-    }
-}
-
-/// A group's nodes by name, in the group's order.
-struct NodeNames<'a>(&'a TraceView, &'a [u32]);
-
-impl Serialize for NodeNames<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.1.len()))?;
-        for &row in self.1 {
-            seq.serialize_element(self.0.rows[row as usize].node.as_str())?;
-        }
-        seq.end()
-    }
-}
-
-/// `[{cause, nodes}]`.
-struct CauseLines<'a>(&'a [CauseLine]);
-
-impl Serialize for CauseLines<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(CauseJson))
-    }
-}
-
-struct CauseJson<'a>(&'a CauseLine);
-
-impl Serialize for CauseJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("cause", &self.0.cause)?;
-        map.serialize_entry("nodes", &self.0.nodes)?;
         map.end()
     }
 }

@@ -41,8 +41,8 @@ pub struct Causes {
 }
 
 /// One distinct cause within a rejection group, with the nodes it applies to (in
-/// the group's order).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// the group's order). Serialized as the JSON answer's `details` entries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CauseLine {
     pub cause: String,
     pub nodes: Vec<String>,
