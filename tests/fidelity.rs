@@ -198,13 +198,7 @@ scenarios! {
 
 /// Every scenario directory (those with an `expected.json`), in name order.
 fn all_scenario_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(scenario_dir(""))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("expected.json").exists())
-        .collect();
-    dirs.sort();
+    let dirs = support_fidelity::scenario_dirs();
     assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
     dirs
 }

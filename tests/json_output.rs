@@ -6,22 +6,11 @@
 
 mod support {
     pub mod bin;
+    pub mod fidelity;
 }
 
-use std::path::PathBuf;
-
-use support::bin::{ok, root, s};
-
-/// Every scenario directory of `tests/fidelity` (those with an `expected.json`).
-fn scenarios() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fidelity"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("expected.json").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
+use support::bin::{ok, s};
+use support::fidelity::scenario_dirs;
 
 /// The binary's output for a scenario's pod with `extra` arguments.
 fn explain(dir: &std::path::Path, extra: &[&str]) -> String {
@@ -37,7 +26,7 @@ fn explain(dir: &std::path::Path, extra: &[&str]) -> String {
 }
 
 fn check_every_scenario(suffix: &str, extra: &[&str]) {
-    let dirs = scenarios();
+    let dirs = scenario_dirs();
     assert!(
         dirs.len() >= 100,
         "fidelity scenarios found: {}",

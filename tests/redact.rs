@@ -16,16 +16,9 @@ use schedscope::source::save;
 use schedscope::source::{load_snapshot, load_snapshot_str};
 use serde_json::{Value, json};
 
-fn fidelity_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fidelity");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("snapshot.yaml").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
+#[path = "support/fidelity.rs"]
+mod support_fidelity;
+use support_fidelity::scenario_dirs;
 
 /// The objects of a snapshot file after `--redact`, as the saved YAML.
 fn redacted_yaml(path: &Path) -> String {
@@ -74,7 +67,7 @@ fn with_claims(mut v: Value, trace: &Trace, cluster: &Cluster) -> Value {
 
 #[test]
 fn redacted_fidelity_snapshots_explain_the_same() {
-    let dirs = fidelity_dirs();
+    let dirs = scenario_dirs();
     assert!(dirs.len() > 50, "scenarios found: {}", dirs.len());
     let mut pods = 0;
     for dir in dirs {
@@ -455,7 +448,7 @@ fn differences(want: &Value, got: &Value) -> Vec<String> {
 fn name_hashed_fidelity_snapshots_explain_the_same() {
     let mut pods = 0;
     let mut failed = Vec::new();
-    for dir in fidelity_dirs() {
+    for dir in scenario_dirs() {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let snapshot = dir.join("snapshot.yaml");
         let config = match dir.join("config.yaml") {

@@ -1,13 +1,14 @@
 //! The comparison of a fidelity scenario's answer with the real scheduler's, shared by
 //! `tests/fidelity.rs` (v1.35) and `tests/fidelity_versions.rs` (one answer per
-//! release), as `tests/fidelity/README.md` defines it.
+//! release), as `tests/fidelity/README.md` defines it; and the list of the scenarios.
+#![allow(dead_code)]
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 /// Each per-release answer file and the exact release that wrote it.
-#[allow(dead_code)] // tests/fidelity.rs compares v1.35 answers only
 pub const RELEASES: [(&str, &str); 5] = [
     ("expected-1.32.json", "1.32.0"),
     ("expected-1.33.json", "1.33.3"),
@@ -15,6 +16,19 @@ pub const RELEASES: [(&str, &str); 5] = [
     ("expected-1.34.7.json", "1.34.7"),
     ("expected-1.35.json", "1.35.4"),
 ];
+
+/// Every scenario directory of `tests/fidelity` (those with an `expected.json`), in
+/// name order.
+pub fn scenario_dirs() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fidelity");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("expected.json").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
 
 /// Differences between expected and actual, as readable lines. Only the fields
 /// present in `expected` are compared (the DRA scenarios carry only measured ones).
