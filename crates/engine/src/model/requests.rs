@@ -19,8 +19,49 @@ use super::resource::{
     is_scalar_resource_name,
 };
 
-/// Quantities by resource name, the names borrowed from the manifest.
-pub type Quantities<'a> = BTreeMap<&'a str, Quantity>;
+/// Quantities by resource name, the names borrowed from the manifest, in name
+/// order. A container names a handful of resources, and every pod is counted three
+/// ways on load, so a sorted vector (one small allocation) replaces a tree here.
+#[derive(Clone, Default)]
+pub struct Quantities<'a>(Vec<(&'a str, Quantity)>);
+
+impl<'a> Quantities<'a> {
+    fn new() -> Self {
+        Quantities(Vec::new())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&'a str, Quantity)> + '_ {
+        self.0.iter().copied()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.0.iter().map(|(k, _)| *k)
+    }
+
+    fn contains_key(&self, name: &str) -> bool {
+        self.0.binary_search_by(|(k, _)| (*k).cmp(name)).is_ok()
+    }
+
+    /// The quantity of `name`, inserted as `init` when absent.
+    fn slot(&mut self, name: &'a str, init: Quantity) -> &mut Quantity {
+        let i = match self.0.binary_search_by(|(k, _)| (*k).cmp(name)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.0.insert(i, (name, init));
+                i
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn insert(&mut self, name: &'a str, q: Quantity) {
+        *self.slot(name, q) = q;
+    }
+}
 
 /// The feature gates a pod's request accounting follows.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -116,7 +157,7 @@ impl<'a> PodQuantities<'a> {
         let pod_level_set = pod_requests
             .keys()
             .chain(pod_limits.keys())
-            .any(|k| pod_level_supported(k));
+            .any(pod_level_supported);
         Ok(PodQuantities {
             containers,
             init_containers,
@@ -186,26 +227,28 @@ impl<'a> PodQuantities<'a> {
 
     /// Pod-level requests replace the container aggregate (PodLevelResources).
     fn apply_pod_level(&self, sum: &mut Quantities<'a>, non_zero: bool) {
-        let mut pod_req: Quantities<'a> = self
-            .pod_requests
-            .iter()
-            .filter(|(k, _)| pod_level_supported(k))
-            .map(|(k, v)| (*k, *v))
-            .collect();
+        let mut pod_req = Quantities(
+            self.pod_requests
+                .iter()
+                .filter(|(k, _)| pod_level_supported(k))
+                .collect(),
+        );
         // API defaulting: cpu/memory from the containers, then anything from limits.
-        for (k, v) in &self.pod_limits {
+        for (k, v) in self.pod_limits.iter() {
             if !pod_level_supported(k) || pod_req.contains_key(k) {
                 continue;
             }
-            if (*k == CPU || *k == MEMORY) && sum.contains_key(k) {
+            if (k == CPU || k == MEMORY) && sum.contains_key(k) {
                 continue;
             }
-            pod_req.insert(k, *v);
+            pod_req.insert(k, v);
         }
         if pod_req.is_empty() {
             return;
         }
-        sum.extend(pod_req);
+        for (k, v) in pod_req.iter() {
+            sum.insert(k, v);
+        }
         if non_zero {
             apply_non_zero_defaults(sum);
         }
@@ -248,8 +291,8 @@ fn container<'a>(
     let limits = parse_list(res.and_then(|r| r.limits.as_ref()), &|| {
         format!("{}.resources.limits", path())
     })?;
-    for (k, v) in limits {
-        spec.entry(k).or_insert(v);
+    for (k, v) in limits.iter() {
+        spec.slot(k, v);
     }
     let status = match statuses.and_then(|s| s.iter().find(|s| s.name == c.name)) {
         None => None,
@@ -296,25 +339,23 @@ fn resize_infeasible(status: &core::PodStatus) -> bool {
 }
 
 fn max_into<'a>(acc: &mut Quantities<'a>, other: &Quantities<'a>) {
-    for (k, v) in other {
-        let e = acc.entry(k).or_default();
-        if *v > *e {
-            *e = *v;
+    for (k, v) in other.iter() {
+        let e = acc.slot(k, Quantity::default());
+        if v > *e {
+            *e = v;
         }
     }
 }
 
 fn add_into<'a>(acc: &mut Quantities<'a>, other: &Quantities<'a>) {
-    for (k, v) in other {
-        *acc.entry(k).or_default() += *v;
+    for (k, v) in other.iter() {
+        *acc.slot(k, Quantity::default()) += v;
     }
 }
 
 fn apply_non_zero_defaults(q: &mut Quantities) {
-    q.entry(CPU)
-        .or_insert(Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST));
-    q.entry(MEMORY)
-        .or_insert(Quantity::from_units(DEFAULT_MEMORY_REQUEST));
+    q.slot(CPU, Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST));
+    q.slot(MEMORY, Quantity::from_units(DEFAULT_MEMORY_REQUEST));
 }
 
 fn pod_level_supported(name: &str) -> bool {
@@ -323,8 +364,8 @@ fn pod_level_supported(name: &str) -> bool {
 
 pub fn quantities_to_resource(q: &Quantities) -> Resource {
     let mut r = Resource::default();
-    for (k, v) in q {
-        match *k {
+    for (k, v) in q.iter() {
+        match k {
             CPU => r.milli_cpu = v.milli_value(),
             MEMORY => r.memory = v.value(),
             EPHEMERAL_STORAGE => r.ephemeral_storage = v.value(),
