@@ -453,6 +453,18 @@ pub(super) struct PodEntry {
     pub(super) loc: CompactLoc,
 }
 
+impl PodEntry {
+    fn new(c: convert::ConvertedPod, raw: Box<core::Pod>, loc: CompactLoc) -> Box<Self> {
+        Box::new(PodEntry {
+            explicit_priority: c.explicit_priority,
+            explicit_policy: c.explicit_policy,
+            raw: c.needs_overhead.then_some(raw),
+            pod: c.pod,
+            loc,
+        })
+    }
+}
+
 pub(super) enum Decoded {
     Skip(String),
     /// A pod that ran to completion: `namespace/name` and its phase.
@@ -610,13 +622,7 @@ fn decode_known(
                     phase.unwrap_or_default(),
                 ));
             };
-            Decoded::Pod(Box::new(PodEntry {
-                explicit_priority: c.explicit_priority,
-                explicit_policy: c.explicit_policy,
-                raw: c.needs_overhead.then_some(p),
-                pod: c.pod,
-                loc: loc.compact(file_idx),
-            }))
+            Decoded::Pod(PodEntry::new(c, p, loc.compact(file_idx)))
         }
         "PersistentVolume" => plain!(PersistentVolume, core::PersistentVolume),
         "PersistentVolumeClaim" => plain!(PersistentVolumeClaim, core::PersistentVolumeClaim),

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::node::v1 as nodev1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -14,6 +15,7 @@ use super::dumps::{self, DumpKind, ImpliedKind};
 use super::json::{JsonTop, json_found, json_item, kubectl_prefix};
 use super::parallel::{CHUNK, par_map};
 use super::text::{Format, bytes_to_text, lone_cr_to_lf};
+use super::warnings::{dump_warnings, warnings};
 use super::yaml::{YamlCtx, YamlUnit, strip_location, yaml_units};
 use crate::model::{Cluster, Node, Pod};
 use crate::source::convert::{self, Priorities};
@@ -705,35 +707,38 @@ impl Loader {
         let classes = std::mem::take(&mut cluster.priority_classes);
         let priorities = Priorities::new(&classes);
         let pods = std::mem::take(&mut self.pods);
+        let mut admitted = Vec::with_capacity(pods.len());
         for entry in pods {
             let object = |p: &Pod| format!("Pod {}/{}", p.namespace, p.name);
             let mut pod = match entry.raw {
                 Some(mut raw) => {
                     convert::apply_runtime_overhead(&mut raw, &self.runtime_classes);
-                    Pod::from_k8s(&raw).map_err(|e| SnapshotError::InvalidObject {
-                        at: self.origin_of(entry.loc),
-                        object: object(&entry.pod),
-                        field: Some(e.path),
-                        message: e.message,
-                    })?
+                    Arc::new(
+                        Pod::from_k8s(&raw).map_err(|e| SnapshotError::InvalidObject {
+                            at: self.origin_of(entry.loc),
+                            object: object(&entry.pod),
+                            field: Some(e.path),
+                            message: e.message,
+                        })?,
+                    )
                 }
-                None => entry.pod,
+                // Shared from here on: a pod is 856 bytes, and moving it through
+                // the steps below cost this serial phase as much as the indexing.
+                None => Arc::new(entry.pod),
             };
+            // The only reference yet: no copy is made.
+            let admitted_pod = Arc::make_mut(&mut pod);
             priorities
-                .admit(&mut pod, entry.explicit_priority, entry.explicit_policy)
+                .admit(admitted_pod, entry.explicit_priority, entry.explicit_policy)
                 .map_err(|class| SnapshotError::MissingPriorityClass {
                     at: self.origin_of(entry.loc),
                     object: object(&pod),
                     class,
                 })?;
-            let key = format!("{}/{}", pod.namespace, pod.name);
-            match cluster.pod(&key) {
-                Some(old) if **old == pod => self.report.repeated += 1,
-                Some(_) => self.report.replaced.push(format!("Pod {key}")),
-                None => {}
-            }
-            cluster.upsert_pod(pod);
+            admitted.push((pod.key(), pod));
         }
+        let kept = last_of_each_key(admitted, &mut self.report);
+        cluster.add_new_pods(kept);
         cluster.priority_classes = classes;
 
         let r = &mut self.report;
@@ -816,128 +821,42 @@ fn share_image_names(nodes: &mut [Node]) {
     }
 }
 
-/// `items` joined for a sentence, the first few named and the rest counted.
-fn some_of(items: &[String]) -> String {
-    const NAMED: usize = 3;
-    let mut s = items
-        .iter()
-        .take(NAMED)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > NAMED {
-        s.push_str(&format!(" and {} more", items.len() - NAMED));
-    }
-    s
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// What the user should know about the snapshot: objects that replaced others, files
-/// left out, older apiVersions read, and gaps that make answers differ from what the
-/// real scheduler sees.
-fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
-    let mut out = Vec::new();
-    if !report.replaced.is_empty() {
-        out.push(format!(
-            "{} replaced an earlier, different object of the same kind and name (the \
-             one read last is kept): {}",
-            plural(report.replaced.len(), "object", "objects"),
-            some_of(&report.replaced)
-        ));
-    }
-    if !report.skipped_files.is_empty() {
-        // Grouped by why, in the order met: a dump may hold thousands.
-        let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-        for (f, why) in &report.skipped_files {
-            match groups.iter_mut().find(|(w, _)| w == why) {
-                Some((_, files)) => files.push(f.clone()),
-                None => groups.push((why, vec![f.clone()])),
+/// The pods read, in the order read, reduced to the last one under each
+/// `namespace/name`, with the earlier ones counted as repeated (the same) or replaced
+/// (different) the way upserting them in turn would count them.
+fn last_of_each_key(
+    pods: Vec<(String, Arc<Pod>)>,
+    report: &mut LoadReport,
+) -> Vec<(String, Arc<Pod>)> {
+    let mut order: Vec<usize> = (0..pods.len()).collect();
+    // Stable: a name read twice keeps its reading order. kubectl prints pods in
+    // name order, which this sort finds already done.
+    order.sort_by(|&a, &b| pods[a].0.cmp(&pods[b].0));
+    let mut superseded = vec![false; pods.len()];
+    let mut replaced = Vec::new();
+    for run in order.chunk_by(|&a, &b| pods[a].0 == pods[b].0) {
+        for pair in run.windows(2) {
+            let (earlier, later) = (&pods[pair[0]].1, &pods[pair[1]].1);
+            superseded[pair[0]] = true;
+            // A terminal pod deletes the one before it and is not kept itself.
+            if earlier.is_terminal() {
+                continue;
+            }
+            if earlier == later {
+                report.repeated += 1;
+            } else {
+                replaced.push((pair[1], format!("Pod {}", pods[pair[1]].0)));
             }
         }
-        let parts: Vec<String> = groups
-            .iter()
-            .map(|(why, files)| match files.as_slice() {
-                [one] => format!("{one} ({why})"),
-                many => format!("{} {why} ({})", many.len(), some_of(many)),
-            })
-            .collect();
-        out.push(format!(
-            "left out {} holding no Kubernetes objects: {}",
-            plural(report.skipped_files.len(), "file", "files"),
-            parts.join("; ")
-        ));
     }
-    for (what, n) in &report.older_versions {
-        out.push(format!(
-            "read {} {what} as its current version (the fields the scheduler reads are the same)",
-            n
-        ));
-    }
-    let orphans: Vec<String> = cluster
-        .pods()
-        .filter_map(|p| {
-            let node = p.node_name.as_deref()?;
-            cluster
-                .node(node)
-                .is_none()
-                .then(|| format!("{}/{} on {node}", p.namespace, p.name))
-        })
-        .collect();
-    if !orphans.is_empty() {
-        out.push(format!(
-            "{} bound to nodes missing from the snapshot ({}): if those nodes exist, \
-             answers may differ from the real scheduler's; take nodes and pods in one \
-             snapshot",
-            plural(orphans.len(), "pod is", "pods are"),
-            some_of(&orphans)
-        ));
-    }
-    let mut namespaces = cluster.pods().map(|p| p.namespace.as_str());
-    if let Some(first) = namespaces.next()
-        && namespaces.all(|ns| ns == first)
-        && !cluster.nodes().is_empty()
-        && cluster.pods().any(|p| p.node_name.is_some())
-        // Namespace objects of other namespaces mean a cluster-wide dump (as `snapshot
-        // save` takes), whose other namespaces simply hold no pods.
-        && cluster.namespaces.keys().all(|ns| ns == first)
-    {
-        out.push(format!(
-            "every pod in the snapshot is in namespace {first}: pods of other namespaces \
-             hold node resources and count for affinity and spread; take pods with \
-             `kubectl get pods -A`"
-        ));
-    }
-    out
-}
-
-/// What a dump's kind leaves out that the scheduler would have seen.
-fn dump_warnings(facts: &dumps::DumpFacts, cluster: &Cluster) -> Vec<String> {
-    let mut out = Vec::new();
-    match facts.kind {
-        Some(DumpKind::ClusterInfoDump)
-            if cluster
-                .pods()
-                .all(|p| matches!(p.namespace.as_str(), "default" | "kube-system")) =>
-        {
-            out.push(
-                "this cluster-info dump holds pods of kube-system and default only (kubectl's \
-                 default): pods of other namespaces hold node resources and count for \
-                 affinity and spread; take it with `--all-namespaces`"
-                    .to_string(),
-            );
-        }
-        Some(DumpKind::InsightsArchive) => out.push(
-            "an Insights archive holds only some pods (of OpenShift's namespaces, and \
-             failing ones): the pods it leaves out hold node resources and count for \
-             affinity and spread, so answers may differ from the real scheduler's"
-                .to_string(),
-        ),
-        _ => {}
-    }
-    out
+    replaced.sort_by_key(|(at, _)| *at);
+    report
+        .replaced
+        .extend(replaced.into_iter().map(|(_, what)| what));
+    pods.into_iter()
+        .zip(superseded)
+        .filter_map(|(p, gone)| (!gone).then_some(p))
+        .collect()
 }
 
 /// The release `snapshot save` recorded (see [`crate::source::save::VERSION_ANNOTATION`])

@@ -37,6 +37,7 @@ mod loader;
 mod parallel;
 mod stream;
 mod text;
+mod warnings;
 mod yaml;
 
 pub use dumps::{DumpFacts, DumpKind};

@@ -270,7 +270,33 @@ impl Cluster {
         if pod.is_terminal() {
             return;
         }
-        let pod = Arc::new(pod);
+        let pod = self.index_pod(&key, Arc::new(pod));
+        self.pods.insert(key, pod);
+    }
+
+    /// Pods under keys that are all different and none in the cluster yet, put in
+    /// as [`Cluster::upsert_pod`] on each in turn would put them, with the key map
+    /// built at once: a snapshot's load of 150,000 pods spent a fifth of its model
+    /// phase searching that map.
+    pub fn add_new_pods(&mut self, pods: Vec<(PodKey, Arc<Pod>)>) {
+        let mut entries = Vec::with_capacity(pods.len());
+        for (key, pod) in pods {
+            debug_assert!(!self.pods.contains_key(&key), "{key} is new");
+            if pod.is_terminal() {
+                continue;
+            }
+            let pod = self.index_pod(&key, pod);
+            entries.push((key, pod));
+        }
+        if self.pods.is_empty() {
+            self.pods = entries.into_iter().collect();
+        } else {
+            self.pods.extend(entries);
+        }
+    }
+
+    /// Enter a pod in the indexes a pod under `key` is found by.
+    fn index_pod(&mut self, key: &PodKey, pod: Arc<Pod>) -> Arc<Pod> {
         if !pod.is_bound()
             && let Some(n) = &pod.nominated_node_name
         {
@@ -290,7 +316,7 @@ impl Cluster {
         if pod.older_accounting.is_some() {
             self.older_accounted.insert(key.clone());
         }
-        self.pods.insert(key, pod);
+        pod
     }
 
     /// The cluster as release `fts` counts its pods' requests (PodLevelResources,
