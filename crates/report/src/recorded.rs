@@ -269,17 +269,9 @@ pub fn completeness(cluster: &Cluster, pod: &Pod) -> Completeness {
 
 /// Nodes that bound pods name but the snapshot lacks: the real scheduler saw them.
 fn absent_nodes(cluster: &Cluster) -> Option<String> {
-    // A pod bound to a node the snapshot has is on that node's list: when the counts
-    // agree no node is absent, and no pod's node is looked up by name.
-    let on_nodes: usize = cluster.nodes().iter().map(|n| n.pods.len()).sum();
-    if cluster.pods().filter(|p| p.node_name.is_some()).count() == on_nodes {
-        return None;
-    }
     let mut absent: BTreeMap<&str, usize> = BTreeMap::new();
-    for p in cluster.pods() {
-        if let Some(n) = p.node_name.as_deref()
-            && cluster.node(n).is_none()
-        {
+    for p in cluster.pods_on_absent_nodes() {
+        if let Some(n) = p.node_name.as_deref() {
             *absent.entry(n).or_default() += 1;
         }
     }

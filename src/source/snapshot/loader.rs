@@ -823,7 +823,8 @@ fn share_image_names(nodes: &mut [Node]) {
 
 /// The pods read, in the order read, reduced to the last one under each
 /// `namespace/name`, with the earlier ones counted as repeated (the same) or replaced
-/// (different) the way upserting them in turn would count them.
+/// (different) the way upserting them in turn would count them. None is terminal:
+/// decoding sets those aside (`Decoded::TerminalPod`).
 fn last_of_each_key(
     pods: Vec<(String, Arc<Pod>)>,
     report: &mut LoadReport,
@@ -838,10 +839,6 @@ fn last_of_each_key(
         for pair in run.windows(2) {
             let (earlier, later) = (&pods[pair[0]].1, &pods[pair[1]].1);
             superseded[pair[0]] = true;
-            // A terminal pod deletes the one before it and is not kept itself.
-            if earlier.is_terminal() {
-                continue;
-            }
             if earlier == later {
                 report.repeated += 1;
             } else {

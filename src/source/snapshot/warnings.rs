@@ -66,23 +66,12 @@ pub(super) fn warnings(report: &LoadReport, cluster: &Cluster) -> Vec<String> {
             n
         ));
     }
-    // Every pod naming a node is on it unless the node is missing: counting both
-    // spares a node lookup per pod in the usual case.
-    let on_nodes: usize = cluster.nodes().iter().map(|n| n.pods.len()).sum();
-    let naming_nodes = cluster.pods().filter(|p| p.node_name.is_some()).count();
     let orphans: Vec<String> = cluster
-        .pods()
-        .take(if on_nodes == naming_nodes {
-            0
-        } else {
-            usize::MAX
-        })
+        .pods_on_absent_nodes()
+        .iter()
         .filter_map(|p| {
             let node = p.node_name.as_deref()?;
-            cluster
-                .node(node)
-                .is_none()
-                .then(|| format!("{}/{} on {node}", p.namespace, p.name))
+            Some(format!("{}/{} on {node}", p.namespace, p.name))
         })
         .collect();
     if !orphans.is_empty() {

@@ -167,6 +167,24 @@ impl Cluster {
         self.pods.values()
     }
 
+    /// Pods naming a node the cluster does not have, in key order. A pod naming a
+    /// node the cluster has is on that node's list, so when the counts agree (the
+    /// usual case) no pod's node is looked up by name.
+    pub fn pods_on_absent_nodes(&self) -> Vec<&Arc<Pod>> {
+        let on_nodes: usize = self.nodes.iter().map(|n| n.pods.len()).sum();
+        let naming_nodes = self.pods().filter(|p| p.node_name.is_some()).count();
+        if naming_nodes == on_nodes {
+            return Vec::new();
+        }
+        self.pods()
+            .filter(|p| {
+                p.node_name
+                    .as_deref()
+                    .is_some_and(|n| self.node(n).is_none())
+            })
+            .collect()
+    }
+
     /// Pods with their `namespace/name` keys, in key order (no key is built).
     pub fn pod_entries(&self) -> impl Iterator<Item = (&PodKey, &Arc<Pod>)> {
         self.pods.iter()
@@ -693,6 +711,30 @@ mod tests {
         assert!(c.accounted_for(&fts).is_some());
         assert!(c.delete_pod("default/p").is_some());
         assert!(c.accounted_for(&fts).is_none());
+    }
+
+    /// Pods naming a node the cluster lacks are found, pending pods are not, and a
+    /// cluster whose bound pods are all on their nodes has none.
+    #[test]
+    fn pods_on_absent_nodes_are_those_whose_node_is_missing() {
+        let keys = |c: &Cluster| -> Vec<String> {
+            c.pods_on_absent_nodes().iter().map(|p| p.key()).collect()
+        };
+        let mut c = cluster(
+            vec![simple_node("n1", "4", "4Gi")],
+            vec![
+                simple_pod("on", "1", "1Gi", Some("n1")),
+                simple_pod("pending", "1", "1Gi", None),
+            ],
+        );
+        assert!(keys(&c).is_empty());
+        c.upsert_pod(crate::model::testing::pod(simple_pod(
+            "lost",
+            "1",
+            "1Gi",
+            Some("gone"),
+        )));
+        assert_eq!(keys(&c), ["default/lost"]);
     }
 
     #[test]
