@@ -79,7 +79,8 @@ pub struct PodGroup {
 pub struct Cluster {
     /// Sorted by node name.
     nodes: Vec<NodeInfo>,
-    node_index: HashMap<Sym, usize>,
+    /// Looked up per pod and per node in every cycle: a fast hash, not SipHash.
+    node_index: HashMap<Sym, usize, foldhash::fast::FixedState>,
     /// Every non-terminal pod, bound or pending.
     pods: BTreeMap<PodKey, Arc<Pod>>,
     /// The pods an older release may count differently (`Pod::older_accounting`):

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::all_filters;
-use super::options::{CycleOptions, Phase, PhaseGuard, par_map};
+use super::options::{CycleOptions, Phase, PhaseGuard, Verdicts, par_map};
 use super::pre_filter::run_pre_filter;
 use crate::engine::framework::{Ctx, CycleState, Framework, NodeToStatus};
 use crate::engine::status::{Code, Status};
@@ -77,8 +77,8 @@ pub(super) fn find_nodes_that_fit_pod(
         .timer
         .as_ref()
         .map(|t| PhaseGuard::start(t, Phase::Filter));
-    // Nodes the sampled search processed (None: every node, or not sampled).
-    let mut processed: Option<BTreeSet<usize>> = None;
+    // Nodes the sampled search processed, ascending (None: every node, or not sampled).
+    let mut processed: Option<Vec<usize>> = None;
     if fit.pre_filter_msg.is_empty()
         && !evaluate_nominated_node(fw, cx, state, pod, trace, &mut fit.feasible)?
     {
@@ -104,13 +104,15 @@ pub(super) fn find_nodes_that_fit_pod(
 
     let only =
         if fit.pre_filter_msg.is_empty() && trace.nominated_node.as_ref().is_some_and(|n| n.1) {
-            fit.feasible.first().map(|&i| BTreeSet::from([i]))
+            fit.feasible.first().map(|&i| vec![i])
         } else {
             processed
         };
     // The statuses are read again (PostFilter, the fit error) only when no node fits.
     let take = !fit.feasible.is_empty();
-    trace.filter = verdicts(nodes, &mut fit.statuses, &fit.feasible, only, take);
+    if !(take && opts.verdicts == Verdicts::WhenNoneFits) {
+        trace.filter = verdicts(nodes, &mut fit.statuses, &fit.feasible, only, take);
+    }
     trace.feasible = fit
         .feasible
         .iter()
@@ -199,7 +201,7 @@ fn find_nodes_that_pass_filters(
     derived: &mut Option<Vec<Status>>,
     fit: &mut Fit,
     trace: &mut Trace,
-) -> Option<Option<BTreeSet<usize>>> {
+) -> Option<Option<Vec<usize>>> {
     let nodes = cx.cluster.nodes();
     trace.num_nodes_to_find = num_feasible_nodes_to_find(fw, candidates.len());
     let n = candidates.len();
@@ -255,7 +257,7 @@ fn find_nodes_that_pass_filters(
                     nodes,
                     &mut fit.statuses,
                     &fit.feasible,
-                    Some(visited.into_iter().collect()),
+                    Some(ascending(visited)),
                     true,
                 );
                 return None;
@@ -270,7 +272,14 @@ fn find_nodes_that_pass_filters(
     if !nodes.is_empty() {
         *i = (*i + visited.len()) % nodes.len();
     }
-    Some(Some(visited.into_iter().collect()))
+    Some(Some(ascending(visited)))
+}
+
+/// The nodes visited, in node order (as the verdicts list them).
+fn ascending(mut visited: Vec<usize>) -> Vec<usize> {
+    visited.sort_unstable();
+    visited.dedup();
+    visited
 }
 
 /// `numFeasibleNodesToFind` with no extenders.
@@ -301,7 +310,7 @@ fn verdicts(
     nodes: &[NodeInfo],
     statuses: &mut NodeToStatus,
     feasible: &[usize],
-    only: Option<BTreeSet<usize>>,
+    only: Option<Vec<usize>>,
     take: bool,
 ) -> Vec<NodeVerdict> {
     // Indexed like `nodes`: a flag per node beats a tree look-up per node.
@@ -340,5 +349,70 @@ fn verdicts(
     match only {
         Some(set) => set.into_iter().map(|i| make(i, &nodes[i])).collect(),
         None => nodes.iter().enumerate().map(|(i, n)| make(i, n)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::SchedulerConfig;
+    use crate::engine::cycle::{CycleOptions, Verdicts, run_cycle};
+    use crate::engine::trace::Outcome;
+    use crate::model::testing::{cluster, pod, simple_node, simple_pod};
+
+    /// `Verdicts::WhenNoneFits` drops the per-node list only from cycles where some
+    /// node fits; the outcome is the same either way, and a pod that fits nowhere
+    /// still gets every node's verdict (the scheduler reads its rejectors there).
+    #[test]
+    fn verdicts_when_none_fits_are_kept_only_where_no_node_fits() {
+        let c = cluster(
+            vec![
+                simple_node("a-small", "1", "4Gi"),
+                simple_node("b-big", "8", "16Gi"),
+                simple_node("c-small", "1", "4Gi"),
+            ],
+            vec![],
+        );
+        let config = SchedulerConfig::defaults();
+        let fits = pod(simple_pod("fits", "2", "1Gi", None));
+        let too_big = pod(simple_pod("too-big", "16", "1Gi", None));
+        let opts = |verdicts| CycleOptions {
+            verdicts,
+            ..Default::default()
+        };
+        let always = run_cycle(&config.profiles[0], &c, &fits, &opts(Verdicts::Always));
+        let lean = run_cycle(
+            &config.profiles[0],
+            &c,
+            &fits,
+            &opts(Verdicts::WhenNoneFits),
+        );
+        assert_eq!(always.filter.len(), 3);
+        assert!(lean.filter.is_empty(), "{:?}", lean.filter);
+        assert_eq!(lean.outcome, always.outcome);
+        assert_eq!(
+            lean.outcome,
+            Outcome::Scheduled {
+                node: "b-big".into()
+            }
+        );
+        assert_eq!(lean.feasible, always.feasible);
+
+        let always = run_cycle(&config.profiles[0], &c, &too_big, &opts(Verdicts::Always));
+        let lean = run_cycle(
+            &config.profiles[0],
+            &c,
+            &too_big,
+            &opts(Verdicts::WhenNoneFits),
+        );
+        assert_eq!(lean.filter, always.filter);
+        assert_eq!(lean.filter.len(), 3);
+        assert!(
+            lean.filter
+                .iter()
+                .all(|v| v.plugin.as_deref() == Some("NodeResourcesFit")),
+            "{:?}",
+            lean.filter
+        );
+        assert_eq!(lean.fit_error, always.fit_error);
     }
 }

@@ -23,7 +23,7 @@ mod select;
 use dry_run::{binding_outcome, dry_run_binding};
 use find_nodes::{Fit, find_nodes_that_fit_pod};
 use not_modelled::not_modelled;
-pub use options::{CycleOptions, Phase, PhaseClock, PhaseTimer, in_workers};
+pub use options::{CycleOptions, Phase, PhaseClock, PhaseTimer, Verdicts, in_workers};
 use post_filter::run_post_filter;
 use score::prioritize_nodes;
 use select::choose_host;

@@ -23,6 +23,20 @@ pub struct CycleOptions {
     /// Records how long PreFilter, Filter and Score took (`explain --timings`); the
     /// engine reads no clock itself, the caller injects one.
     pub timer: Option<PhaseTimer>,
+    /// Which cycles record each searched node's verdict (`Trace::filter`).
+    pub verdicts: Verdicts,
+}
+
+/// When a cycle lists the verdict of every node it searched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verdicts {
+    /// Every cycle (explain, the inspector, kept traces).
+    #[default]
+    Always,
+    /// Only when no node fits, where the scheduler reads them (the rejecting plugins
+    /// decide which events requeue the pod); a simulation that keeps no traces
+    /// saves building and dropping thousands of verdicts per placed pod.
+    WhenNoneFits,
 }
 
 impl Default for CycleOptions {
@@ -33,6 +47,7 @@ impl Default for CycleOptions {
             parallelism: 0,
             min_nodes_per_worker: 64,
             timer: None,
+            verdicts: Verdicts::Always,
         }
     }
 }

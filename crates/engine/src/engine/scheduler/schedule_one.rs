@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::results::{Attempt, SimEventKind, StopReason, WaitInfo};
 use super::{Binding, Scheduler, add, make_less, ms_between, rejection, rejectors};
 use crate::engine::binding::{self, PermitOutcome};
-use crate::engine::cycle::{CycleOptions, run_scheduling_cycle};
+use crate::engine::cycle::{CycleOptions, Verdicts, run_scheduling_cycle};
 use crate::engine::framework::{Ctx, CycleState, Framework};
 use crate::engine::queue::{ClusterEvent, Failure, Gate, QueuedPod};
 use crate::engine::status::{Code, Status};
@@ -59,6 +59,11 @@ impl Scheduler {
             now: self.now,
             parallelism: self.opts.parallelism,
             min_nodes_per_worker: self.opts.min_nodes_per_worker,
+            verdicts: if self.opts.keep_traces {
+                Verdicts::Always
+            } else {
+                Verdicts::WhenNoneFits
+            },
             ..Default::default()
         }
     }

@@ -608,3 +608,49 @@ fn a_deleted_node_moves_a_pod_rejected_by_topology_spread() {
         Placement::Bound { node: "n1".into() }
     );
 }
+
+/// A simulation that keeps no traces (cycles then skip the per-node verdicts when a
+/// node fits) places, parks and reports every pod as one that keeps them.
+#[test]
+fn keeping_traces_or_not_gives_the_same_simulation() {
+    let run = |keep_traces| {
+        let nodes = vec![
+            simple_node("n1", "2", "8Gi"),
+            simple_node("n2", "3", "8Gi"),
+            tainted("n3"),
+        ];
+        let pods = vec![
+            simple_pod("a", "1", "1Gi", None),
+            simple_pod("b", "2", "1Gi", None),
+            simple_pod("c", "2", "1Gi", None),
+            simple_pod("huge", "64", "1Gi", None),
+        ];
+        let opts = SimOptions {
+            keep_traces,
+            ..opts()
+        };
+        let mut s = Scheduler::new(cluster(nodes, pods), SchedulerConfig::defaults(), opts);
+        s.run();
+        assert_parked(&s, "default/huge", "NodeResourcesFit");
+        let r = s.result();
+        assert_eq!(
+            r.attempts.iter().any(|a| a.trace.is_some()),
+            keep_traces,
+            "traces kept only when asked"
+        );
+        let outcomes: Vec<_> = r
+            .attempts
+            .iter()
+            .map(|a| (a.pod.clone(), a.outcome.clone()))
+            .collect();
+        (r.pods, outcomes)
+    };
+    let (kept, lean) = (run(true), run(false));
+    assert_eq!(kept, lean);
+    assert!(
+        kept.0
+            .iter()
+            .any(|p| matches!(p.placement, Placement::Bound { .. })),
+        "{kept:?}"
+    );
+}
