@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::engine::plugins::FastMap;
 use crate::engine::status::Status;
 
 pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
@@ -16,8 +15,11 @@ pub(crate) const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
 /// Per constraint: the domains seen in PreFilter and their matching-pod counts.
 #[derive(Clone, Debug, Default)]
 pub struct DomainCounts {
-    /// value → slot, fixed after PreFilter.
-    index: Arc<FastMap<Arc<str>, usize>>,
+    /// The cluster's domains of the constraint's key (value → id), built once per
+    /// set of nodes rather than hashed again in every cycle.
+    node_domains: Arc<NodeDomains>,
+    /// Domain id → slot, fixed after PreFilter (`None`: no node of it counted).
+    slot_of: Arc<Vec<Option<usize>>>,
     names: Arc<Vec<Arc<str>>>,
     counts: Vec<i64>,
     /// Domains first met in AddPod / RemovePod (rare: only nodes counted in PreFilter
@@ -26,13 +28,25 @@ pub struct DomainCounts {
 }
 
 impl DomainCounts {
-    fn from_map(map: FastMap<Arc<str>, usize>, names: Vec<Arc<str>>, counts: Vec<i64>) -> Self {
+    fn new(
+        node_domains: Arc<NodeDomains>,
+        slot_of: Vec<Option<usize>>,
+        names: Vec<Arc<str>>,
+        counts: Vec<i64>,
+    ) -> Self {
         DomainCounts {
-            index: Arc::new(map),
+            node_domains,
+            slot_of: Arc::new(slot_of),
             names: Arc::new(names),
             counts,
             extra: Vec::new(),
         }
+    }
+
+    /// The slot of the domain `value`, when PreFilter counted it.
+    fn slot(&self, value: &str) -> Option<usize> {
+        let id = *self.node_domains.index.get(value)?;
+        self.slot_of[id as usize]
     }
 
     /// Number of domains (`len(TpValueToMatchNum[i])`).
@@ -47,8 +61,8 @@ impl DomainCounts {
 
     /// Matching pods in a domain; 0 for an unknown one.
     pub fn get(&self, value: &str) -> i64 {
-        match self.index.get(value) {
-            Some(&slot) => self.counts[slot],
+        match self.slot(value) {
+            Some(slot) => self.counts[slot],
             None => self
                 .extra
                 .iter()
@@ -59,7 +73,7 @@ impl DomainCounts {
 
     /// Adds `delta` (creating the domain) and returns the domain's name and new count.
     fn add(&mut self, value: &str, delta: i64) -> (Arc<str>, i64) {
-        if let Some(&slot) = self.index.get(value) {
+        if let Some(slot) = self.slot(value) {
             self.counts[slot] += delta;
             return (self.names[slot].clone(), self.counts[slot]);
         }
@@ -120,11 +134,9 @@ pub struct Fixed {
     /// Whether the incoming pod matches each constraint's selector.
     pub self_match: Vec<bool>,
     required_affinity: RequiredNodeAffinity,
-    /// Each constraint's domains of the cluster's nodes, and each domain's slot in
-    /// the counts (`None`: no node of it counted), so that Filter on one of the
-    /// cluster's own nodes reads vectors instead of labels and maps.
+    /// Each constraint's domains of the cluster's nodes, so that Filter on one of
+    /// the cluster's own nodes reads vectors instead of labels and maps.
     node_domains: Vec<Arc<NodeDomains>>,
-    slot_of: Vec<Vec<Option<usize>>>,
     /// Which node list the positions are of (its address and length).
     nodes_identity: (usize, usize),
 }
@@ -209,9 +221,9 @@ impl PodTopologySpread {
             .iter()
             .map(|d| vec![None; d.names.len()])
             .collect();
-        let mut maps: Vec<FastMap<Arc<str>, usize>> = vec![FastMap::default(); constraints.len()];
         let mut names: Vec<Vec<Arc<str>>> = vec![Vec::new(); constraints.len()];
         let mut counts: Vec<Vec<i64>> = vec![Vec::new(); constraints.len()];
+        let every_node_included = Inclusion::includes_every_node(&constraints, &required_affinity);
         for (pos, info) in cluster.nodes().iter().enumerate() {
             // Every constraint's key on the node (`nodeLabelsMatchSpreadConstraints`).
             if key_domains.iter().any(|d| d.ids[pos] == NO_DOMAIN) {
@@ -219,14 +231,13 @@ impl PodTopologySpread {
             }
             let mut inclusion = Inclusion::new(pod, &required_affinity, &info.node);
             for (i, c) in constraints.iter().enumerate() {
-                if !inclusion.matches(c) {
+                if !every_node_included && !inclusion.matches(c) {
                     continue;
                 }
                 let id = key_domains[i].ids[pos] as usize;
                 let slot = *slot_of[i][id].get_or_insert_with(|| {
                     let name = key_domains[i].names[id].clone();
                     let s = names[i].len();
-                    maps[i].insert(name.clone(), s);
                     names[i].push(name);
                     counts[i].push(0);
                     s
@@ -237,13 +248,20 @@ impl PodTopologySpread {
 
         let mut domains = Vec::with_capacity(constraints.len());
         let mut critical_paths = Vec::with_capacity(constraints.len());
-        for ((map, names), counts) in maps.into_iter().zip(names).zip(counts) {
+        for (((node_domains, slot_of), names), counts) in
+            key_domains.iter().zip(slot_of).zip(names).zip(counts)
+        {
             let mut paths = CriticalPaths::new();
             for (name, &n) in names.iter().zip(&counts) {
                 paths.update(name, n);
             }
             critical_paths.push(paths);
-            domains.push(DomainCounts::from_map(map, names, counts));
+            domains.push(DomainCounts::new(
+                node_domains.clone(),
+                slot_of,
+                names,
+                counts,
+            ));
         }
         let self_match = constraints
             .iter()
@@ -255,7 +273,6 @@ impl PodTopologySpread {
                 self_match,
                 required_affinity,
                 node_domains: key_domains,
-                slot_of,
                 nodes_identity: nodes_identity(cluster),
             }),
             domains,
@@ -341,7 +358,7 @@ impl FilterPlugin for PodTopologySpread {
                     if id == NO_DOMAIN {
                         return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
                     }
-                    match fixed.slot_of[i][id as usize] {
+                    match s.domains[i].slot_of[id as usize] {
                         Some(slot) => s.domains[i].counts[slot],
                         None => s.domains[i].get(&fixed.node_domains[i].names[id as usize]),
                     }

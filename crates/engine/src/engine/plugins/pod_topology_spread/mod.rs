@@ -348,6 +348,8 @@ pub(crate) fn node_counts_by_selector(
 pub(crate) struct NodeDomains {
     pub ids: Vec<u32>,
     pub names: Vec<Arc<str>>,
+    /// value → id.
+    pub index: FastMap<Arc<str>, u32>,
     /// Where a node without the label counts when it is read as the value `""` (as
     /// upstream reads a missing label): the id of a label set to `""`, else the slot
     /// after the names.
@@ -369,23 +371,27 @@ pub(crate) const NO_DOMAIN: u32 = u32::MAX;
 /// The cluster's [`NodeDomains`] for `key`.
 pub(crate) fn node_domains(cluster: &Cluster, key: &str) -> Arc<NodeDomains> {
     cluster.node_derived(&format!("PodTopologySpread/domains/{key}"), |c| {
-        let mut seen: FastMap<&str, u32> = FastMap::default();
         let mut out = NodeDomains {
             ids: Vec::with_capacity(c.nodes().len()),
-            names: Vec::new(),
-            empty_slot: 0,
+            ..Default::default()
         };
         for info in c.nodes() {
             let id = match info.node.labels.get(key) {
                 None => NO_DOMAIN,
-                Some(v) => *seen.entry(v.as_str()).or_insert_with(|| {
-                    out.names.push(Arc::from(v.as_str()));
-                    (out.names.len() - 1) as u32
-                }),
+                Some(v) => match out.index.get(v.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let name: Arc<str> = Arc::from(v.as_str());
+                        let id = out.names.len() as u32;
+                        out.index.insert(name.clone(), id);
+                        out.names.push(name);
+                        id
+                    }
+                },
             };
             out.ids.push(id);
         }
-        out.empty_slot = seen.get("").map_or(out.names.len(), |&id| id as usize);
+        out.empty_slot = out.index.get("").map_or(out.names.len(), |&id| id as usize);
         out
     })
 }
@@ -419,6 +425,12 @@ impl RequiredNodeAffinity {
                 })
                 .map(NodeSelector::parse),
         }
+    }
+
+    /// Whether the pod has neither a nodeSelector nor required node affinity: then
+    /// every node matches.
+    pub fn is_empty(&self) -> bool {
+        self.node_selector.as_ref().is_none_or(Labels::is_empty) && self.required.is_none()
     }
 
     pub fn matches(&self, node: &Node) -> bool {
@@ -482,6 +494,18 @@ impl<'a> Inclusion<'a> {
             affinity_ok: None,
             taints_ok: None,
         }
+    }
+
+    /// Whether every node passes every constraint's inclusion policies: no constraint
+    /// honors taints, and those honoring node affinity have none to honor. Then
+    /// [`Inclusion::matches`] need not be asked node by node.
+    pub fn includes_every_node(
+        constraints: &[Constraint],
+        affinity: &RequiredNodeAffinity,
+    ) -> bool {
+        constraints
+            .iter()
+            .all(|c| !c.honor_node_taints && (!c.honor_node_affinity || affinity.is_empty()))
     }
 
     pub fn matches(&mut self, c: &Constraint) -> bool {

@@ -143,14 +143,20 @@ impl PodTopologySpread {
 
         let required_affinity = RequiredNodeAffinity::from_pod(pod);
         data.per_node = node_counts_by_selector(cluster, &constraints, &pod.namespace);
-        if constraints.iter().any(|c| !c.is_hostname()) {
+        // Every node is visited: the loop reads the nodes themselves only when some
+        // inclusion policy depends on them, and dense per-node vectors otherwise.
+        let counted: Vec<usize> = (0..constraints.len())
+            .filter(|&i| !constraints[i].is_hostname())
+            .collect();
+        let every_node_included = Inclusion::includes_every_node(&constraints, &required_affinity);
+        if !counted.is_empty() {
             for (pos, info) in nodes.iter().enumerate() {
                 if require_all && !has_all_keys(pos) {
                     continue;
                 }
                 let mut inclusion = Inclusion::new(pod, &required_affinity, &info.node);
-                for (i, c) in constraints.iter().enumerate() {
-                    if c.is_hostname() || !inclusion.matches(c) {
+                for &i in &counted {
+                    if !every_node_included && !inclusion.matches(&constraints[i]) {
                         continue;
                     }
                     // Domains no feasible node lies in are not counted.

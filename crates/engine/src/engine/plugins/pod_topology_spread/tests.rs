@@ -1339,3 +1339,42 @@ fn node_domains_intern_values_and_read_a_missing_label_as_empty() {
         "a missing label reads as \"\""
     );
 }
+
+/// Nodes are asked one by one only when an inclusion policy can exclude some: a
+/// constraint honoring taints, or one honoring node affinity for a pod that has some.
+#[test]
+fn every_node_is_included_only_without_a_policy_to_apply() {
+    let c = |affinity: bool, taints: bool| Constraint {
+        max_skew: 1,
+        topology_key: LABEL_ZONE.into(),
+        selector: Selector::default(),
+        min_domains: 1,
+        honor_node_affinity: affinity,
+        honor_node_taints: taints,
+    };
+    let free = RequiredNodeAffinity::from_pod(&pod(json!({"metadata": {"name": "p"},
+        "spec": {"containers": []}})));
+    let selecting = RequiredNodeAffinity::from_pod(&pod(json!({"metadata": {"name": "p"},
+        "spec": {"containers": [], "nodeSelector": {"disk": "ssd"}}})));
+    let empty_selector = RequiredNodeAffinity::from_pod(&pod(json!({"metadata": {"name": "p"},
+        "spec": {"containers": [], "nodeSelector": {}}})));
+    let required = RequiredNodeAffinity::from_pod(&pod(json!({"metadata": {"name": "p"},
+        "spec": {"containers": [], "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+            {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}}}})));
+    for (row, constraints, affinity, want) in [
+        (0, vec![c(true, false)], &free, true),
+        (1, vec![c(true, false)], &empty_selector, true),
+        (2, vec![c(true, false)], &selecting, false),
+        (3, vec![c(true, false)], &required, false),
+        (4, vec![c(false, false)], &selecting, true),
+        (5, vec![c(false, false), c(false, true)], &free, false),
+        (6, vec![], &selecting, true),
+    ] {
+        assert_eq!(
+            Inclusion::includes_every_node(&constraints, affinity),
+            want,
+            "row {row}"
+        );
+    }
+}
