@@ -165,7 +165,7 @@ struct Compared {
 fn recorded_beside(scenario: &Path, key: &str, message: &str) -> Compared {
     let mut snap = load_snapshot(&scenario.join("snapshot.yaml")).expect("snapshot loads");
     let mut pod = (**snap.cluster.pod(key).expect("pod")).clone();
-    pod.not_scheduled = Some(("Unschedulable".into(), message.into()));
+    pod.not_scheduled = Some(Box::new(("Unschedulable".into(), message.into())));
     snap.cluster.upsert_pod(pod);
     let cfg = scenario.join("config.yaml");
     let config = if cfg.exists() {

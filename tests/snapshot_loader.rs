@@ -497,7 +497,7 @@ apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  runtimeClassName: kata\
 apiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec:\n  runtimeClassName: runc\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n",
     );
     let a = snap.cluster.pod("default/a").unwrap();
-    assert_eq!(a.overhead.milli_cpu, 250);
+    assert_eq!(a.overhead().milli_cpu, 250);
     assert_eq!(a.requests.milli_cpu, 1250);
     assert_eq!(a.requests.memory, 160 * 1024 * 1024);
     let b = snap.cluster.pod("default/b").unwrap();

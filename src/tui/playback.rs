@@ -337,7 +337,7 @@ impl Simulation {
                 && !p.is_bound()
             {
                 let mut p = (**p).clone();
-                p.not_scheduled = Some(("Unschedulable".into(), msg.clone()));
+                p.not_scheduled = Some(Box::new(("Unschedulable".into(), msg.clone())));
                 c.upsert_pod(p);
             }
         }
@@ -569,8 +569,8 @@ mod tests {
         let c = s.cluster();
         let p = c.pod("training/bert-worker-0").expect("pod");
         assert_eq!(
-            p.not_scheduled,
-            Some((
+            p.not_scheduled.as_deref(),
+            Some(&(
                 "Unschedulable".into(),
                 "0/1 nodes are available: 1 rejected due to timeout after waiting 1m30s at plugin Coscheduling.".into()
             ))

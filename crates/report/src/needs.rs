@@ -70,7 +70,7 @@ impl PodNeeds {
         let anti_affinity = affinity.and_then(|a| a.pod_anti_affinity.as_ref());
         PodNeeds {
             requests: resource_list(&pod.requests),
-            overhead: resource_list(&pod.overhead),
+            overhead: resource_list(pod.overhead()),
             node_selector: pod
                 .node_selector
                 .iter()

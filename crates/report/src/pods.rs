@@ -122,7 +122,7 @@ pub fn pod_state(pod: &Pod, waiting: &[HeldPod]) -> PodState {
         PodState::Nominated
     } else if pod
         .not_scheduled
-        .as_ref()
+        .as_deref()
         .is_some_and(|(r, _)| r == "Unschedulable" || r == "SchedulerError")
     {
         PodState::Unschedulable
@@ -148,7 +148,7 @@ pub fn pod_reason(pod: &Pod, state: PodState, waiting: &[HeldPod]) -> String {
             "nominated to {}",
             pod.nominated_node_name.as_deref().unwrap_or_default()
         ),
-        PodState::Unschedulable => match &pod.not_scheduled {
+        PodState::Unschedulable => match pod.not_scheduled.as_deref() {
             Some((reason, msg)) => {
                 let short = short_fit_message(msg);
                 if short.is_empty() { reason } else { short }.to_string()

@@ -85,7 +85,7 @@ impl Recorded {
                 Vec::new()
             };
             RecordedVerdict {
-                reason: pod.not_scheduled.as_ref().map(|(r, _)| r.clone()),
+                reason: pod.not_scheduled.as_deref().map(|(r, _)| r.clone()),
                 word,
                 at,
                 age_secs,
@@ -171,7 +171,7 @@ pub fn word_beside(
     let recorded_gated = word.count.is_none()
         && pod
             .not_scheduled
-            .as_ref()
+            .as_deref()
             .is_some_and(|(r, _)| r == "SchedulingGated");
     if recorded_gated {
         word.differs = !gated;

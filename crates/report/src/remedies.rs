@@ -427,7 +427,7 @@ fn resource_candidates(
             .filter(|(f, _)| *f == free)
             .map(|(_, n)| n.to_string())
             .collect();
-        if free <= pod.overhead.get(r) {
+        if free <= pod.overhead().get(r) {
             continue;
         }
         let text = show(r, free);

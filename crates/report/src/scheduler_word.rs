@@ -38,7 +38,7 @@ impl SchedulerWord {
         let event = event.filter(|e| {
             !e.message.is_empty() && (e.uid.is_empty() || pod.uid.is_empty() || e.uid == pod.uid)
         });
-        let (from, message, count, last_seen) = match (event, &pod.not_scheduled) {
+        let (from, message, count, last_seen) = match (event, pod.not_scheduled.as_deref()) {
             (Some(e), _) => (
                 "FailedScheduling event",
                 e.message.clone(),
@@ -128,7 +128,7 @@ mod tests {
         Pod {
             namespace: "default".into(),
             name: "p".into(),
-            not_scheduled: cond.map(|m| ("Unschedulable".into(), m.into())),
+            not_scheduled: cond.map(|m| Box::new(("Unschedulable".into(), m.into()))),
             ..Default::default()
         }
     }
@@ -211,7 +211,7 @@ mod tests {
         };
         assert_eq!(SchedulerWord::of(&pod, Some(&old), Some(fe)), None);
         // With a condition of its own, that is the word.
-        pod.not_scheduled = Some(("Unschedulable".into(), fe.into()));
+        pod.not_scheduled = Some(Box::new(("Unschedulable".into(), fe.into())));
         let w = SchedulerWord::of(&pod, Some(&old), Some(fe)).expect("word");
         assert_eq!((w.from, w.differs), ("PodScheduled condition", false));
         assert_eq!(

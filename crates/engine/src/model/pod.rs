@@ -37,7 +37,6 @@ pub struct Pod {
     pub namespace: String,
     pub name: String,
     pub labels: Labels,
-    pub annotations: BTreeMap<String, String>,
     /// Shared between the pods that have the same list (see [`SharedLists`]).
     pub owner_references: Arc<[OwnerReference]>,
     pub creation_timestamp: Option<Timestamp>,
@@ -55,7 +54,8 @@ pub struct Pod {
     pub preemption_in_progress: bool,
     /// `PodScheduled=False` condition as (reason, message), e.g. `("Unschedulable",
     /// "0/3 nodes are available: ...")`: what the real scheduler last said (TUI list).
-    pub not_scheduled: Option<(String, String)>,
+    /// Boxed, as `overhead`: rare, and a pod is kept for each of 150,000.
+    pub not_scheduled: Option<Box<(String, String)>>,
     /// That condition's `lastTransitionTime`: how old the real scheduler's word is.
     pub not_scheduled_since: Option<Timestamp>,
     pub host_network: bool,
@@ -68,7 +68,9 @@ pub struct Pod {
     /// The request NodeResourcesFit scores with: container aggregate with the
     /// per-container cpu/memory defaults, plus overhead; pod-level requests ignored.
     pub score_requests: Resource,
-    pub overhead: Resource,
+    /// `spec.overhead` (RuntimeClass); `None` when the pod has none ([`Pod::overhead`]
+    /// reads it either way). Boxed: rare, and a pod is kept for each of 150,000.
+    pub overhead_given: Option<Box<Resource>>,
     /// Ports of the containers, then of the sidecars (restartable init containers).
     pub host_ports: Vec<HostPort>,
     /// How many of `host_ports` (the last ones) are the sidecars': NodePorts ignores
@@ -126,6 +128,18 @@ static SPREAD_CONSTRAINTS: SharedLists<core::TopologySpreadConstraint> = SharedL
 impl Pod {
     pub fn key(&self) -> PodKey {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The pod's overhead (zero without one).
+    pub fn overhead(&self) -> &Resource {
+        static NONE: Resource = Resource {
+            milli_cpu: 0,
+            memory: 0,
+            ephemeral_storage: 0,
+            allowed_pod_number: 0,
+            scalar: BTreeMap::new(),
+        };
+        self.overhead_given.as_deref().unwrap_or(&NONE)
     }
 
     pub fn is_bound(&self) -> bool {
@@ -201,7 +215,6 @@ impl Pod {
             namespace,
             name,
             labels: meta.labels.as_ref().map(Labels::from).unwrap_or_default(),
-            annotations: BTreeMap::new(),
             owner_references: OWNER_REFERENCES
                 .share(meta.owner_references.as_deref().unwrap_or_default()),
             creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -231,7 +244,7 @@ impl Pod {
             non_zero_memory: non_zero.memory,
             requests,
             score_requests,
-            overhead,
+            overhead_given: (overhead != Resource::default()).then(|| Box::new(overhead)),
             host_ports,
             sidecar_host_ports,
             older_accounting,
@@ -396,12 +409,12 @@ fn pod_scheduled_false(status: Option<&core::PodStatus>) -> Option<&core::PodCon
 }
 
 /// The reason and message of the pod's `PodScheduled=False` condition.
-fn not_scheduled(status: Option<&core::PodStatus>) -> Option<(String, String)> {
+fn not_scheduled(status: Option<&core::PodStatus>) -> Option<Box<(String, String)>> {
     pod_scheduled_false(status).map(|c| {
-        (
+        Box::new((
             c.reason.clone().unwrap_or_default(),
             c.message.clone().unwrap_or_default(),
-        )
+        ))
     })
 }
 

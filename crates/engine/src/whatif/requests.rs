@@ -44,7 +44,7 @@ fn units(resource: &str, q: Quantity) -> i64 {
 pub fn set_effective_request(pod: &mut Pod, resource: &str, q: Quantity) -> Result<String, String> {
     let new = units(resource, q);
     let old = pod.requests.get(resource);
-    let overhead = pod.overhead.get(resource);
+    let overhead = pod.overhead().get(resource);
     if new < overhead {
         return Err(format!(
             "{} is below the pod's overhead of {}",
