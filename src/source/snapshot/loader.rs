@@ -722,7 +722,7 @@ impl Loader {
                         })?,
                     )
                 }
-                // Shared from here on: a pod is 856 bytes, and moving it through
+                // Shared from here on: a pod is 736 bytes, and moving it through
                 // the steps below cost this serial phase as much as the indexing.
                 None => Arc::new(entry.pod),
             };

@@ -74,8 +74,9 @@ pub struct Pod {
     /// Ports of the containers, then of the sidecars (restartable init containers).
     pub host_ports: Vec<HostPort>,
     /// How many of `host_ports` (the last ones) are the sidecars': NodePorts ignores
-    /// them before 1.34 (1.33.6).
-    pub sidecar_host_ports: usize,
+    /// them before 1.34 (1.33.6). A `u32`, as `readiness_gates`: they pack with
+    /// `priority` (a pod is kept for each of 150,000).
+    pub sidecar_host_ports: u32,
     /// The filter-time requests as releases with PodLevelResources or
     /// InPlacePodVerticalScaling off count them, when they differ (rare: pod-level
     /// requests, or a pending or infeasible resize).
@@ -96,7 +97,7 @@ pub struct Pod {
     pub resource_claims: Vec<core::PodResourceClaim>,
     /// `status.resourceClaimStatuses`: the claims generated from templates.
     pub resource_claim_statuses: Vec<core::PodResourceClaimStatus>,
-    pub readiness_gates: usize,
+    pub readiness_gates: u32,
     /// `metadata.generation`: the scheduler's conditions carry it as their
     /// `observedGeneration`.
     pub generation: i64,
@@ -246,7 +247,7 @@ impl Pod {
             score_requests,
             overhead_given: (overhead != Resource::default()).then(|| Box::new(overhead)),
             host_ports,
-            sidecar_host_ports,
+            sidecar_host_ports: sidecar_host_ports as u32,
             older_accounting,
             tolerations: TOLERATIONS.share(spec.tolerations.as_deref().unwrap_or_default()),
             node_selector: spec.node_selector.clone(),
@@ -285,7 +286,7 @@ impl Pod {
                 .as_ref()
                 .and_then(|s| s.resource_claim_statuses.clone())
                 .unwrap_or_default(),
-            readiness_gates: spec.readiness_gates.as_ref().map_or(0, |g| g.len()),
+            readiness_gates: spec.readiness_gates.as_ref().map_or(0, |g| g.len() as u32),
             generation: meta.generation.unwrap_or(0),
         })
     }

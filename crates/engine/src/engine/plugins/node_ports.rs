@@ -37,7 +37,7 @@ fn counted_ports(pod: &Pod, sidecars: bool) -> &[HostPort] {
     if sidecars {
         &pod.host_ports
     } else {
-        &pod.host_ports[..pod.host_ports.len() - pod.sidecar_host_ports]
+        &pod.host_ports[..pod.host_ports.len() - pod.sidecar_host_ports as usize]
     }
 }
 
