@@ -63,12 +63,29 @@ impl DomainCounts {
     pub fn get(&self, value: &str) -> i64 {
         match self.slot(value) {
             Some(slot) => self.counts[slot],
-            None => self
-                .extra
-                .iter()
-                .find(|(n, _)| &**n == value)
-                .map_or(0, |(_, c)| *c),
+            None => self.extra_count(value),
         }
+    }
+
+    /// Matching pods in the domain of the cluster's node at `pos` (read from the
+    /// vectors, not its labels); `None` when the node lacks the key.
+    fn get_at(&self, pos: usize) -> Option<i64> {
+        let id = self.node_domains.ids[pos];
+        if id == NO_DOMAIN {
+            return None;
+        }
+        Some(match self.slot_of[id as usize] {
+            Some(slot) => self.counts[slot],
+            None => self.extra_count(&self.node_domains.names[id as usize]),
+        })
+    }
+
+    /// A domain PreFilter did not count: what AddPod / RemovePod added to it.
+    fn extra_count(&self, value: &str) -> i64 {
+        self.extra
+            .iter()
+            .find(|(n, _)| &**n == value)
+            .map_or(0, |(_, c)| *c)
     }
 
     /// Adds `delta` (creating the domain) and returns the domain's name and new count.
@@ -134,9 +151,6 @@ pub struct Fixed {
     /// Whether the incoming pod matches each constraint's selector.
     pub self_match: Vec<bool>,
     required_affinity: RequiredNodeAffinity,
-    /// Each constraint's domains of the cluster's nodes, so that Filter on one of
-    /// the cluster's own nodes reads vectors instead of labels and maps.
-    node_domains: Vec<Arc<NodeDomains>>,
     /// Which node list the positions are of (its address and length).
     nodes_identity: (usize, usize),
 }
@@ -249,19 +263,14 @@ impl PodTopologySpread {
         let mut domains = Vec::with_capacity(constraints.len());
         let mut critical_paths = Vec::with_capacity(constraints.len());
         for (((node_domains, slot_of), names), counts) in
-            key_domains.iter().zip(slot_of).zip(names).zip(counts)
+            key_domains.into_iter().zip(slot_of).zip(names).zip(counts)
         {
             let mut paths = CriticalPaths::new();
             for (name, &n) in names.iter().zip(&counts) {
                 paths.update(name, n);
             }
             critical_paths.push(paths);
-            domains.push(DomainCounts::new(
-                node_domains.clone(),
-                slot_of,
-                names,
-                counts,
-            ));
+            domains.push(DomainCounts::new(node_domains, slot_of, names, counts));
         }
         let self_match = constraints
             .iter()
@@ -272,7 +281,6 @@ impl PodTopologySpread {
                 constraints,
                 self_match,
                 required_affinity,
-                node_domains: key_domains,
                 nodes_identity: nodes_identity(cluster),
             }),
             domains,
@@ -353,16 +361,12 @@ impl FilterPlugin for PodTopologySpread {
             .filter(|_| nodes_identity(cx.cluster) == fixed.nodes_identity);
         for (i, c) in fixed.constraints.iter().enumerate() {
             let count = match pos {
-                Some(p) => {
-                    let id = fixed.node_domains[i].ids[p];
-                    if id == NO_DOMAIN {
-                        return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
-                    }
-                    match s.domains[i].slot_of[id as usize] {
-                        Some(slot) => s.domains[i].counts[slot],
-                        None => s.domains[i].get(&fixed.node_domains[i].names[id as usize]),
-                    }
-                }
+                // Each constraint's domains of the cluster's nodes: vectors, not
+                // labels and maps.
+                Some(p) => match s.domains[i].get_at(p) {
+                    Some(count) => count,
+                    None => return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH),
+                },
                 None => {
                     let Some(value) = node.node.labels.get(&c.topology_key) else {
                         return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
