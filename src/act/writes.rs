@@ -32,7 +32,7 @@ pub struct PodRef {
 impl PodRef {
     pub fn of(p: &Pod) -> Self {
         PodRef {
-            namespace: p.namespace.clone(),
+            namespace: p.namespace.to_string(),
             name: p.name.clone(),
             uid: p.uid.clone(),
             generation: p.generation,

@@ -619,9 +619,9 @@ pub fn big_cluster(nodes: usize, pods: usize) -> Cluster {
         let ns = format!("ns-{:03}", i % 200);
         c.upsert_pod(Pod {
             uid: format!("uid-{i}"),
-            namespace: ns,
+            namespace: ns.into(),
             name: format!("pod-{i:06}"),
-            node_name: bound.then(|| format!("node-{:05}", i % nodes.max(1))),
+            node_name: bound.then(|| format!("node-{:05}", i % nodes.max(1)).into()),
             scheduler_name: "default-scheduler".into(),
             priority: (i % 7) as i32 * 100,
             creation_timestamp: Timestamp::new(t0().as_second() - (i as i64 % 86_400), 0).ok(),

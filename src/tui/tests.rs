@@ -1139,7 +1139,7 @@ fn node_of(f: &Fixture, pod: &str) -> Option<String> {
         .shared
         .cluster
         .pod(pod)
-        .and_then(|p| p.node_name.clone())
+        .and_then(|p| p.node_name.as_deref().map(str::to_string))
 }
 
 #[test]

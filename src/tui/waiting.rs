@@ -78,7 +78,7 @@ impl WaitingList {
     pub fn add(&mut self, pod: &str, node: &str, plugins: &[(&str, Duration)], now: Timestamp) {
         let (namespace, name) = pod.split_once('/').unwrap_or(("default", pod));
         let waiting = crate::model::Pod {
-            namespace: namespace.to_string(),
+            namespace: namespace.into(),
             name: name.to_string(),
             // The key stands in for the uid the map is keyed by.
             uid: pod.to_string(),

@@ -18,7 +18,7 @@ use crate::engine::handle::Handle;
 use crate::engine::plugins::dynamic_resources::assume_allocations;
 use crate::engine::profile::{NoProfile, profile_for};
 use crate::engine::trace::{Outcome, Trace};
-use crate::model::{Cluster, Pod};
+use crate::model::{Cluster, Pod, Sym};
 
 /// What stopped the copies.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -186,7 +186,7 @@ fn place_copies(
         }
         // Assume, then Reserve, as schedulingCycle does.
         let mut assumed = copy;
-        assumed.node_name = Some(host.clone());
+        assumed.node_name = Some(Sym::new(&host));
         let key = assumed.key();
         cluster.upsert_pod(assumed);
         let Some(assumed) = cluster.pod(&key).cloned() else {

@@ -522,7 +522,7 @@ fn pod_row<'a>(r: &PodRow, ctx: &PaneCtx, t: &Theme, cols: &Columns, scroll: usi
     let verdict = verdict_line(r, ctx, t);
     let mut cells = vec![Cell::from(Span::styled(r.state.symbol(), st))];
     if cols.split_ns {
-        cells.push(Cell::from(Span::styled(r.pod.namespace.clone(), t.dim)));
+        cells.push(Cell::from(Span::styled(r.pod.namespace.to_string(), t.dim)));
         cells.push(Cell::from(name_window(&r.pod.name, cols.name_w, scroll)));
     } else {
         cells.push(Cell::from(name_window(&r.key(), cols.name_w, scroll)));

@@ -81,6 +81,10 @@ pub struct Cluster {
     nodes: Vec<NodeInfo>,
     /// Looked up per pod and per node in every cycle: a fast hash, not SipHash.
     node_index: HashMap<Sym, usize, foldhash::fast::FixedState>,
+    /// The same positions by the address of the node's interned name: a bound pod's
+    /// `node_name` is that very handle, so PodTopologySpread's count over thousands
+    /// of matching pods per cycle finds their nodes without hashing any name.
+    node_by_handle: HashMap<usize, usize, foldhash::fast::FixedState>,
     /// Every non-terminal pod, bound or pending.
     pods: BTreeMap<PodKey, Arc<Pod>>,
     /// The pods an older release may count differently (`Pod::older_accounting`):
@@ -162,6 +166,13 @@ impl Cluster {
 
     pub fn node_position(&self, name: &str) -> Option<usize> {
         self.node_index.get(name).copied()
+    }
+
+    /// [`Cluster::node_position`] of an interned name, such as a pod's `node_name`.
+    pub fn node_position_of(&self, name: &Sym) -> Option<usize> {
+        // A handle alive in a node is the only one for its string (interning), so
+        // a hit is that node; a miss is a node the cluster does not have.
+        self.node_by_handle.get(&name.handle()).copied()
     }
 
     pub fn pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
@@ -263,7 +274,9 @@ impl Cluster {
                 // Only the positions from `pos` on moved: appending in name order (as
                 // a snapshot load does) stays O(1) per node.
                 for i in pos..self.nodes.len() {
-                    self.node_index.insert(self.nodes[i].node.name.clone(), i);
+                    let name = &self.nodes[i].node.name;
+                    self.node_index.insert(name.clone(), i);
+                    self.node_by_handle.insert(name.handle(), i);
                 }
                 self.add_node_images(pos);
             }
@@ -324,8 +337,8 @@ impl Cluster {
                 .or_default()
                 .insert(key.clone(), pod.clone());
         }
-        if let Some(node) = pod.node_name.as_deref()
-            && let Some(&i) = self.node_index.get(node)
+        if let Some(node) = &pod.node_name
+            && let Some(i) = self.node_position_of(node)
         {
             self.nodes[i].add_pod(pod.clone());
         }
@@ -373,8 +386,8 @@ impl Cluster {
                 self.nominated.remove(n);
             }
         }
-        if let Some(node) = old.node_name.as_deref()
-            && let Some(&i) = self.node_index.get(node)
+        if let Some(node) = &old.node_name
+            && let Some(i) = self.node_position_of(node)
         {
             self.nodes[i].remove_pod(&old.uid);
         }
@@ -387,6 +400,12 @@ impl Cluster {
             .iter()
             .enumerate()
             .map(|(i, n)| (n.node.name.clone(), i))
+            .collect();
+        self.node_by_handle = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.node.name.handle(), i))
             .collect();
     }
 
@@ -749,5 +768,37 @@ mod tests {
         }
         let copy = c.nodes()[1].clone();
         assert_eq!(c.own_node_position(&copy), None);
+    }
+
+    #[test]
+    fn a_pods_node_name_finds_its_node_as_nodes_come_and_go() {
+        let mut c = cluster(
+            vec![simple_node("b", "1", "1Gi"), simple_node("d", "1", "1Gi")],
+            vec![
+                simple_pod("on-b", "1", "1Gi", Some("b")),
+                simple_pod("on-c", "1", "1Gi", Some("c")),
+                simple_pod("on-d", "1", "1Gi", Some("d")),
+            ],
+        );
+        let pos_of = |c: &Cluster, pod: &str| {
+            let p = c.pod(pod).unwrap();
+            c.node_position_of(p.node_name.as_ref().unwrap())
+        };
+        assert_eq!(pos_of(&c, "default/on-b"), Some(0));
+        assert_eq!(pos_of(&c, "default/on-c"), None);
+        assert_eq!(pos_of(&c, "default/on-d"), Some(1));
+        // A node arriving in the middle moves the ones after it; its waiting pod
+        // finds it.
+        c.upsert_node(crate::model::testing::node(simple_node("c", "1", "1Gi")));
+        assert_eq!(pos_of(&c, "default/on-c"), Some(1));
+        assert_eq!(pos_of(&c, "default/on-d"), Some(2));
+        assert_eq!(c.nodes()[1].pods.len(), 1);
+        assert!(c.delete_node("b"));
+        assert_eq!(pos_of(&c, "default/on-b"), None);
+        assert_eq!(pos_of(&c, "default/on-c"), Some(0));
+        assert_eq!(pos_of(&c, "default/on-d"), Some(1));
+        // A name interned apart from any pod (as an edit or a bind writes it).
+        assert_eq!(c.node_position_of(&Sym::new("d")), Some(1));
+        assert_eq!(c.node_position_of(&Sym::new("b")), None);
     }
 }

@@ -34,15 +34,17 @@ pub struct HostPort {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pod {
     pub uid: String,
-    pub namespace: String,
+    pub namespace: Sym,
     pub name: String,
     pub labels: Labels,
     /// Shared between the pods that have the same list (see [`SharedLists`]).
     pub owner_references: Arc<[OwnerReference]>,
     pub creation_timestamp: Option<Timestamp>,
     pub deletion_timestamp: Option<Timestamp>,
-    /// `spec.nodeName`: set for running (bound) pods.
-    pub node_name: Option<String>,
+    /// `spec.nodeName`: set for running (bound) pods. Interned, so that it is the
+    /// node's own name handle and finding the node needs no string hashing
+    /// ([`Cluster::node_position_of`](super::Cluster::node_position_of)).
+    pub node_name: Option<Sym>,
     pub scheduler_name: String,
     pub priority_class_name: Option<String>,
     pub priority: i32,
@@ -175,7 +177,7 @@ impl Pod {
         let meta = &p.metadata;
         let spec = p.spec.as_ref().ok_or_else(|| FieldError::missing("spec"))?;
         let status = p.status.as_ref();
-        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+        let namespace = Sym::new(meta.namespace.as_deref().unwrap_or("default"));
         let name = meta
             .name
             .clone()
@@ -220,7 +222,11 @@ impl Pod {
                 .share(meta.owner_references.as_deref().unwrap_or_default()),
             creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
             deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
-            node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
+            node_name: spec
+                .node_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .map(Sym::new),
             scheduler_name: spec
                 .scheduler_name
                 .clone()

@@ -27,6 +27,12 @@ impl Sym {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The address of the shared string: while this handle lives, no other
+    /// string has it, and every live `Sym` of the same string has it (interning).
+    pub fn handle(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const u8 as usize
+    }
 }
 
 impl Default for Sym {

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1 as core;
 use super::closest::closest;
 use super::edit::{Edit, EditError};
 use super::requests::set_effective_request;
-use crate::model::{Cluster, Node, Pod};
+use crate::model::{Cluster, Node, Pod, Sym};
 
 /// The edited model and pod, with what each edit has to say (in edit order).
 #[derive(Clone, Debug)]
@@ -226,7 +226,7 @@ fn add_nodes(
             let mut p = (**d).clone();
             p.name = format!("{}-{name}", daemon_base(&p.name));
             p.uid = format!("whatif-{}/{}", p.namespace, p.name);
-            p.node_name = Some(name.clone());
+            p.node_name = Some(Sym::new(name));
             cluster.upsert_pod(p);
         }
     }

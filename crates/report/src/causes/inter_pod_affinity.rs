@@ -116,7 +116,7 @@ pub fn state(cluster: &Cluster, pod: &Pod) -> Option<State> {
         plugin,
         anti,
         existing,
-        namespace: pod.namespace.clone(),
+        namespace: pod.namespace.to_string(),
     })
 }
 

@@ -53,7 +53,7 @@ pub fn replay_as_pending(
     let bound_to = pending.node_name.take();
     c.upsert_pod(pending.clone());
     let mut trace = cycle(&c, &pending);
-    trace.bound_to = bound_to;
+    trace.bound_to = bound_to.map(String::from);
     trace
 }
 

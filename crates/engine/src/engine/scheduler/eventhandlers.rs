@@ -231,7 +231,7 @@ impl Scheduler {
         }
         let change = PodChange::between(&old, &new);
         let moved = old.node_name != new.node_name;
-        let node = new.node_name.clone();
+        let node = new.node_name.as_deref().map(str::to_string);
         self.cluster.upsert_pod(new);
         if let Some(rec) = self.records.get_mut(&key)
             && rec.bound.is_some()
@@ -262,7 +262,7 @@ impl Scheduler {
                 self.queue.delete(&uid, &less);
             }
             self.nominations.remove(&uid);
-            let node = new.node_name.clone();
+            let node = new.node_name.as_deref().map(str::to_string);
             self.cluster.upsert_pod(new);
             self.records.entry(key).or_default().bound = node;
             self.move_all(ClusterEvent::AssignedPodAdd, None);

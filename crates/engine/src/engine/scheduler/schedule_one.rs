@@ -14,7 +14,7 @@ use crate::engine::framework::{Ctx, CycleState, Framework};
 use crate::engine::queue::{ClusterEvent, Failure, Gate, QueuedPod};
 use crate::engine::status::{Code, Status};
 use crate::engine::trace::{Outcome, PhaseTrace, Trace};
-use crate::model::Pod;
+use crate::model::{Pod, Sym};
 
 impl Scheduler {
     pub(super) fn attempt_limit_reached(&mut self) -> bool {
@@ -292,7 +292,7 @@ impl Scheduler {
                     .reject(&vp.uid, "DefaultPreemption", "preempted");
                 continue;
             }
-            let vnode = vp.node_name.clone().unwrap_or_default();
+            let vnode = vp.node_name.as_deref().unwrap_or_default().to_string();
             if self.opts.victims_terminate {
                 let mut t = (*vp).clone();
                 t.deletion_timestamp = Some(self.now);
@@ -378,7 +378,7 @@ impl Scheduler {
     ) {
         let key = pod.key();
         let mut assumed = (*pod).clone();
-        assumed.node_name = Some(host.clone());
+        assumed.node_name = Some(Sym::new(&host));
         assumed.nominated_node_name = None;
         self.cluster.upsert_pod(assumed);
         let assumed = match self.cluster.pod(&key) {

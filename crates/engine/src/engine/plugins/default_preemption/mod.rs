@@ -409,7 +409,7 @@ pub fn filter_pods_with_pdb_violation(
         // A pod without labels matches no budget.
         if !pod.labels.is_empty() {
             // `pdbs` is sorted by namespace: only the pod's namespace's slice.
-            let start = pdbs.partition_point(|p| p.namespace < pod.namespace);
+            let start = pdbs.partition_point(|p| *p.namespace < *pod.namespace);
             let end = start + pdbs[start..].partition_point(|p| p.namespace == pod.namespace);
             for (i, pdb) in pdbs.iter().enumerate().take(end).skip(start) {
                 if !pdb.selector.matches(&pod.labels) {

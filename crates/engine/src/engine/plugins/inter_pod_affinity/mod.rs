@@ -141,7 +141,8 @@ impl AffinityTerm {
     /// `AffinityTerm.Matches`: the pod's namespace is listed or the namespace selector
     /// matches `ns_labels`, and the label selector matches the pod.
     pub fn matches(&self, pod: &Pod, ns_labels: &Labels) -> bool {
-        (self.namespaces.contains(&pod.namespace) || self.namespace_selector.matches(ns_labels))
+        (self.namespaces.contains(pod.namespace.as_str())
+            || self.namespace_selector.matches(ns_labels))
             && self.selector.matches(&pod.labels)
     }
 }
@@ -218,7 +219,7 @@ fn parse_term(owner: &Pod, t: &core::PodAffinityTerm, weight: i32) -> Result<Aff
     let namespace_selector = label_selector(t.namespace_selector.as_ref())?;
     let listed = t.namespaces.as_deref().unwrap_or_default();
     let namespaces = if listed.is_empty() && t.namespace_selector.is_none() {
-        BTreeSet::from([owner.namespace.clone()])
+        BTreeSet::from([owner.namespace.to_string()])
     } else {
         listed.iter().cloned().collect()
     };
@@ -334,8 +335,8 @@ pub fn for_each_candidate<'c>(
             for p in candidates {
                 if let Some(pos) = p
                     .node_name
-                    .as_deref()
-                    .and_then(|n| cluster.node_position(n))
+                    .as_ref()
+                    .and_then(|n| cluster.node_position_of(n))
                 {
                     f(pos, p);
                 }
@@ -432,7 +433,7 @@ pub fn raw_term_matches(
     let ns_ok = if listed.is_empty() && t.namespace_selector.is_none() {
         owner.namespace == target.namespace
     } else {
-        listed.contains(&target.namespace)
+        listed.iter().any(|n| *n == target.namespace)
             || raw_selector_matches(t.namespace_selector.as_ref(), target_ns_labels)
     };
     if !ns_ok || !raw_selector_matches(t.label_selector.as_ref(), &target.labels) {

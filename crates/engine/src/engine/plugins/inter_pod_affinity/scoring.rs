@@ -90,8 +90,8 @@ impl InterPodAffinity {
         for other in index.pods_with_terms_selecting(TermKind::ScoringAffinity, &pod.labels) {
             let Some(pos) = other
                 .node_name
-                .as_deref()
-                .and_then(|n| cluster.node_position(n))
+                .as_ref()
+                .and_then(|n| cluster.node_position_of(n))
             else {
                 continue;
             };

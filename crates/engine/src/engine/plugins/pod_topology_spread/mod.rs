@@ -275,14 +275,14 @@ impl Constraint {
 
 /// `countPodsMatchSelector`: pods of `namespace` matching the selector, terminating
 /// pods excluded. **[QUIRK]** an empty selector (`{}`) counts nothing.
-pub(crate) fn count_matching(pods: &[Arc<Pod>], selector: &Selector, namespace: &str) -> i64 {
+pub(crate) fn count_matching(pods: &[Arc<Pod>], selector: &Selector, namespace: &Sym) -> i64 {
     if selector.is_empty() {
         return 0;
     }
     pods.iter()
         .filter(|p| {
             p.deletion_timestamp.is_none()
-                && p.namespace == namespace
+                && p.namespace == *namespace
                 && selector.matches(&p.labels)
         })
         .count() as i64
@@ -290,7 +290,7 @@ pub(crate) fn count_matching(pods: &[Arc<Pod>], selector: &Selector, namespace: 
 
 /// [`count_matching`] for every node at once, indexed like `cluster.nodes()`. Visits
 /// only the pods the label index offers for the selector when it can.
-pub(crate) fn counts_per_node(cluster: &Cluster, selector: &Selector, namespace: &str) -> Vec<i64> {
+pub(crate) fn counts_per_node(cluster: &Cluster, selector: &Selector, namespace: &Sym) -> Vec<i64> {
     let nodes = cluster.nodes();
     let mut out = vec![0; nodes.len()];
     if selector.is_empty() || selector.is_nothing() {
@@ -300,12 +300,12 @@ pub(crate) fn counts_per_node(cluster: &Cluster, selector: &Selector, namespace:
         Some(candidates) => {
             for p in candidates {
                 if p.deletion_timestamp.is_none()
-                    && p.namespace == namespace
+                    && p.namespace == *namespace
                     && selector.matches(&p.labels)
                     && let Some(pos) = p
                         .node_name
-                        .as_deref()
-                        .and_then(|n| cluster.node_position(n))
+                        .as_ref()
+                        .and_then(|n| cluster.node_position_of(n))
                 {
                     out[pos] += 1;
                 }
@@ -325,7 +325,7 @@ pub(crate) fn counts_per_node(cluster: &Cluster, selector: &Selector, namespace:
 pub(crate) fn node_counts_by_selector(
     cluster: &Cluster,
     constraints: &[Constraint],
-    namespace: &str,
+    namespace: &Sym,
 ) -> Vec<Arc<Vec<i64>>> {
     let mut out: Vec<Arc<Vec<i64>>> = Vec::with_capacity(constraints.len());
     for (i, c) in constraints.iter().enumerate() {
@@ -806,7 +806,7 @@ pub(crate) fn perf_cluster(nodes: usize, per_node: usize) -> Cluster {
             namespace: "default".into(),
             name: format!("pod-{i}"),
             labels,
-            node_name: Some(format!("node-{:05}", i % nodes)),
+            node_name: Some(format!("node-{:05}", i % nodes).into()),
             affinity: has.then(|| Box::new(affinity)),
             ..Default::default()
         });

@@ -1117,9 +1117,9 @@ fn indexed_counts_equal_a_full_walk() {
         let want: Vec<i64> = c
             .nodes()
             .iter()
-            .map(|n| count_matching(&n.pods, &s, "default"))
+            .map(|n| count_matching(&n.pods, &s, &Sym::new("default")))
             .collect();
-        assert_eq!(counts_per_node(&c, &s, "default"), want, "{sel}");
+        assert_eq!(counts_per_node(&c, &s, &Sym::new("default")), want, "{sel}");
     }
 }
 
