@@ -255,6 +255,11 @@ impl Cluster {
         match self.node_index.get(&node.name) {
             Some(&i) => {
                 self.remove_node_images(i);
+                // Interning gives the new node the old one's handle; entered again
+                // so that the map never depends on it.
+                self.node_by_handle
+                    .remove(&self.nodes[i].node.name.handle());
+                self.node_by_handle.insert(node.name.handle(), i);
                 self.nodes[i].node = node;
                 self.add_node_images(i);
             }
