@@ -190,8 +190,22 @@ fn status(code: u16, reason: &str, message: &str) -> Value {
            "message": message, "reason": reason, "code": code})
 }
 
+/// A List response (`kind: PodList` ...), borrowing its items from the store.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListBody<'a> {
+    api_version: &'a str,
+    kind: String,
+    metadata: Value,
+    items: Vec<&'a Value>,
+}
+
 fn full(code: StatusCode, v: &Value) -> Response<Body> {
-    let body = Full::new(Bytes::from(v.to_string()))
+    full_bytes(code, v.to_string().into_bytes())
+}
+
+fn full_bytes(code: StatusCode, body: Vec<u8>) -> Response<Body> {
+    let body = Full::new(Bytes::from(body))
         .map_err(|e: Infallible| match e {})
         .boxed();
     Response::builder()
@@ -733,13 +747,17 @@ fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Response<Body> {
         {
             meta["continue"] = json!(last);
         }
-        let list = json!({
-            "apiVersion": res.api_version,
-            "kind": format!("{}List", res.kind),
-            "metadata": meta,
-            "items": items,
-        });
-        return full(StatusCode::OK, &list);
+        // Written straight from the stored objects: `json!` would first copy the
+        // whole page into a new tree, which cost as much as the inspector's own
+        // decoding when a bench lists 450,000 pods.
+        let list = ListBody {
+            api_version: &res.api_version,
+            kind: format!("{}List", res.kind),
+            metadata: meta,
+            items,
+        };
+        let body = serde_json::to_vec(&list).expect("a list serializes");
+        return full_bytes(StatusCode::OK, body);
     }
 
     // Watch.
