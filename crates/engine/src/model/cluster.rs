@@ -400,18 +400,12 @@ impl Cluster {
     }
 
     fn rebuild_index(&mut self) {
-        self.node_index = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.node.name.clone(), i))
-            .collect();
-        self.node_by_handle = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.node.name.handle(), i))
-            .collect();
+        self.node_index.clear();
+        self.node_by_handle.clear();
+        for (i, n) in self.nodes.iter().enumerate() {
+            self.node_index.insert(n.node.name.clone(), i);
+            self.node_by_handle.insert(n.node.name.handle(), i);
+        }
     }
 
     fn add_node_images(&mut self, i: usize) {
