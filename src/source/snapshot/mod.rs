@@ -412,6 +412,31 @@ mod tests {
         }
     }
 
+    /// A large snapshot's load hands the cluster the node indexes it built ahead
+    /// (PodTopologySpread's domains); a small one leaves them to the first cycle.
+    #[test]
+    fn a_large_load_builds_the_node_indexes_ahead() {
+        let list = |nodes: usize| {
+            let items: Vec<String> = (0..nodes)
+                .map(|i| {
+                    format!(
+                        r#"{{"kind":"Node","apiVersion":"v1","metadata":{{"name":"n{i:04}","labels":{{"kubernetes.io/hostname":"n{i:04}","topology.kubernetes.io/zone":"z{}"}}}},"status":{{"allocatable":{{"cpu":"1","pods":"10"}}}}}}"#,
+                        i % 3
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"kind":"List","apiVersion":"v1","items":[{}]}}"#,
+                items.join(",")
+            )
+        };
+        let cached = |c: &Cluster| format!("{c:?}").contains("PodTopologySpread/domains/");
+        let large = super::load_snapshot_str(&list(1_000), "large.json").unwrap();
+        assert!(cached(&large.cluster));
+        let small = super::load_snapshot_str(&list(3), "small.json").unwrap();
+        assert!(!cached(&small.cluster));
+    }
+
     #[test]
     fn marker_needs_whitespace_after() {
         assert!(is_marker("---", "---"));

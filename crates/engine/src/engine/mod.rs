@@ -8,6 +8,7 @@ pub mod fit_error;
 pub mod framework;
 pub mod handle;
 pub mod plugins;
+pub mod prepare;
 pub mod profile;
 pub mod queue;
 pub mod scheduler;

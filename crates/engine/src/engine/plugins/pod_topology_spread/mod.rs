@@ -370,13 +370,25 @@ pub(crate) const NO_DOMAIN: u32 = u32::MAX;
 
 /// The cluster's [`NodeDomains`] for `key`.
 pub(crate) fn node_domains(cluster: &Cluster, key: &str) -> Arc<NodeDomains> {
-    cluster.node_derived(&format!("PodTopologySpread/domains/{key}"), |c| {
+    cluster.node_derived(&domains_cache_key(key), |c| {
+        NodeDomains::build(c.nodes().iter().map(|info| &*info.node), key)
+    })
+}
+
+/// Where the cluster's node cache keeps the [`NodeDomains`] of `key`.
+fn domains_cache_key(key: &str) -> String {
+    format!("PodTopologySpread/domains/{key}")
+}
+
+impl NodeDomains {
+    /// The domains of `key` over `nodes`, in the cluster's node order.
+    fn build<'a>(nodes: impl ExactSizeIterator<Item = &'a Node>, key: &str) -> Self {
         let mut out = NodeDomains {
-            ids: Vec::with_capacity(c.nodes().len()),
+            ids: Vec::with_capacity(nodes.len()),
             ..Default::default()
         };
-        for info in c.nodes() {
-            let id = match info.node.labels.get(key) {
+        for node in nodes {
+            let id = match node.labels.get(key) {
                 None => NO_DOMAIN,
                 Some(v) => match out.index.get(v.as_str()) {
                     Some(&id) => id,
@@ -393,7 +405,21 @@ pub(crate) fn node_domains(cluster: &Cluster, key: &str) -> Arc<NodeDomains> {
         }
         out.empty_slot = out.index.get("").map_or(out.names.len(), |&id| id as usize);
         out
-    })
+    }
+}
+
+/// The domains of the system default constraints' keys (hostname and zone), which
+/// every pod without constraints of its own is spread by in PreScore, built from
+/// `nodes` (the cluster's, in its order) ahead of the first cycle; see
+/// [`crate::engine::prepare`].
+pub(crate) fn default_domains(nodes: &[Arc<Node>]) -> Vec<(String, NodeDomains)> {
+    [LABEL_HOSTNAME, LABEL_ZONE]
+        .into_iter()
+        .map(|key| {
+            let built = NodeDomains::build(nodes.iter().map(|n| &**n), key);
+            (domains_cache_key(key), built)
+        })
+        .collect()
 }
 
 /// `nodeLabelsMatchSpreadConstraints`: the node has every constraint's key.
