@@ -413,9 +413,10 @@ impl NodeDomains {
 /// `nodes` (the cluster's, in its order) ahead of the first cycle; see
 /// [`crate::engine::prepare`].
 pub(crate) fn default_domains(nodes: &[Arc<Node>]) -> Vec<(String, NodeDomains)> {
-    [LABEL_HOSTNAME, LABEL_ZONE]
-        .into_iter()
-        .map(|key| {
+    system_default_constraints()
+        .iter()
+        .map(|c| {
+            let key = &c.topology_key;
             let built = NodeDomains::build(nodes.iter().map(|n| &**n), key);
             (domains_cache_key(key), built)
         })
