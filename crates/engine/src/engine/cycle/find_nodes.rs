@@ -375,17 +375,18 @@ mod tests {
         let config = SchedulerConfig::defaults();
         let fits = pod(simple_pod("fits", "2", "1Gi", None));
         let too_big = pod(simple_pod("too-big", "16", "1Gi", None));
-        let opts = |verdicts| CycleOptions {
-            verdicts,
-            ..Default::default()
+        // The same cycle with every verdict, then with verdicts only where none fits.
+        let both = |pod| {
+            let run = |verdicts| {
+                let opts = CycleOptions {
+                    verdicts,
+                    ..Default::default()
+                };
+                run_cycle(&config.profiles[0], &c, pod, &opts)
+            };
+            (run(Verdicts::Always), run(Verdicts::WhenNoneFits))
         };
-        let always = run_cycle(&config.profiles[0], &c, &fits, &opts(Verdicts::Always));
-        let lean = run_cycle(
-            &config.profiles[0],
-            &c,
-            &fits,
-            &opts(Verdicts::WhenNoneFits),
-        );
+        let (always, lean) = both(&fits);
         assert_eq!(always.filter.len(), 3);
         assert!(lean.filter.is_empty(), "{:?}", lean.filter);
         assert_eq!(lean.outcome, always.outcome);
@@ -397,13 +398,7 @@ mod tests {
         );
         assert_eq!(lean.feasible, always.feasible);
 
-        let always = run_cycle(&config.profiles[0], &c, &too_big, &opts(Verdicts::Always));
-        let lean = run_cycle(
-            &config.profiles[0],
-            &c,
-            &too_big,
-            &opts(Verdicts::WhenNoneFits),
-        );
+        let (always, lean) = both(&too_big);
         assert_eq!(lean.filter, always.filter);
         assert_eq!(lean.filter.len(), 3);
         assert!(
